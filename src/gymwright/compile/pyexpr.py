@@ -1,0 +1,300 @@
+"""Lower a checked expression to Python source (numpy for arrays, plain Python for scalars).
+
+Dispatch is a table on node type; calls go through `CALLS`, keyed like the function table.
+The source refers to spec names only as `p.<name>` (params, consts), `v.<name>` (state,
+actions), `me`, and to runtime helpers; nothing else is reachable.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from gymwright.errors import CompileError
+from gymwright.spec.expr.check import Checked, Symbol
+from gymwright.spec.expr.types import Info
+
+_BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
+_CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+
+def _info(node: ast.AST) -> Info:
+    return node.gw  # type: ignore[attr-defined,no-any-return]
+
+
+class PyEmitter:
+    """Emits Python source for checked expressions of one place in the spec."""
+
+    def __init__(self, symbols: dict[str, Symbol], *, per_agent: bool = False,
+                 overrides: dict[str, str] | None = None) -> None:
+        self.symbols = symbols
+        self.per_agent = per_agent
+        self.overrides = overrides or {}
+
+    def __call__(self, checked: Checked) -> str:
+        return self.emit(checked.tree.body)
+
+    def emit(self, node: ast.AST) -> str:
+        handler = _NODES.get(type(node))
+        if handler is None:
+            raise CompileError(f"cannot lower `{type(node).__name__}`")
+        return handler(self, node)
+
+    # -- helpers
+    def num(self, node: ast.AST) -> str:
+        """The operand as a number: bools become ints (numpy bool arithmetic is logical)."""
+        code = self.emit(node)
+        info = _info(node)
+        if info.dtype != "bool":
+            return code
+        return f"{code}.astype(np.int64)" if info.shape else f"int({code})"
+
+    def truth(self, node: ast.AST) -> str:
+        code = self.emit(node)
+        info = _info(node)
+        if info.dtype == "bool":
+            return code
+        return f"({code} != 0)" if info.shape else f"bool({code})"
+
+    # -- nodes
+    def constant(self, node: ast.Constant) -> str:
+        return repr(node.value)
+
+    def name(self, node: ast.Name) -> str:
+        n = node.id
+        if n in ("True", "False"):
+            return n
+        if n in self.overrides:
+            return self.overrides[n]
+        if n == "me":
+            return "me"
+        sym = self.symbols.get(n)
+        return sym.code if sym is not None else f"v.{n}"
+
+    def list_(self, node: ast.List) -> str:
+        return "np.array([" + ", ".join(self.emit(e) for e in node.elts) + "])"
+
+    def binop(self, node: ast.BinOp) -> str:
+        op = type(node.op)
+        a, b = self.num(node.left), self.num(node.right)
+        if op is ast.Pow:
+            return f"rt_pow({a}, {b})"
+        if op in (ast.Div, ast.FloorDiv, ast.Mod):
+            rinfo = _info(node.right)
+            if isinstance(node.right, ast.Constant) and rinfo.value not in (0, 0.0, False):
+                return f"({a} {_BIN[op]} {b})"
+            fn = {ast.Div: "rt_div", ast.FloorDiv: "rt_floordiv", ast.Mod: "rt_mod"}[op]
+            return f"{fn}({a}, {b})"
+        return f"({a} {_BIN[op]} {b})"
+
+    def unary(self, node: ast.UnaryOp) -> str:
+        if isinstance(node.op, ast.Not):
+            x = self.truth(node.operand)
+            return f"np.logical_not({x})" if _info(node.operand).shape else f"(not {x})"
+        sign = "-" if isinstance(node.op, ast.USub) else "+"
+        return f"({sign}{self.num(node.operand)})"
+
+    def boolop(self, node: ast.BoolOp) -> str:
+        parts = [self.truth(v) for v in node.values]
+        if _info(node).shape:
+            fn = "np.logical_and" if isinstance(node.op, ast.And) else "np.logical_or"
+            out = parts[0]
+            for p in parts[1:]:
+                out = f"{fn}({out}, {p})"
+            return out
+        word = " and " if isinstance(node.op, ast.And) else " or "
+        return "(" + word.join(parts) + ")"
+
+    def compare(self, node: ast.Compare) -> str:
+        items = [node.left, *node.comparators]
+        codes = [self.num(i) if _info(i).dtype == "bool" and _info(i).shape else self.emit(i) for i in items]
+        parts = [f"({codes[i]} {_CMP[type(op)]} {codes[i + 1]})" for i, op in enumerate(node.ops)]
+        if len(parts) == 1:
+            return parts[0]
+        joiner = " & " if _info(node).shape else " and "
+        return "(" + joiner.join(parts) + ")"
+
+    def ifexp(self, node: ast.IfExp) -> str:
+        out = _info(node)
+        c = self.truth(node.test)
+        a, b = self.emit(node.body), self.emit(node.orelse)
+        if _info(node.test).shape:
+            return f"np.where({c}, {a}, {b})"
+        if _info(node.body).shape != out.shape:
+            a = f"np.broadcast_to({a}, {out.shape!r})"
+        if _info(node.orelse).shape != out.shape:
+            b = f"np.broadcast_to({b}, {out.shape!r})"
+        return f"({a} if {c} else {b})"
+
+    def subscript(self, node: ast.Subscript) -> str:
+        base = self.emit(node.value)
+        idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        parts = []
+        for ix in idx:
+            if isinstance(ix, ast.Slice):
+                lo = self.emit(ix.lower) if ix.lower is not None else ""
+                hi = self.emit(ix.upper) if ix.upper is not None else ""
+                parts.append(f"{lo}:{hi}")
+            else:
+                parts.append(self.emit(ix))
+        return f"{base}[{', '.join(parts)}]"
+
+    def call(self, node: ast.Call) -> str:
+        assert isinstance(node.func, ast.Name)
+        fn = CALLS.get(node.func.id)
+        if fn is None:
+            raise CompileError(f"no Python lowering for function `{node.func.id}`")
+        return fn(self, node)
+
+    # -- call helpers
+    def args(self, node: ast.Call) -> list[str]:
+        return [self.emit(a) for a in node.args]
+
+    def kw(self, node: ast.Call, name: str) -> str | None:
+        for k in node.keywords:
+            if k.arg == name:
+                if isinstance(k.value, ast.Tuple):
+                    return "(" + "".join(self.emit(e) + ", " for e in k.value.elts) + ")"
+                return self.emit(k.value)
+        return None
+
+    def index(self) -> str:
+        return "me" if self.per_agent else "0"
+
+
+_NODES: dict[type, Callable[[PyEmitter, ast.AST], str]] = {
+    ast.Constant: PyEmitter.constant,  # type: ignore[dict-item]
+    ast.Name: PyEmitter.name,  # type: ignore[dict-item]
+    ast.List: PyEmitter.list_,  # type: ignore[dict-item]
+    ast.BinOp: PyEmitter.binop,  # type: ignore[dict-item]
+    ast.UnaryOp: PyEmitter.unary,  # type: ignore[dict-item]
+    ast.BoolOp: PyEmitter.boolop,  # type: ignore[dict-item]
+    ast.Compare: PyEmitter.compare,  # type: ignore[dict-item]
+    ast.IfExp: PyEmitter.ifexp,  # type: ignore[dict-item]
+    ast.Subscript: PyEmitter.subscript,  # type: ignore[dict-item]
+    ast.Call: PyEmitter.call,  # type: ignore[dict-item]
+}
+
+
+# --------------------------------------------------------------------------- calls
+
+def _array_any(node: ast.Call) -> bool:
+    return any(_info(a).shape for a in node.args)
+
+
+def _elementwise(scalar: str, array: str) -> Callable[[PyEmitter, ast.Call], str]:
+    def emit(e: PyEmitter, node: ast.Call) -> str:
+        args = ", ".join(e.num(a) for a in node.args)
+        return f"{array}({args})" if _array_any(node) else f"{scalar}({args})"
+    return emit
+
+
+def _minmax(scalar: str, array: str, reduce: str) -> Callable[[PyEmitter, ast.Call], str]:
+    def emit(e: PyEmitter, node: ast.Call) -> str:
+        if len(node.args) == 1:
+            axis = e.kw(node, "axis")
+            x = e.num(node.args[0])
+            return f"{reduce}({x}, axis={axis})" if axis is not None else f"{reduce}({x})"
+        if not _array_any(node):
+            return f"{scalar}(" + ", ".join(e.num(a) for a in node.args) + ")"
+        out = e.num(node.args[0])
+        for a in node.args[1:]:
+            out = f"{array}({out}, {e.num(a)})"
+        return out
+    return emit
+
+
+def _reduce(fn: str, wrap: str = "") -> Callable[[PyEmitter, ast.Call], str]:
+    def emit(e: PyEmitter, node: ast.Call) -> str:
+        x = e.num(node.args[0]) if fn not in ("np.any", "np.all", "np.count_nonzero") else e.emit(node.args[0])
+        axis = e.kw(node, "axis")
+        if axis is not None:
+            return f"{fn}({x}, axis={axis})"
+        return f"{wrap}({fn}({x}))" if wrap else f"{fn}({x})"
+    return emit
+
+
+def _random(fn: str) -> Callable[[PyEmitter, ast.Call], str]:
+    def emit(e: PyEmitter, node: ast.Call) -> str:
+        site = node.gw_site  # type: ignore[attr-defined]
+        shape = _info(node).shape
+        args = "".join(", " + e.emit(a) for a in node.args)
+        return f"{fn}(v.rng, {site}, {e.index()}, {shape!r}{args})"
+    return emit
+
+
+def _simple(template: str) -> Callable[[PyEmitter, ast.Call], str]:
+    def emit(e: PyEmitter, node: ast.Call) -> str:
+        return template.format(*e.args(node))
+    return emit
+
+
+def _bool_call(e: PyEmitter, node: ast.Call) -> str:
+    return e.truth(node.args[0])
+
+
+def _float_call(e: PyEmitter, node: ast.Call) -> str:
+    x = e.emit(node.args[0])
+    return f"np.asarray({x}, dtype=np.float64)" if _info(node.args[0]).shape else f"float({x})"
+
+
+def _clip(e: PyEmitter, node: ast.Call) -> str:
+    x, lo, hi = (e.num(a) for a in node.args)
+    return f"np.clip({x}, {lo}, {hi})" if _array_any(node) else f"min(max({x}, {lo}), {hi})"
+
+
+def _where(e: PyEmitter, node: ast.Call) -> str:
+    c = e.truth(node.args[0])
+    a, b = e.emit(node.args[1]), e.emit(node.args[2])
+    return f"np.where({c}, {a}, {b})" if _array_any(node) else f"({a} if {c} else {b})"
+
+
+def _filled(value: str) -> Callable[[PyEmitter, ast.Call], str]:
+    def emit(e: PyEmitter, node: ast.Call) -> str:
+        return f"np.full({_info(node).shape!r}, {value})"
+    return emit
+
+
+CALLS: dict[str, Callable[[PyEmitter, ast.Call], str]] = {
+    "abs": _elementwise("abs", "np.abs"),
+    "sign": _elementwise("np.sign", "np.sign"),
+    "sqrt": _elementwise("np.sqrt", "np.sqrt"),
+    "exp": _elementwise("np.exp", "np.exp"),
+    "log": _elementwise("np.log", "np.log"),
+    "floor": _elementwise("rt_floor", "rt_floor"),
+    "ceil": _elementwise("rt_ceil", "rt_ceil"),
+    "round": _elementwise("rt_round", "rt_round"),
+    "int": _elementwise("rt_int", "rt_int"),
+    "float": _float_call,
+    "bool": _bool_call,
+    "max": _minmax("max", "np.maximum", "np.max"),
+    "min": _minmax("min", "np.minimum", "np.min"),
+    "clip": _clip,
+    "where": _where,
+    "sum": _reduce("np.sum"),
+    "mean": _reduce("np.mean", "float"),
+    "count": _reduce("np.count_nonzero"),
+    "any": _reduce("np.any", "bool"),
+    "all": _reduce("np.all", "bool"),
+    "argmax": _reduce("np.argmax", "int"),
+    "argmin": _reduce("np.argmin", "int"),
+    "dot": _simple("np.dot({0}, {1})"),
+    "arange": _simple("np.arange({0})"),
+    "linspace": _simple("np.linspace({0}, {1}, {2})"),
+    "zeros": _filled("0.0"),
+    "ones": _filled("1.0"),
+    "onehot": _simple("rt_onehot({0}, {1})"),
+    "push": _simple("rt_push({0}, {1})"),
+    "roll": _simple("np.roll({0}, {1}, axis=0)"),
+    "uniform": _random("draw_uniform"),
+    "normal": _random("draw_normal"),
+    "randint": _random("draw_randint"),
+    "bernoulli": _random("draw_bernoulli"),
+    "choice": lambda e, n: f"draw_choice(v.rng, {n.gw_site}, {e.index()}, {e.emit(n.args[0])})",  # type: ignore[attr-defined]
+    "permutation": lambda e, n: f"draw_permutation(v.rng, {n.gw_site}, {e.index()}, {e.emit(n.args[0])})",  # type: ignore[attr-defined]
+    "tile": _simple("rt_tile(v.tiles, {0})"),
+    "manhattan": _simple("rt_manhattan({0}, {1})"),
+    "in_bounds": _simple("rt_in_bounds(v.tiles, {0})"),
+    "view": _simple("view(v.tiles, {0}, {1}, -1)"),
+    "agents_view": _simple("agents_view(v.pos, {0}, {1})"),
+}

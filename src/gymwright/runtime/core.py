@@ -1,0 +1,202 @@
+# gymwright runtime: core (standalone: numpy and the standard library only; inlined into exported envs)
+#
+# Random numbers are counter-based: a draw is a pure function of
+# (seed, episode, step, site, index), so the Python and batch backends draw the same numbers
+# whatever order they evaluate things in. `site` numbers each random call in the spec.
+
+import math
+import os
+
+import numpy as np
+
+_MASK = 0xFFFFFFFFFFFFFFFF
+_U53 = 1.0 / 9007199254740992.0
+
+
+def mix64(x: int) -> int:
+    """splitmix64 finalizer on a Python int (64-bit wrap)."""
+    x &= _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    return x ^ (x >> 31)
+
+
+def mix64_array(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finalizer on a uint64 array (wraps like mix64)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def stream_key(seed: int, episode: int, step: int, site: int) -> int:
+    """The key of one draw site at one step of one episode."""
+    k = mix64(seed)
+    k = mix64(k + episode + 1)
+    k = mix64(k + step + 1)
+    return mix64(k + site + 1)
+
+
+def uniforms(seed: int, episode: int, step: int, site: int, start: int, n: int) -> np.ndarray:
+    """n floats in [0, 1) for element indices start .. start+n-1."""
+    key = np.uint64(stream_key(seed, episode, step, site))
+    idx = np.arange(start, start + n, dtype=np.uint64)
+    h = mix64_array(idx * np.uint64(0x9E3779B97F4A7C15) + key)
+    return (h >> np.uint64(11)).astype(np.float64) * _U53
+
+
+def new_seed() -> int:
+    """A fresh seed from the OS, for reset(seed=None) before any seeding."""
+    return int.from_bytes(os.urandom(8), "little") >> 1
+
+
+class Draws:
+    """The random source of one env: seed, episode counter and the current step."""
+
+    def __init__(self) -> None:
+        self.seed = new_seed()
+        self.episode = -1
+        self.step = 0
+
+    def reset(self, seed: "int | None") -> None:
+        if seed is not None:
+            self.seed = int(seed) & _MASK
+            self.episode = 0
+        else:
+            self.episode += 1
+        self.step = 0
+
+    def u(self, site: int, start: int, n: int) -> np.ndarray:
+        return uniforms(self.seed, self.episode, self.step, site, start, n)
+
+
+def _shaped(u: np.ndarray, shape: tuple):
+    return u.reshape(shape) if shape else float(u[0])
+
+
+def draw_uniform(d: Draws, site: int, index: int, shape: tuple, lo=0.0, hi=1.0):
+    n = math.prod(shape)
+    return lo + (hi - lo) * _shaped(d.u(site, index * n, n), shape)
+
+
+def draw_normal(d: Draws, site: int, index: int, shape: tuple, mean=0.0, std=1.0):
+    n = math.prod(shape)
+    u = d.u(site, 2 * index * n, 2 * n)
+    z = np.sqrt(-2.0 * np.log1p(-u[0::2])) * np.cos(2.0 * np.pi * u[1::2])
+    return mean + std * _shaped(z, shape)
+
+
+def draw_randint(d: Draws, site: int, index: int, shape: tuple, lo, hi):
+    n = math.prod(shape)
+    span = np.asarray(hi) - np.asarray(lo)
+    out = np.asarray(lo) + np.floor(d.u(site, index * n, n).reshape(shape or (1,)) * span).astype(np.int64)
+    return out.astype(np.int64) if shape else int(out.reshape(-1)[0])
+
+
+def draw_bernoulli(d: Draws, site: int, index: int, shape: tuple, p):
+    n = math.prod(shape)
+    out = d.u(site, index * n, n).reshape(shape or (1,)) < np.asarray(p)
+    return out if shape else bool(out.reshape(-1)[0])
+
+
+def draw_choice(d: Draws, site: int, index: int, a):
+    a = np.asarray(a)
+    i = min(int(d.u(site, index, 1)[0] * len(a)), len(a) - 1)
+    return a[i].item()
+
+
+def draw_permutation(d: Draws, site: int, index: int, n: int):
+    return np.argsort(d.u(site, index * n, n), kind="stable").astype(np.int64)
+
+
+# -- arithmetic with numpy semantics (no exceptions on division by zero)
+
+def _arrayish(a, b) -> bool:
+    return isinstance(a, np.ndarray) or isinstance(b, np.ndarray)
+
+
+def rt_div(a, b):
+    if _arrayish(a, b) or b == 0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.true_divide(a, b)
+    return a / b
+
+
+def rt_floordiv(a, b):
+    if _arrayish(a, b) or b == 0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.floor_divide(a, b)
+    return a // b
+
+
+def rt_mod(a, b):
+    if _arrayish(a, b) or b == 0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.mod(a, b)
+    return a % b
+
+
+def rt_pow(a, b):
+    """Powers are computed in float64; overflow gives inf, never unbounded work."""
+    if not _arrayish(a, b):
+        try:
+            out = float(a) ** float(b)
+            if not isinstance(out, complex):
+                return out
+        except (OverflowError, ZeroDivisionError):
+            pass
+    with np.errstate(all="ignore"):
+        out = np.power(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+    return out if out.shape else float(out)
+
+
+# -- array helpers
+
+def rt_onehot(i, n: int):
+    i = np.asarray(i)
+    return (i[..., None] == np.arange(n)).astype(np.float64)
+
+
+def rt_push(window, x):
+    out = np.empty_like(window, dtype=np.result_type(window, np.asarray(x)))
+    out[:-1] = window[1:]
+    out[-1] = x
+    return out
+
+
+def rt_tile(tiles, p):
+    p = np.asarray(p)
+    r, c = p[..., 0], p[..., 1]
+    h, w = tiles.shape
+    inside = (r >= 0) & (r < h) & (c >= 0) & (c < w)
+    out = np.where(inside, tiles[np.clip(r, 0, h - 1), np.clip(c, 0, w - 1)], -1)
+    return out if out.shape else int(out)
+
+
+def rt_in_bounds(tiles, p):
+    p = np.asarray(p)
+    h, w = tiles.shape
+    out = (p[..., 0] >= 0) & (p[..., 0] < h) & (p[..., 1] >= 0) & (p[..., 1] < w)
+    return out if out.shape else bool(out)
+
+
+def rt_manhattan(a, b):
+    out = np.abs(np.asarray(a) - np.asarray(b)).sum(axis=-1)
+    return out if out.shape else int(out)
+
+
+def rt_int(x):
+    return np.trunc(x).astype(np.int64) if isinstance(x, np.ndarray) else int(x)
+
+
+def rt_round(x):
+    return np.rint(x).astype(np.int64) if isinstance(x, np.ndarray) else int(np.rint(x))
+
+
+def rt_floor(x):
+    return np.floor(x).astype(np.int64) if isinstance(x, np.ndarray) else math.floor(x)
+
+
+def rt_ceil(x):
+    return np.ceil(x).astype(np.int64) if isinstance(x, np.ndarray) else math.ceil(x)

@@ -1,0 +1,200 @@
+"""The checked form of a spec: every expression parsed and typed, every shape concrete.
+
+This is what backends compile. It is built by `gymwright.spec.checker.check_spec` for one
+assignment of the *structural* params (those that size arrays or count agents).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gymwright.spec.expr.check import Checked, Symbol
+from gymwright.spec.model import EnvSpec
+
+
+@dataclass
+class CVar:
+    name: str
+    dtype: str
+    shape: tuple[int, ...]  # without the agent axis
+    init: Checked | None
+    lo: float
+    hi: float
+    per_agent: bool
+    private: bool = False
+    doc: str = ""
+    path: str = ""
+    builtin: bool = False  # provided by a mechanics module (grid, channel)
+
+
+@dataclass
+class CArg:
+    name: str
+    values: np.ndarray
+    dtype: str
+
+
+@dataclass
+class CChoice:
+    role: str
+    name: str
+    offset: int  # first flat action index of this choice within its role
+    args: list[CArg]
+    legal: Checked | None
+    move: tuple[int, int] | None = None
+    message: Checked | None = None
+    path: str = ""
+    doc: str = ""
+
+    @property
+    def n(self) -> int:
+        n = 1
+        for a in self.args:
+            n *= len(a.values)
+        return n
+
+    def combos(self) -> list[dict[str, Any]]:
+        """Argument values of each flat index of this choice (row-major over args)."""
+        out: list[dict[str, Any]] = [{}]
+        for a in self.args:
+            out = [{**c, a.name: v.item()} for c in out for v in a.values]
+        return out
+
+
+@dataclass
+class CTerm:
+    name: str
+    expr: Checked
+    weight: float
+    path: str
+
+
+@dataclass
+class CFeature:
+    name: str
+    expr: Checked
+    size: int
+    low: np.ndarray
+    high: np.ndarray
+    path: str
+
+
+@dataclass
+class CRole:
+    name: str
+    count: int
+    start: int
+    choices: list[CChoice] = field(default_factory=list)
+    terms: list[CTerm] = field(default_factory=list)
+    features: list[CFeature] = field(default_factory=list)
+    text_observe: list[Any] | None = None
+
+    @property
+    def agent_ids(self) -> list[str]:
+        return [f"{self.name}_{i}" for i in range(self.count)]
+
+    @property
+    def indices(self) -> range:
+        return range(self.start, self.start + self.count)
+
+    @property
+    def n_actions(self) -> int:
+        return sum(c.n for c in self.choices)
+
+    @property
+    def obs_dim(self) -> int:
+        return sum(f.size for f in self.features)
+
+
+@dataclass
+class CRule:
+    index: int
+    when: Checked
+    sets: list[tuple[str, Checked]]
+    per_agent: bool
+    path: str
+    doc: str = ""
+
+
+@dataclass
+class CMetric:
+    name: str
+    expr: Checked
+    reduce: str
+    path: str
+
+
+@dataclass
+class CGrid:
+    height: int
+    width: int
+    kinds: list[str]
+    chars: list[str]
+    colors: list[tuple[int, int, int]]
+    densities: list[Checked]
+    blocked: list[bool]
+    passable: list[bool]
+    fixed_map: np.ndarray | None
+    starts: np.ndarray | None
+    goals: np.ndarray | None
+    slip: Checked
+    collision: str
+    can_move: Checked
+    n_agents: int
+
+
+@dataclass
+class CProbe:
+    name: str
+    params: dict[str, Any]
+    seed: int
+    actions: list[dict[str, tuple[str, dict[str, Any]]]]
+    expect: list[Checked]
+    path: str
+    sources: list[str] = field(default_factory=list)  # expectations as written (before rewriting)
+
+
+@dataclass
+class CheckedSpec:
+    spec: EnvSpec
+    params: dict[str, Any]  # the assignment checked (defaults + overrides)
+    param_types: dict[str, str]
+    structural: set[str]  # params that fix shapes/counts
+    consts: dict[str, Any]
+    roles: list[CRole]
+    state: list[CVar]
+    agent_state: list[CVar]
+    rules: list[CRule]
+    metrics: list[CMetric]
+    terminate: Checked
+    truncate: Checked
+    active: Checked | None
+    grid: CGrid | None
+    vocab: int | None
+    text_render: list[Any] | None
+    probes: list[CProbe]
+    symbols: dict[str, Symbol]
+    n_sites: int
+    arg_names: dict[str, str]  # arg name -> dtype
+    choice_names: list[str]
+
+    @property
+    def n_agents(self) -> int:
+        return sum(r.count for r in self.roles)
+
+    @property
+    def agent_ids(self) -> list[str]:
+        return [a for r in self.roles for a in r.agent_ids]
+
+    @property
+    def turn_based(self) -> bool:
+        return self.active is not None
+
+    def role_of(self, index: int) -> CRole:
+        for r in self.roles:
+            if index in r.indices:
+                return r
+        raise IndexError(index)

@@ -1,0 +1,851 @@
+"""Check a whole spec: resolve names, type every expression, fix every shape.
+
+`check_spec(spec, params)` returns the `CheckedSpec` (None if there were errors) and the
+list of diagnostics. It keeps going after an error so that one run reports as much as it
+can: the repair loop needs every finding at once.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+import string
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from gymwright.errors import ExprError
+from gymwright.spec.checked import (
+    CArg,
+    CChoice,
+    CFeature,
+    CGrid,
+    CheckedSpec,
+    CMetric,
+    CProbe,
+    CRole,
+    CRule,
+    CTerm,
+    CVar,
+)
+from gymwright.spec.expr.check import Checked, Scope, Symbol, check, const_eval
+from gymwright.spec.expr.types import INF, Info, broadcast
+from gymwright.spec.model import Const, Enum, EnvSpec, Var
+from gymwright.verify.diagnostic import Diagnostic, error, has_errors
+
+MAX_AGENTS = 256
+MAX_GRID_SIDE = 256
+MAX_FEATURE_SIZE = 4096
+MAX_OBS_DIM = 16384
+MAX_VAR_SIZE = 1_000_000
+DIRECTIONS = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1), "stay": (0, 0)}
+RESERVED = {"me", "t", "n_agents", "action", "True", "False", "None", "reward", "ret",
+            "terminated", "truncated", "metric", "p", "v", "np", "rt"}
+STAGE = "static"
+
+
+def check_spec(spec: EnvSpec, params: dict[str, Any] | None = None) -> tuple[CheckedSpec | None, list[Diagnostic]]:
+    """Check `spec` under the param assignment `params` (defaults for the rest)."""
+    b = _Builder(spec, dict(params or {}))
+    result = b.run()
+    return (None if has_errors(b.diags) else result), b.diags
+
+
+class _Builder:
+    def __init__(self, spec: EnvSpec, overrides: dict[str, Any]) -> None:
+        self.spec = spec
+        self.overrides = overrides
+        self.diags: list[Diagnostic] = []
+        self.symbols: dict[str, Symbol] = {}
+        self.sites = [0]
+        self.structural: set[str] = set()
+        self.shape_params: dict[str, set[str]] = {}  # var -> params its shape depends on
+        self.params: dict[str, Any] = {}
+        self.roles: list[CRole] = []
+        self.grid: CGrid | None = None
+        self.action_symbols: dict[str, Symbol] = {}
+
+    # ------------------------------------------------------------------ helpers
+    def error(self, path: str, message: str, hint: str = "", **kw: Any) -> None:
+        self.diags.append(error(STAGE, path, message, hint, **kw))
+
+    def declare(self, sym: Symbol, path: str) -> bool:
+        if sym.name in RESERVED:
+            self.error(path, f"`{sym.name}` is a reserved name", "choose another name")
+            return False
+        if sym.name in self.symbols:
+            other = self.symbols[sym.name]
+            self.error(path, f"`{sym.name}` is already declared (as a {other.kind.replace('_', ' ')})",
+                       "every param, const, variable, action and argument needs its own name")
+            return False
+        self.symbols[sym.name] = sym
+        return True
+
+    def scope(self, context: str, *, per_agent: bool = False, me: tuple[int, int] | None = None,
+              random: bool = False, actions: bool = False, extra: dict[str, Symbol] | None = None,
+              hidden: dict[str, str] | None = None) -> Scope:
+        syms = dict(self.symbols)
+        hide = dict(hidden or {})
+        if actions:
+            syms.update(self.action_symbols)
+        else:
+            for name in self.action_symbols:
+                hide.setdefault(name, f"is an action and is not known in {context}")
+        if per_agent:
+            lo, hi = me if me else (0, self.n_agents - 1)
+            syms["me"] = Symbol("me", "me", Info("int", (), float(lo), float(hi)), "me")
+        syms.update(extra or {})
+        return Scope(syms, context, per_agent=per_agent, random=random, grid=self.grid,
+                     sites=self.sites, hidden=hide)
+
+    def expr(self, source: Any, scope: Scope, path: str) -> Checked | None:
+        try:
+            return check(source, scope)
+        except ExprError as e:
+            self.error(path, e.message, e.hint, value=e.source or source,
+                       trace=[ln for ln in e.caret().splitlines()])
+            return None
+
+    def const_int(self, source: Any, path: str, what: str, lo: int = 0, hi: int | None = None) -> int | None:
+        c = self.expr(source, self.scope(f"{what}"), path)
+        if c is None:
+            return None
+        value = const_eval(c.tree.body)
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not c.info.const or not isinstance(value, int) or isinstance(value, bool):
+            self.error(path, f"{what} must be a constant int (literals, params, consts), got `{c.source}`")
+            return None
+        self.structural |= {n for n in c.names if self.symbols[n].kind == "param"}
+        if value < lo or (hi is not None and value > hi):
+            rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+            self.error(path, f"{what} is {value}; it must be {rng}", value=value)
+            return None
+        return value
+
+    @property
+    def n_agents(self) -> int:
+        return sum(r.count for r in self.roles)
+
+    # ------------------------------------------------------------------ run
+    def run(self) -> CheckedSpec | None:
+        self.check_params()
+        self.check_consts()
+        self.check_roles()
+        if not self.roles:
+            return None
+        self.check_builtins()
+        self.check_grid()
+        self.check_channel()
+        state = self.check_vars("state", per_agent=False)
+        agent_state = self.check_vars("agent_state", per_agent=True)
+        self.check_actions()
+        active = self.check_turns()
+        grid_late = self.check_grid_late()
+        rules = self.check_rules()
+        self.check_rewards()
+        metrics = self.check_metrics()
+        ends = [self.check_end(k) for k in ("terminate", "truncate")]
+        self.check_observe()
+        text_render = self.check_text()
+        probes = self.check_probes(metrics)
+        self.check_shape_params()
+        if has_errors(self.diags) or self.grid is not None and not grid_late:
+            return None
+        return CheckedSpec(
+            spec=self.spec, params=self.params,
+            param_types={k: p.type or "float" for k, p in self.spec.params.items()},
+            structural=self.structural, consts=self.consts, roles=self.roles,
+            state=self.builtin_state + state, agent_state=self.builtin_agent_state + agent_state,
+            rules=rules, metrics=metrics, terminate=ends[0], truncate=ends[1],  # type: ignore[arg-type]
+            active=active, grid=self.grid, vocab=self.vocab, text_render=text_render,
+            probes=probes, symbols=self.symbols, n_sites=self.sites[0],
+            arg_names=self.arg_dtypes, choice_names=self.choice_names,
+        )
+
+    # ------------------------------------------------------------------ params and consts
+    def check_params(self) -> None:
+        for name in self.overrides:
+            if name not in self.spec.params:
+                known = ", ".join(self.spec.params) or "none"
+                self.error(f"params.{name}", f"unknown param `{name}`", f"this spec's params: {known}")
+        for name, p in self.spec.params.items():
+            path = f"params.{name}"
+            given = name in self.overrides
+            value = self.overrides.get(name, p.default)
+            where = f"{path} (given {value!r})" if given else f"{path}.default"
+            value = self._coerce_param(value, p.type or "float", where)
+            if value is None:
+                continue
+            if p.min is not None and p.max is not None and p.min > p.max:
+                self.error(f"{path}.min", f"min {p.min:g} is larger than max {p.max:g}")
+            if (p.min is not None and value < p.min) or (p.max is not None and value > p.max):
+                self.error(where, f"param `{name}` = {value!r} is out of its range [{_fmt(p.min)}, {_fmt(p.max)}]",
+                           f"choose a value in [{_fmt(p.min)}, {_fmt(p.max)}]", value=value)
+            self.params[name] = value
+            lo = float(p.min) if p.min is not None else -INF
+            hi = float(p.max) if p.max is not None else INF
+            if p.type == "bool":
+                lo, hi = 0.0, 1.0
+            self.declare(Symbol(name, "param", Info(p.type or "float", (), lo, hi, True, value), f"p.{name}", p.doc), path)
+
+    def _coerce_param(self, value: Any, dtype: str, where: str) -> Any:
+        if dtype == "bool":
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
+                return value.lower() in ("true", "1")
+        elif dtype == "int":
+            if isinstance(value, str):
+                try:
+                    value = float(value)
+                except ValueError:
+                    pass
+            if isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer():
+                return int(value)
+        else:
+            try:
+                if not isinstance(value, bool):
+                    return float(value)
+            except (TypeError, ValueError):
+                pass
+        self.error(where, f"expected a {dtype} value, got {value!r}", f"give a {dtype}", value=value)
+        return None
+
+    def check_consts(self) -> None:
+        self.consts: dict[str, Any] = {}
+        for name, c in self.spec.consts.items():
+            path = f"consts.{name}"
+            if isinstance(c, Enum):
+                for i, member in enumerate(c.enum):
+                    self.consts[member] = i
+                    self.declare(Symbol(member, "const", Info("int", (), i, i, True, i), f"p.{member}", f"{name} enum member"), f"{path}.enum[{i}]")
+                continue
+            raw = c.value if isinstance(c, Const) else c
+            doc = c.doc if isinstance(c, Const) else ""
+            try:
+                arr = np.asarray(raw)
+            except ValueError:
+                arr = np.asarray([], dtype=object)
+            if arr.dtype.kind not in "biuf" or arr.size == 0:
+                self.error(path, f"const `{name}` must be a number, a bool or a rectangular nested list of numbers, got {raw!r}",
+                           "tables must have rows of equal length", value=raw)
+                continue
+            dtype = {"b": "bool", "i": "int", "u": "int", "f": "float"}[arr.dtype.kind]
+            value: Any = arr.item() if arr.shape == () else arr.astype({"bool": bool, "int": np.int64, "float": np.float64}[dtype])
+            self.consts[name] = value
+            self.declare(Symbol(name, "const", Info(dtype, arr.shape, float(arr.min()), float(arr.max()), True, value), f"p.{name}", doc), path)
+
+    # ------------------------------------------------------------------ agents
+    def check_roles(self) -> None:
+        start = 0
+        for name, role in self.spec.agents.items():
+            path = f"agents.{name}.count"
+            count = role.count if isinstance(role.count, int) else self.const_int(role.count, path, "agent count", lo=1, hi=MAX_AGENTS)
+            if count is None:
+                continue
+            if not 1 <= count <= MAX_AGENTS:
+                self.error(path, f"agent count is {count}; it must be 1..{MAX_AGENTS}")
+                continue
+            self.roles.append(CRole(name, count, start))
+            start += count
+        if start > MAX_AGENTS:
+            self.error("agents", f"{start} agents in all; the limit is {MAX_AGENTS}")
+
+    def check_builtins(self) -> None:
+        n = self.n_agents
+        self.symbols["n_agents"] = Symbol("n_agents", "builtin", Info("int", (), n, n, True, n), "p.n_agents", "number of agents")
+        self.symbols["t"] = Symbol("t", "t", Info("int", (), 0.0, INF), "v.t", "steps taken in this episode")
+        for r in self.roles:
+            mask = np.array([i in r.indices for i in range(n)])
+            self.declare(Symbol(f"n_{r.name}", "builtin", Info("int", (), r.count, r.count, True, r.count), f"p.n_{r.name}", f"number of {r.name} agents"), f"agents.{r.name}")
+            self.declare(Symbol(f"is_{r.name}", "builtin", Info("bool", (n,), 0.0, 1.0, True, mask), f"p.is_{r.name}", f"per agent: is it a {r.name}"), f"agents.{r.name}")
+        self.builtin_state: list[CVar] = []
+        self.builtin_agent_state: list[CVar] = []
+        self.vocab: int | None = None
+
+    # ------------------------------------------------------------------ mechanics
+    def check_grid(self) -> None:
+        g = self.spec.grid
+        if g is None:
+            for r in self.spec.actions.values():
+                for i, ch in enumerate(r):
+                    if ch.move is not None:
+                        self.error(f"actions.{ch.name}[{i}].move", "`move` needs a `grid:` section", "declare a grid, or remove move")
+            return
+        h = self.const_int(g.height, "grid.height", "grid height", 1, MAX_GRID_SIDE)
+        w = self.const_int(g.width, "grid.width", "grid width", 1, MAX_GRID_SIDE)
+        if h is None or w is None:
+            return
+        kinds = list(g.tiles)
+        chars = [t.char for t in g.tiles.values()]
+        if len(set(chars)) != len(chars):
+            self.error("grid.tiles", f"tile chars must be distinct, got {chars}")
+        fixed = self._grid_map(g.map, h, w, chars)
+        densities = []
+        for k, (kname, tk) in enumerate(g.tiles.items()):
+            self.declare(Symbol(kname, "builtin", Info("int", (), k, k, True, k), f"p.{kname}", "tile kind"), f"grid.tiles.{kname}")
+            c = self.expr(tk.density, self.scope("grid density"), f"grid.tiles.{kname}.density")
+            if c is not None and c.info.dtype not in ("int", "float"):
+                self.error(f"grid.tiles.{kname}.density", f"density must be a number, got {c.info.describe()}")
+            densities.append(c)
+        n = self.n_agents
+        starts = self._grid_points(g.starts, "grid.starts", h, w, n)
+        goals = self._grid_points(g.goals, "grid.goals", h, w, n)
+        slip = self.expr(g.slip, self.scope("grid slip"), "grid.slip")
+        for sym in (Symbol("height", "builtin", Info("int", (), h, h, True, h), "p.height"),
+                    Symbol("width", "builtin", Info("int", (), w, w, True, w), "p.width")):
+            self.declare(sym, "grid")
+        side = float(max(h, w) - 1)
+        self.builtin_state.append(CVar("tiles", "int", (h, w), None, 0.0, len(kinds) - 1, False, doc="tile kind per cell", builtin=True))
+        for name, doc in (("pos", "position [row, col]"), ("goal", "goal [row, col]")):
+            self.builtin_agent_state.append(CVar(name, "int", (2,), None, 0.0, side, True, doc=doc, builtin=True))
+        for name, doc in (("moved", "moved in the last step"), ("conflict", "last move cancelled by another agent")):
+            self.builtin_agent_state.append(CVar(name, "bool", (), None, 0.0, 1.0, True, doc=doc, builtin=True))
+        for var in self.builtin_state + self.builtin_agent_state:
+            shape = ((n,) if var.per_agent else ()) + var.shape
+            self.declare(Symbol(var.name, "agent_state" if var.per_agent else "state",
+                                Info(var.dtype, shape, var.lo, var.hi), f"v.{var.name}", var.doc), "grid")
+        self.grid = CGrid(h, w, kinds, chars, [tuple(t.color) for t in g.tiles.values()],  # type: ignore[misc]
+                          densities, [t.blocked for t in g.tiles.values()],  # type: ignore[arg-type]
+                          [t.passable for t in g.tiles.values()], fixed, starts, goals,
+                          slip, g.collision, None, n)  # type: ignore[arg-type]
+
+    def _grid_map(self, rows: list[str] | None, h: int, w: int, chars: list[str]) -> np.ndarray | None:
+        if rows is None:
+            return None
+        if len(rows) != h:
+            self.error("grid.map", f"map has {len(rows)} rows but grid.height is {h}")
+            return None
+        out = np.zeros((h, w), dtype=np.int64)
+        for r, row in enumerate(rows):
+            if len(row) != w:
+                self.error(f"grid.map[{r}]", f"row has {len(row)} cells but grid.width is {w}", value=row)
+                return None
+            for c, ch in enumerate(row):
+                if ch not in chars:
+                    self.error(f"grid.map[{r}]", f"unknown tile char {ch!r} at column {c}", f"tile chars: {chars}", value=row)
+                    return None
+                out[r, c] = chars.index(ch)
+        return out
+
+    def _grid_points(self, pts: Any, path: str, h: int, w: int, n: int) -> np.ndarray | None:
+        if pts == "random":
+            return None
+        arr = np.asarray(pts, dtype=np.int64)
+        if arr.shape != (n, 2):
+            self.error(path, f"expected {n} positions [row, col] (one per agent), got shape {list(arr.shape)}")
+            return None
+        if (arr < 0).any() or (arr[:, 0] >= h).any() or (arr[:, 1] >= w).any():
+            self.error(path, f"positions must lie inside the {h}x{w} grid", value=pts)
+            return None
+        return arr
+
+    def check_grid_late(self) -> bool:
+        g = self.spec.grid
+        if g is None or self.grid is None:
+            return False
+        n = self.n_agents
+        c = self.expr(g.can_move, self.scope("grid.can_move", per_agent=True), "grid.can_move")
+        if c is not None and (c.info.dtype != "bool" or c.info.shape):
+            self.error("grid.can_move", f"can_move must be a per-agent bool, got {c.info.describe()}")
+        self.grid.can_move = c  # type: ignore[assignment]
+        return c is not None and n > 0
+
+    def check_channel(self) -> None:
+        ch = self.spec.channel
+        if ch is None:
+            return
+        vocab = ch.vocab if isinstance(ch.vocab, int) else self.const_int(ch.vocab, "channel.vocab", "vocab", 1, 4096)
+        if vocab is None or vocab < 1:
+            self.error("channel.vocab", "vocab must be an int >= 1")
+            return
+        self.vocab = vocab
+        self.declare(Symbol("vocab", "builtin", Info("int", (), vocab, vocab, True, vocab), "p.vocab", "number of symbols"), "channel.vocab")
+        var = CVar("msg", "int", (), None, -1.0, vocab - 1.0, True, doc="last symbol sent (-1 = silent)", builtin=True)
+        self.builtin_agent_state.append(var)
+        self.declare(Symbol("msg", "agent_state", Info("int", (self.n_agents,), -1.0, vocab - 1.0), "v.msg", var.doc), "channel")
+
+    # ------------------------------------------------------------------ variables
+    def check_vars(self, section: str, per_agent: bool) -> list[CVar]:
+        out = []
+        decl: dict[str, Var] = getattr(self.spec, section)
+        later = {name: f"is declared after this variable in {section}; move it earlier to use it in init" for name in decl}
+        for name, var in decl.items():
+            path = f"{section}.{name}"
+            later.pop(name)
+            cvar = self._check_var(name, var, path, per_agent, later)
+            if cvar is None:
+                continue
+            out.append(cvar)
+            full = ((self.n_agents,) if per_agent else ()) + cvar.shape
+            self.declare(Symbol(name, section, Info(cvar.dtype, full, cvar.lo, cvar.hi), f"v.{name}", var.doc), path)
+        return out
+
+    def _check_var(self, name: str, var: Var, path: str, per_agent: bool, later: dict[str, str]) -> CVar | None:
+        shape = []
+        before = set(self.structural)
+        for i, d in enumerate(var.shape):
+            v = d if isinstance(d, int) else self.const_int(d, f"{path}.shape[{i}]", "dimension", 1, MAX_VAR_SIZE)
+            if v is None:
+                return None
+            if v < 1:
+                self.error(f"{path}.shape[{i}]", f"dimension is {v}; it must be >= 1")
+                return None
+            shape.append(v)
+        self.shape_params[name] = {n for d in var.shape if isinstance(d, str) for n in re.findall(r"[A-Za-z_]\w*", d) if n in self.spec.params}
+        self.structural |= before
+        if math.prod(shape) > MAX_VAR_SIZE:
+            self.error(f"{path}.shape", f"variable has {math.prod(shape)} elements; the limit is {MAX_VAR_SIZE}")
+            return None
+        ctx = f"{path}.init"
+        scope = self.scope(f"the init of `{name}`", per_agent=per_agent, random=True, hidden=later)
+        init = self.expr(var.init, scope, ctx)
+        dtype = var.type or (init.info.dtype if init is not None else "float")
+        if init is not None:
+            self._assignable(init, dtype, tuple(shape), ctx, name)
+        lo, hi = self._bound(var.min, f"{path}.min", -INF, "lo"), self._bound(var.max, f"{path}.max", INF, "hi")
+        if dtype == "bool":
+            lo, hi = 0.0, 1.0
+        return CVar(name, dtype, tuple(shape), init, lo, hi, per_agent, var.private, var.doc, path)
+
+    def _bound(self, source: Any, path: str, default: float, side: str) -> float:
+        if source is None:
+            return default
+        c = self.expr(source, self.scope("a variable bound"), path)
+        if c is None:
+            return default
+        if not c.info.const or c.info.shape:
+            self.error(path, f"bound must be a constant scalar (literals, params, consts), got `{c.source}`")
+            return default
+        return c.info.lo if side == "lo" else c.info.hi
+
+    def _assignable(self, c: Checked, dtype: str, shape: tuple[int, ...], path: str, target: str) -> bool:
+        got = c.info
+        ok_dtype = dtype == "float" and got.dtype in ("int", "float", "bool") or dtype == "int" and got.dtype in ("int", "bool") or dtype == got.dtype
+        if not ok_dtype:
+            hint = {"int": "convert with int(x), round(x) or floor(x)", "bool": "compare, e.g. `x > 0`"}.get(dtype, "")
+            self.error(path, f"`{target}` is {dtype} but the value `{c.source}` is {got.dtype}", hint, value=c.source)
+            return False
+        if broadcast(got.shape, shape) != shape:
+            want = "a scalar" if not shape else f"shape {list(shape)}"
+            self.error(path, f"`{target}` has {want} but the value `{c.source}` is a {got.describe()}",
+                       "index or reduce the value (e.g. x[me], sum(x)), or declare the variable's shape",
+                       value=c.source)
+            return False
+        return True
+
+    # ------------------------------------------------------------------ actions and turns
+    def check_actions(self) -> None:
+        self.arg_dtypes: dict[str, str] = {}
+        self.choice_names: list[str] = []
+        n = self.n_agents
+        for role_name in self.spec.actions:
+            if role_name not in self.spec.agents:
+                self.error(f"actions.{role_name}", f"actions for unknown role `{role_name}`", f"roles: {', '.join(self.spec.agents)}")
+        arg_infos: dict[str, tuple[float, float]] = {}
+        for role in self.roles:
+            choices = self.spec.actions.get(role.name)
+            if not choices:
+                self.error(f"actions.{role.name}", f"role `{role.name}` has no actions", "give every role at least one choice (e.g. `{name: wait}`)")
+                continue
+            offset = 0
+            seen: set[str] = set()
+            for i, ch in enumerate(choices):
+                path = f"actions.{role.name}[{i}]"
+                if ch.name in seen:
+                    self.error(f"{path}.name", f"choice `{ch.name}` appears twice in role `{role.name}`")
+                    continue
+                seen.add(ch.name)
+                args = self._check_args(ch.args, path, arg_infos)
+                if args is None:
+                    continue
+                cc = CChoice(role.name, ch.name, offset, args, None, path=path, doc=ch.doc)
+                if ch.move is not None:
+                    cc.move = DIRECTIONS[ch.move] if isinstance(ch.move, str) else tuple(ch.move)  # type: ignore[assignment]
+                    if len(cc.move) != 2:  # type: ignore[arg-type]
+                        self.error(f"{path}.move", f"move must be a direction or [drow, dcol], got {ch.move}")
+                role.choices.append(cc)
+                offset += cc.n
+                if ch.name not in self.choice_names:
+                    self.choice_names.append(ch.name)
+        for name in self.choice_names:
+            sym = Symbol(name, "action", Info("bool", (n,), 0.0, 1.0), f"v.{name}", "per agent: took this choice this step")
+            self._declare_action(sym)
+        for name, (lo, hi) in arg_infos.items():
+            sym = Symbol(name, "arg", Info(self.arg_dtypes[name], (n,), min(lo, 0.0), max(hi, 0.0)), f"v.{name}", "per agent: argument value chosen this step (0 if not chosen)")
+            self._declare_action(sym)
+        self._declare_action(Symbol("action", "action", Info("int", (n,), -1.0, INF), "v.action", "per agent: flat action index taken (-1 = none)"))
+        for role in self.roles:
+            for cc, ch in zip(role.choices, [c for c in self.spec.actions.get(role.name, []) if c.name in {x.name for x in role.choices}], strict=False):
+                self._check_legal(role, cc, ch.legal, ch.message)
+
+    def _declare_action(self, sym: Symbol) -> None:
+        if sym.name in self.symbols or sym.name in RESERVED - {"action"}:
+            self.error("actions", f"action name `{sym.name}` clashes with a {self.symbols[sym.name].kind if sym.name in self.symbols else 'reserved name'} of the same name",
+                       "rename the choice or argument")
+            return
+        self.action_symbols[sym.name] = sym
+
+    def _check_args(self, args: dict[str, Any], path: str, arg_infos: dict[str, tuple[float, float]]) -> list[CArg] | None:
+        out = []
+        for aname, src in args.items():
+            apath = f"{path}.args.{aname}"
+            c = self.expr(src, self.scope("argument values"), apath)
+            if c is None:
+                return None
+            value = const_eval(c.tree.body)
+            if value is None or not c.info.const:
+                self.error(apath, f"argument values must be constant (literals, params, consts), got `{c.source}`")
+                return None
+            arr = np.atleast_1d(np.asarray(value))
+            if arr.ndim != 1 or arr.size == 0 or arr.size > 4096:
+                self.error(apath, f"argument values must be a 1-D list of 1..4096 numbers, got shape {list(arr.shape)}",
+                           "e.g. `linspace(0, 1, 11)`, `arange(5)` or `[1, 2, 5]`")
+                return None
+            self.structural |= {n for n in c.names if n in self.spec.params}
+            dtype = c.info.dtype
+            prev = self.arg_dtypes.get(aname)
+            if prev is not None and prev != dtype:
+                self.error(apath, f"argument `{aname}` is {dtype} here but {prev} in another choice", "use one dtype for an argument name, or rename one")
+                return None
+            self.arg_dtypes[aname] = dtype
+            lo, hi = arg_infos.get(aname, (INF, -INF))
+            arg_infos[aname] = (min(lo, float(arr.min())), max(hi, float(arr.max())))
+            out.append(CArg(aname, arr.astype({"bool": bool, "int": np.int64, "float": np.float64}[dtype]), dtype))
+        return out
+
+    def _check_legal(self, role: CRole, cc: CChoice, legal: Any, message: Any) -> None:
+        combos = cc.combos()
+        k = len(combos)
+        extra = {}
+        for a in cc.args:
+            vals = np.array([c[a.name] for c in combos])
+            extra[a.name] = Symbol(a.name, "arg", Info(a.dtype, (k,), float(vals.min()), float(vals.max()), False, None),
+                                   f"p.argv_{role.name}_{cc.name}_{a.name}")
+        me = (role.start, role.start + role.count - 1)
+        scope = self.scope(f"the legal condition of `{cc.name}`", per_agent=True, me=me, extra=extra)
+        c = self.expr(legal, scope, f"{cc.path}.legal")
+        if c is not None:
+            if c.info.dtype != "bool" or c.info.shape not in ((), (k,)):
+                self.error(f"{cc.path}.legal", f"legal must be a bool per agent (or per argument value), got {c.info.describe()}",
+                           "compare, e.g. `phase == 0`")
+            cc.legal = c
+        if message is not None:
+            if self.vocab is None:
+                self.error(f"{cc.path}.message", "`message` needs a `channel:` section", "declare `channel: {vocab: N}`")
+                return
+            mscope = self.scope(f"the message of `{cc.name}`", per_agent=True, me=me, actions=True)
+            m = self.expr(message, mscope, f"{cc.path}.message")
+            if m is not None and (m.info.dtype != "int" or m.info.shape):
+                self.error(f"{cc.path}.message", f"message must be an int symbol per agent, got {m.info.describe()}", "e.g. `word[me]`")
+            cc.message = m
+
+    def check_turns(self) -> Checked | None:
+        turns = self.spec.turns
+        if turns == "simultaneous":
+            return None
+        c = self.expr(turns.active, self.scope("turns.active"), "turns.active")  # type: ignore[union-attr]
+        if c is None:
+            return None
+        if c.info.dtype not in ("int", "bool") or c.info.shape:
+            self.error("turns.active", f"active must be a scalar int (an agent index), got {c.info.describe()}")
+        elif c.info.lo < 0 or c.info.hi > self.n_agents - 1:
+            if c.info.lo > -INF and c.info.hi < INF:
+                self.error("turns.active", f"active can be {c.info.lo:g}..{c.info.hi:g} but agents are 0..{self.n_agents - 1}",
+                           "use `x % n_agents` or clip()")
+        return c
+
+    # ------------------------------------------------------------------ step rules
+    def check_rules(self) -> list[CRule]:
+        rules = []
+        for i, rule in enumerate(self.spec.step):
+            path = f"step[{i}]"
+            kinds = {}
+            for target in rule.set:
+                sym = self.symbols.get(target)
+                if sym is None or sym.kind not in ("state", "agent_state"):
+                    what = f"a {sym.kind.replace('_', ' ')}" if sym else "not declared"
+                    close = [n for n, s in self.symbols.items() if s.kind in ("state", "agent_state")]
+                    self.error(f"{path}.set.{target}", f"cannot set `{target}`: it is {what}",
+                               f"rules set state or agent_state variables: {', '.join(close) or 'none declared'}")
+                    continue
+                if target in ("moved", "conflict", "msg"):
+                    self.error(f"{path}.set.{target}", f"`{target}` is maintained by a mechanics module and cannot be set")
+                    continue
+                kinds[target] = sym.kind
+            if len(set(kinds.values())) > 1:
+                self.error(f"{path}.set", "a rule cannot set both state and agent_state variables",
+                           "split it into two rules: one for global state, one for per-agent state")
+                continue
+            per_agent = "agent_state" in kinds.values()
+            scope = self.scope(f"step rule {i}", per_agent=per_agent, random=True, actions=True)
+            when = self.expr(rule.when, scope, f"{path}.when")
+            if when is not None and (when.info.dtype != "bool" or when.info.shape):
+                self.error(f"{path}.when", f"`when` must be a scalar bool{' per agent' if per_agent else ''}, got {when.info.describe()}",
+                           "compare, e.g. `phase == 0`" + (" or `x[me] > 0`" if per_agent else "; per-agent conditions belong in rules over agent_state"))
+                when = None
+            sets = []
+            for target, src in rule.set.items():
+                if target not in kinds:
+                    continue
+                c = self.expr(src, scope, f"{path}.set.{target}")
+                if c is None:
+                    continue
+                var_shape = self.symbols[target].info.shape[1:] if per_agent else self.symbols[target].info.shape
+                if self._assignable(c, self.symbols[target].info.dtype, var_shape, f"{path}.set.{target}", target):
+                    sets.append((target, c))
+            if when is not None and len(sets) == len(kinds):
+                rules.append(CRule(i, when, sets, per_agent, path, rule.doc))
+        return rules
+
+    # ------------------------------------------------------------------ rewards, metrics, ends
+    def check_rewards(self) -> None:
+        for role_name in self.spec.rewards:
+            if role_name not in self.spec.agents:
+                self.error(f"rewards.{role_name}", f"rewards for unknown role `{role_name}`", f"roles: {', '.join(self.spec.agents)}")
+        for role in self.roles:
+            names: set[str] = set()
+            for i, term in enumerate(self.spec.rewards.get(role.name, [])):
+                path = f"rewards.{role.name}[{i}]"
+                if term.name in names:
+                    self.error(f"{path}.name", f"reward term `{term.name}` appears twice")
+                names.add(term.name)
+                scope = self.scope(f"reward term `{term.name}`", per_agent=True, me=(role.start, role.start + role.count - 1), actions=True)
+                c = self.expr(term.expr, scope, f"{path}.expr")
+                if c is None:
+                    continue
+                if c.info.shape:
+                    self.error(f"{path}.expr", f"a reward term must be one number per agent, got a {c.info.describe()}",
+                               "index with `me` or reduce with sum()/mean()")
+                    continue
+                if not math.isfinite(term.weight):
+                    self.error(f"{path}.weight", "weight must be finite")
+                role.terms.append(CTerm(term.name, c, term.weight, path))
+
+    def check_metrics(self) -> list[CMetric]:
+        out = []
+        for name, m in self.spec.metrics.items():
+            path = f"metrics.{name}"
+            c = self.expr(m.expr, self.scope(f"metric `{name}`", actions=True), f"{path}.expr")
+            if c is None:
+                continue
+            if c.info.shape:
+                self.error(f"{path}.expr", f"a metric must be a scalar, got a {c.info.describe()}", "reduce it, e.g. sum(x) or mean(x)")
+                continue
+            out.append(CMetric(name, c, m.reduce, path))
+        return out
+
+    def check_end(self, key: str) -> Checked | None:
+        c = self.expr(getattr(self.spec, key), self.scope(key, actions=True), key)
+        if c is not None and (c.info.dtype != "bool" or c.info.shape):
+            self.error(key, f"{key} must be a scalar bool, got {c.info.describe()}",
+                       "compare, e.g. `t >= max_steps`; for per-agent values use any(...) or all(...)")
+            return None
+        return c
+
+    # ------------------------------------------------------------------ observations and text
+    def check_observe(self) -> None:
+        for role_name in self.spec.observe:
+            if role_name not in self.spec.agents:
+                self.error(f"observe.{role_name}", f"observations for unknown role `{role_name}`", f"roles: {', '.join(self.spec.agents)}")
+        for role in self.roles:
+            feats = self.spec.observe.get(role.name)
+            if not feats:
+                self.error(f"observe.{role.name}", f"role `{role.name}` observes nothing", "list at least one feature, e.g. `[t]`")
+                continue
+            me = (role.start, role.start + role.count - 1)
+            total = 0
+            for i, f in enumerate(feats):
+                path = f"observe.{role.name}[{i}]"
+                scope = self.scope(f"observation feature {i}", per_agent=True, me=me, actions=True)
+                c = self.expr(f.expr, scope, path)
+                if c is None:
+                    continue
+                size = c.info.size
+                if size > MAX_FEATURE_SIZE:
+                    self.error(path, f"observation feature has {size} values; the limit is {MAX_FEATURE_SIZE}",
+                               "observe a window (e.g. view(pos[me], 2)) or a summary (sum, mean) instead")
+                    continue
+                total += size
+                lo = f.low if f.low is not None else c.info.lo
+                hi = f.high if f.high is not None else c.info.hi
+                name = f.name or (c.source if len(c.source) <= 40 else f"feature_{i}")
+                role.features.append(CFeature(name, c, size, np.full(size, lo, np.float32), np.full(size, hi, np.float32), path))
+                self._check_unbounded_shape(c, path)
+            if total > MAX_OBS_DIM:
+                self.error(f"observe.{role.name}", f"observation has {total} values; the limit is {MAX_OBS_DIM}")
+
+    def _check_unbounded_shape(self, c: Checked, path: str) -> None:
+        used = set()
+        for n in c.names:
+            used |= self.shape_params.get(n, set())
+        for node in ast.walk(c.tree):
+            if isinstance(node, ast.Call):
+                used |= {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and x.id in self.spec.params}
+        for n in sorted(used):
+            p = self.spec.params[n]
+            if p.max is None and n in self.structural:
+                self.error(path, f"observation size is unbounded: its shape depends on param `{n}`, which has no max",
+                           f"give `params.{n}` a max so every observation has a bounded size")
+
+    def check_text(self) -> list[Any] | None:
+        t = self.spec.text
+        if t is None:
+            return None
+        for role_name, tmpl in t.observe.items():
+            role = next((r for r in self.roles if r.name == role_name), None)
+            if role is None:
+                self.error(f"text.observe.{role_name}", f"text for unknown role `{role_name}`")
+                continue
+            scope = self.scope("a text template", per_agent=True, me=(role.start, role.start + role.count - 1), actions=True)
+            role.text_observe = self._template(tmpl, scope, f"text.observe.{role_name}")
+        if t.render is None:
+            return None
+        return self._template(t.render, self.scope("a text template", actions=True), "text.render")
+
+    def _template(self, tmpl: str, scope: Scope, path: str) -> list[Any]:
+        parts: list[Any] = []
+        try:
+            parsed = list(string.Formatter().parse(tmpl))
+        except ValueError as e:
+            self.error(path, f"bad template: {e}", "placeholders are {expr} or {expr:fmt}; write {{ for a literal brace")
+            return parts
+        for literal, field_, fmt, conv in parsed:
+            if literal:
+                parts.append(literal)
+            if field_ is None:
+                continue
+            if conv:
+                self.error(path, f"conversions (!{conv}) are not allowed in templates")
+                continue
+            if fmt and not re.fullmatch(r"[<>^]?[+\- ]?\d*(\.\d+)?[dfegs%]?", fmt):
+                self.error(path, f"format spec `{fmt}` is not allowed", "use e.g. :.2f, :d, :>5")
+                continue
+            c = self.expr(field_, scope, path)
+            if c is not None:
+                parts.append((c, fmt or ""))
+        return parts
+
+    # ------------------------------------------------------------------ probes
+    def check_probes(self, metrics: list[CMetric]) -> list[CProbe]:
+        out = []
+        ids = {a: i for i, a in enumerate(a for r in self.roles for a in r.agent_ids)}
+        n = self.n_agents
+        extra = {
+            "reward": Symbol("reward", "probe", Info("float", (n,)), "P.reward"),
+            "ret": Symbol("ret", "probe", Info("float", (n,)), "P.ret"),
+            "terminated": Symbol("terminated", "probe", Info("bool", (), 0.0, 1.0), "P.terminated"),
+            "truncated": Symbol("truncated", "probe", Info("bool", (), 0.0, 1.0), "P.truncated"),
+        }
+        for m in metrics:
+            extra[f"metric_{m.name}"] = Symbol(f"metric_{m.name}", "probe", Info("float", ()), f"P.metric_{m.name}")
+        for i, probe in enumerate(self.spec.probes):
+            path = f"probes[{i}]"
+            for k in probe.params:
+                if k not in self.spec.params:
+                    self.error(f"{path}.params.{k}", f"unknown param `{k}`", f"this spec's params: {', '.join(self.spec.params) or 'none'}")
+                elif k in self.structural and probe.params[k] != self.params.get(k):
+                    self.error(f"{path}.params.{k}", f"param `{k}` fixes shapes or agent counts and cannot change inside a probe",
+                               "write the probe for the default value")
+            steps = [self._probe_step(step, f"{path}.actions[{j}]", ids) for j, step in enumerate(probe.actions)]
+            expects = []
+            for j, src in enumerate(probe.expect):
+                text = self._rewrite_probe(src, ids, f"{path}.expect[{j}]")
+                if text is None:
+                    continue
+                c = self.expr(text, self.scope("a probe expectation", actions=True, extra=extra), f"{path}.expect[{j}]")
+                if c is not None and (c.info.dtype != "bool" or c.info.shape):
+                    self.error(f"{path}.expect[{j}]", f"an expectation must be a scalar bool, got {c.info.describe()}")
+                    continue
+                if c is not None:
+                    expects.append(c)
+            if all(s is not None for s in steps) and len(expects) == len(probe.expect):
+                out.append(CProbe(probe.name, dict(probe.params), probe.seed, steps, expects, path, list(probe.expect)))  # type: ignore[arg-type]
+        return out
+
+    def _rewrite_probe(self, src: str, ids: dict[str, int], path: str) -> str | None:
+        bad: list[str] = []
+
+        def agent(m: re.Match[str]) -> str:
+            if m.group(2) not in ids:
+                bad.append(m.group(2))
+                return m.group(0)
+            return f"{m.group(1)}[{ids[m.group(2)]}]"
+
+        out = re.sub(r"\b(reward|ret)\.([A-Za-z_]\w*)", agent, src)
+        out = re.sub(r"\bmetric\.([A-Za-z_]\w*)", r"metric_\1", out)
+        if bad:
+            self.error(path, f"unknown agent id `{bad[0]}`", f"agent ids: {', '.join(ids)}", value=src)
+            return None
+        return out
+
+    def _probe_step(self, step: dict[str, str], path: str, ids: dict[str, int]) -> dict[str, tuple[str, dict[str, Any]]] | None:
+        out = {}
+        for agent_id, text in step.items():
+            if agent_id not in ids:
+                self.error(f"{path}.{agent_id}", f"unknown agent id `{agent_id}`", f"agent ids: {', '.join(ids)}")
+                return None
+            role = self.roles_by_index(ids[agent_id])
+            parsed = _parse_action(text)
+            if parsed is None:
+                self.error(f"{path}.{agent_id}", f"cannot read action {text!r}", "write `choice` or `choice(arg=value)`", value=text)
+                return None
+            name, kwargs = parsed
+            choice = next((c for c in role.choices if c.name == name), None)
+            if choice is None:
+                self.error(f"{path}.{agent_id}", f"role `{role.name}` has no choice `{name}`", f"choices: {', '.join(c.name for c in role.choices)}")
+                return None
+            if set(kwargs) != {a.name for a in choice.args}:
+                self.error(f"{path}.{agent_id}", f"`{name}` takes arguments {[a.name for a in choice.args]}, got {list(kwargs)}", value=text)
+                return None
+            for a in choice.args:
+                if not np.isclose(a.values, kwargs[a.name]).any():
+                    self.error(f"{path}.{agent_id}", f"{kwargs[a.name]} is not a value of argument `{a.name}`", f"values: {a.values.tolist()}", value=text)
+                    return None
+            out[agent_id] = (name, kwargs)
+        return out
+
+    def roles_by_index(self, i: int) -> CRole:
+        return next(r for r in self.roles if i in r.indices)
+
+    # ------------------------------------------------------------------ final checks
+    def check_shape_params(self) -> None:
+        for name in sorted(self.structural):
+            p = self.spec.params.get(name)
+            if p is not None and p.type == "float":
+                self.error(f"params.{name}", f"param `{name}` sizes arrays or counts agents, so it must be an int", "set `type: int`")
+
+
+def _parse_action(text: str) -> tuple[str, dict[str, Any]] | None:
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.Name):
+        return node.id, {}
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args:
+        kw = {}
+        for k in node.keywords:
+            v = k.value
+            if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.USub) and isinstance(v.operand, ast.Constant):
+                v = ast.Constant(-v.operand.value)
+            if not isinstance(v, ast.Constant) or not isinstance(v.value, int | float) or k.arg is None:
+                return None
+            kw[k.arg] = v.value
+        return node.func.id, kw
+    return None
+
+
+def _fmt(v: float | None) -> str:
+    return "-inf" if v is None else f"{v:g}"
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield

@@ -1,0 +1,446 @@
+"""The function table: every function an expression may call, with its static typing rule.
+
+Each entry has a signature and a one-line doc (they render the language reference), an
+`infer` rule (argument infos -> result info, or an error message) and, for pure functions,
+`impl`, a numpy implementation used to evaluate constant expressions at check time.
+Backends keep their own emitters keyed by the same names.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gymwright.spec.expr.types import INF, Info, broadcast, numeric, promote, union
+
+MAX_ARRAY_SIZE = 1_000_000
+
+
+class ArgError(Exception):
+    """A call's arguments do not fit the function; the message is shown to the author."""
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """What an `infer` rule sees: argument infos and a way to get constant values."""
+
+    args: list[Info]
+    kwargs: dict[str, Info]
+    const_value: Callable[[int | str], Any]  # position or keyword -> value (ArgError if not constant)
+    grid: Any = None  # the checked grid, for grid helpers
+
+
+@dataclass(frozen=True)
+class Func:
+    name: str
+    signature: str
+    doc: str
+    category: str
+    infer: Callable[[CallInfo], Info]
+    nargs: tuple[int, int]
+    kwargs: tuple[str, ...] = ()
+    impl: Callable[..., Any] | None = None
+    random: bool = False
+
+
+FUNCTIONS: dict[str, Func] = {}
+
+
+def _register(name: str, signature: str, doc: str, category: str, nargs: tuple[int, int],
+              kwargs: Sequence[str] = (), impl: Callable[..., Any] | None = None,
+              random: bool = False) -> Callable[[Callable[[CallInfo], Info]], Callable[[CallInfo], Info]]:
+    def deco(infer: Callable[[CallInfo], Info]) -> Callable[[CallInfo], Info]:
+        FUNCTIONS[name] = Func(name, signature, doc, category, infer, nargs, tuple(kwargs), impl, random)
+        return infer
+    return deco
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _shape_of(*infos: Info) -> tuple[int, ...]:
+    shape: tuple[int, ...] = ()
+    for i in infos:
+        out = broadcast(shape, i.shape)
+        if out is None:
+            raise ArgError("arguments have shapes that do not broadcast: "
+                           + ", ".join(x.describe() for x in infos))
+        shape = out
+    return shape
+
+
+def _need_numeric(i: Info, what: str) -> None:
+    if i.dtype not in ("bool", "int", "float"):
+        raise ArgError(f"{what} must be numeric")
+
+
+def _const_int(c: CallInfo, key: int | str, what: str, lo: int = 0) -> int:
+    v = c.const_value(key)
+    if isinstance(v, np.ndarray) and v.shape == ():
+        v = v.item()
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if not isinstance(v, int | np.integer) or isinstance(v, bool):
+        raise ArgError(f"{what} must be a constant int (params and consts only), got {v!r}")
+    if v < lo:
+        raise ArgError(f"{what} must be >= {lo}, got {v}")
+    return int(v)
+
+
+def _shape_kw(c: CallInfo) -> tuple[int, ...]:
+    if "shape" not in c.kwargs:
+        return ()
+    v = c.const_value("shape")
+    dims = v if isinstance(v, tuple | list) else (v,)
+    out = []
+    for d in dims:
+        if isinstance(d, np.integer):
+            d = int(d)
+        if not isinstance(d, int) or isinstance(d, bool) or d < 0:
+            raise ArgError(f"shape= must be an int or a tuple of ints >= 0, got {v!r}")
+        out.append(d)
+    return _check_size(tuple(out))
+
+
+def _check_size(shape: tuple[int, ...]) -> tuple[int, ...]:
+    if math.prod(shape) > MAX_ARRAY_SIZE:
+        raise ArgError(f"array of shape {shape} has more than {MAX_ARRAY_SIZE} elements")
+    return shape
+
+
+def _const(c: CallInfo) -> bool:
+    return all(a.const for a in c.args) and all(k.const for k in c.kwargs.values())
+
+
+def _mono(fn: Callable[[float], float], lo: float, hi: float) -> tuple[float, float]:
+    try:
+        a, b = fn(lo), fn(hi)
+    except (ValueError, OverflowError):
+        return -INF, INF
+    return min(a, b), max(a, b)
+
+
+# --------------------------------------------------------------------------- elementwise math
+
+@_register("abs", "abs(x)", "absolute value", "math", (1, 1), impl=np.abs)
+def _abs(c: CallInfo) -> Info:
+    x = c.args[0]
+    lo = 0.0 if x.lo <= 0 <= x.hi else min(abs(x.lo), abs(x.hi))
+    return Info(numeric(x.dtype), x.shape, lo, max(abs(x.lo), abs(x.hi)), _const(c))
+
+
+@_register("sign", "sign(x)", "-1, 0 or 1", "math", (1, 1), impl=np.sign)
+def _sign(c: CallInfo) -> Info:
+    x = c.args[0]
+    return Info(numeric(x.dtype), x.shape, -1.0 if x.lo < 0 else 0.0, 1.0 if x.hi > 0 else 0.0, _const(c))
+
+
+def _float_fn(name: str, doc: str, fn: Callable[[float], float], np_fn: Callable[..., Any],
+              domain_lo: float) -> None:
+    @_register(name, f"{name}(x)", doc, "math", (1, 1), impl=np_fn)
+    def _infer(c: CallInfo) -> Info:
+        x = c.args[0]
+        lo, hi = (-INF, INF) if x.lo < domain_lo else _mono(fn, x.lo, x.hi)
+        return Info("float", x.shape, lo, hi, _const(c))
+
+
+_float_fn("sqrt", "square root (nan below 0)", lambda v: math.sqrt(v) if v != INF else INF, np.sqrt, 0.0)
+_float_fn("exp", "e ** x", lambda v: math.exp(v) if v < 700 else INF, np.exp, -INF)
+_float_fn("log", "natural logarithm (-inf at 0)", lambda v: math.log(v) if 0 < v < INF else (INF if v == INF else -INF), np.log, 0.0)
+
+
+def _to_int_fn(name: str, doc: str, np_fn: Callable[..., Any]) -> None:
+    @_register(name, f"{name}(x)", doc, "math", (1, 1), impl=lambda x: np.asarray(np_fn(x)).astype(np.int64))
+    def _infer(c: CallInfo) -> Info:
+        x = c.args[0]
+        return Info("int", x.shape, math.floor(x.lo) if x.lo > -INF else -INF,
+                    math.ceil(x.hi) if x.hi < INF else INF, _const(c))
+
+
+_to_int_fn("floor", "largest int <= x", np.floor)
+_to_int_fn("ceil", "smallest int >= x", np.ceil)
+_to_int_fn("round", "nearest int (ties to even)", np.rint)
+_to_int_fn("int", "convert to int (truncates toward 0)", np.trunc)
+
+
+@_register("float", "float(x)", "convert to float", "math", (1, 1), impl=lambda x: np.asarray(x, dtype=np.float64))
+def _float(c: CallInfo) -> Info:
+    x = c.args[0]
+    return Info("float", x.shape, x.lo, x.hi, _const(c))
+
+
+@_register("bool", "bool(x)", "x != 0", "math", (1, 1), impl=lambda x: np.asarray(x) != 0)
+def _bool(c: CallInfo) -> Info:
+    return Info("bool", c.args[0].shape, 0.0, 1.0, _const(c))
+
+
+def _minmax(c: CallInfo, is_max: bool) -> Info:
+    if len(c.args) == 1:
+        return _reduce_same(c)
+    shape = _shape_of(*c.args)
+    lo = (max if is_max else min)(a.lo for a in c.args)
+    hi = (max if is_max else min)(a.hi for a in c.args)
+    return Info(promote(*(numeric(a.dtype) for a in c.args)), shape, lo, hi, _const(c))
+
+
+FUNCTIONS["max"] = Func("max", "max(a, b, ...) | max(x, axis=None)",
+                        "elementwise maximum of 2+ args; the largest element of one array",
+                        "math", lambda c: _minmax(c, True), (1, 8), ("axis",),
+                        impl=lambda *a, axis=None: np.max(a[0], axis=axis) if len(a) == 1 else np.maximum.reduce(np.broadcast_arrays(*a)))
+FUNCTIONS["min"] = Func("min", "min(a, b, ...) | min(x, axis=None)",
+                        "elementwise minimum of 2+ args; the smallest element of one array",
+                        "math", lambda c: _minmax(c, False), (1, 8), ("axis",),
+                        impl=lambda *a, axis=None: np.min(a[0], axis=axis) if len(a) == 1 else np.minimum.reduce(np.broadcast_arrays(*a)))
+
+
+@_register("clip", "clip(x, lo, hi)", "x limited to [lo, hi]", "math", (3, 3), impl=np.clip)
+def _clip(c: CallInfo) -> Info:
+    x, lo, hi = c.args
+    dtype = promote(*(numeric(a.dtype) for a in c.args))
+    return Info(dtype, _shape_of(x, lo, hi), max(min(x.lo, lo.lo), lo.lo), min(max(x.hi, hi.hi), hi.hi), _const(c))
+
+
+@_register("where", "where(c, a, b)", "elementwise a where c else b", "math", (3, 3), impl=np.where)
+def _where(c: CallInfo) -> Info:
+    cond, a, b = c.args
+    lo, hi = union(a, b)
+    return Info(promote(a.dtype, b.dtype), _shape_of(cond, a, b), lo, hi, _const(c))
+
+
+# --------------------------------------------------------------------------- reductions
+
+def _axis(c: CallInfo, x: Info) -> int | None:
+    if "axis" not in c.kwargs:
+        return None
+    ax = _const_int(c, "axis", "axis", lo=-len(x.shape))
+    if not -len(x.shape) <= ax < len(x.shape):
+        raise ArgError(f"axis {ax} is out of range for an array of shape {x.shape}")
+    return ax % len(x.shape)
+
+
+def _reduced(c: CallInfo) -> tuple[Info, tuple[int, ...], int]:
+    x = c.args[0]
+    if not x.shape:
+        raise ArgError(f"expects an array, got a scalar ({x.describe()})")
+    ax = _axis(c, x)
+    if ax is None:
+        return x, (), x.size
+    return x, x.shape[:ax] + x.shape[ax + 1:], x.shape[ax]
+
+
+def _reduce_same(c: CallInfo) -> Info:
+    x, shape, _ = _reduced(c)
+    return Info(numeric(x.dtype), shape, x.lo, x.hi, _const(c))
+
+
+@_register("sum", "sum(x, axis=None)", "sum of the elements", "reduce", (1, 1), ("axis",), impl=np.sum)
+def _sum(c: CallInfo) -> Info:
+    x, shape, n = _reduced(c)
+    return Info(numeric(x.dtype), shape, x.lo * n if x.lo > -INF else -INF, x.hi * n if x.hi < INF else INF, _const(c))
+
+
+@_register("mean", "mean(x, axis=None)", "mean of the elements", "reduce", (1, 1), ("axis",), impl=np.mean)
+def _mean(c: CallInfo) -> Info:
+    x, shape, _ = _reduced(c)
+    return Info("float", shape, x.lo, x.hi, _const(c))
+
+
+@_register("count", "count(x, axis=None)", "number of true (non-zero) elements", "reduce", (1, 1), ("axis",), impl=np.count_nonzero)
+def _count(c: CallInfo) -> Info:
+    _, shape, n = _reduced(c)
+    return Info("int", shape, 0.0, float(n), _const(c))
+
+
+def _bool_reduce(name: str, doc: str, fn: Callable[..., Any]) -> None:
+    @_register(name, f"{name}(x, axis=None)", doc, "reduce", (1, 1), ("axis",), impl=fn)
+    def _infer(c: CallInfo) -> Info:
+        _, shape, _ = _reduced(c)
+        return Info("bool", shape, 0.0, 1.0, _const(c))
+
+
+_bool_reduce("any", "true if any element is true", np.any)
+_bool_reduce("all", "true if every element is true", np.all)
+
+
+def _arg_reduce(name: str, doc: str, fn: Callable[..., Any]) -> None:
+    @_register(name, f"{name}(x, axis=None)", doc, "reduce", (1, 1), ("axis",), impl=fn)
+    def _infer(c: CallInfo) -> Info:
+        x, shape, n = _reduced(c)
+        if "axis" not in c.kwargs and len(x.shape) > 1:
+            raise ArgError("argmax/argmin over a multi-axis array needs axis=")
+        return Info("int", shape, 0.0, float(n - 1), _const(c))
+
+
+_arg_reduce("argmax", "index of the largest element (first on ties)", np.argmax)
+_arg_reduce("argmin", "index of the smallest element (first on ties)", np.argmin)
+
+
+@_register("dot", "dot(a, b)", "sum(a * b) of two 1-D arrays", "reduce", (2, 2), impl=np.dot)
+def _dot(c: CallInfo) -> Info:
+    a, b = c.args
+    if len(a.shape) != 1 or a.shape != b.shape:
+        raise ArgError(f"expects two 1-D arrays of equal length, got {a.describe()} and {b.describe()}")
+    from gymwright.spec.expr.types import interval_mul
+    lo, hi = interval_mul(a, b)
+    n = a.shape[0]
+    return Info(promote(numeric(a.dtype), numeric(b.dtype)), (), lo * n if lo > -INF else -INF, hi * n if hi < INF else INF, _const(c))
+
+
+# --------------------------------------------------------------------------- array constructors
+
+@_register("arange", "arange(n)", "the ints 0 .. n-1", "array", (1, 1), impl=lambda n: np.arange(n, dtype=np.int64))
+def _arange(c: CallInfo) -> Info:
+    n = _const_int(c, 0, "n", lo=1)
+    _check_size((n,))
+    return Info("int", (n,), 0.0, float(n - 1), True)
+
+
+@_register("linspace", "linspace(a, b, n)", "n evenly spaced floats from a to b", "array", (3, 3), impl=np.linspace)
+def _linspace(c: CallInfo) -> Info:
+    a, b, _ = c.args
+    n = _const_int(c, 2, "n", lo=1)
+    _check_size((n,))
+    lo, hi = union(a, b)
+    return Info("float", (n,), lo, hi, _const(c))
+
+
+def _filled(name: str, doc: str, value: float) -> None:
+    @_register(name, f"{name}(shape)", doc, "array", (1, 1),
+               impl=lambda s: np.full(s, value, dtype=np.float64))
+    def _infer(c: CallInfo) -> Info:
+        v = c.const_value(0)
+        shape = _check_size(tuple(int(d) for d in (v if isinstance(v, tuple | list) else (v,))))
+        return Info("float", shape, value, value, True)
+
+
+_filled("zeros", "float array of zeros", 0.0)
+_filled("ones", "float array of ones", 1.0)
+
+
+@_register("onehot", "onehot(i, n)", "float array of length n with a 1 at index i (all 0 if i is out of range)", "array", (2, 2))
+def _onehot(c: CallInfo) -> Info:
+    i = c.args[0]
+    if i.dtype == "float":
+        raise ArgError("index i must be an int; use int(x) or round(x)")
+    n = _const_int(c, 1, "n", lo=1)
+    return Info("float", _check_size(i.shape + (n,)), 0.0, 1.0, _const(c))
+
+
+@_register("push", "push(window, x)", "the window shifted by one along its first axis, with x as the newest (last) entry", "array", (2, 2))
+def _push(c: CallInfo) -> Info:
+    w, x = c.args
+    if not w.shape:
+        raise ArgError("window must be an array whose first axis is the history length")
+    if broadcast(w.shape[1:], x.shape) != w.shape[1:]:
+        raise ArgError(f"x ({x.describe()}) does not fit one entry of the window ({w.describe()})")
+    lo, hi = union(w, x)
+    return Info(promote(w.dtype, x.dtype), w.shape, lo, hi, _const(c))
+
+
+@_register("roll", "roll(x, k)", "x rotated by k along its first axis", "array", (2, 2))
+def _roll(c: CallInfo) -> Info:
+    x, k = c.args
+    if not x.shape or k.shape or k.dtype == "float":
+        raise ArgError("expects an array and an int shift")
+    return Info(x.dtype, x.shape, x.lo, x.hi, _const(c))
+
+
+# --------------------------------------------------------------------------- random (seeded, counter-based)
+
+def _random(name: str, signature: str, doc: str, dtype: str, arity: tuple[int, int],
+            bounds: Callable[[list[Info]], tuple[float, float]]) -> None:
+    @_register(name, signature, doc, "random", arity, ("shape",), random=True)
+    def _infer(c: CallInfo) -> Info:
+        for a in c.args:
+            _need_numeric(a, "arguments")
+        shape = _shape_of(*c.args)
+        kw = _shape_kw(c)
+        if shape and kw and broadcast(shape, kw) != kw:
+            raise ArgError(f"arguments of shape {shape} do not fit shape={kw}")
+        lo, hi = bounds(c.args)
+        return Info(dtype, kw or shape, lo, hi, False)
+
+
+_random("uniform", "uniform(lo=0, hi=1, shape=())", "uniform float in [lo, hi)", "float", (0, 2),
+        lambda a: (a[0].lo if a else 0.0, a[1].hi if len(a) > 1 else 1.0))
+_random("normal", "normal(mean=0, std=1, shape=())", "normal float", "float", (0, 2), lambda a: (-INF, INF))
+_random("randint", "randint(lo, hi, shape=())", "uniform int in [lo, hi) (hi exclusive)", "int", (2, 2),
+        lambda a: (a[0].lo, a[1].hi - 1))
+_random("bernoulli", "bernoulli(p, shape=())", "true with probability p", "bool", (1, 1), lambda a: (0.0, 1.0))
+
+
+@_register("choice", "choice(a)", "a uniformly drawn element of the 1-D array a", "random", (1, 1), random=True)
+def _choice(c: CallInfo) -> Info:
+    a = c.args[0]
+    if len(a.shape) != 1:
+        raise ArgError(f"expects a 1-D array, got {a.describe()}")
+    return Info(a.dtype, (), a.lo, a.hi, False)
+
+
+@_register("permutation", "permutation(n)", "a uniformly drawn ordering of 0 .. n-1", "random", (1, 1), random=True)
+def _permutation(c: CallInfo) -> Info:
+    n = _const_int(c, 0, "n", lo=1)
+    return Info("int", _check_size((n,)), 0.0, float(n - 1), False)
+
+
+# --------------------------------------------------------------------------- grid helpers
+
+def _need_grid(c: CallInfo) -> Any:
+    if c.grid is None:
+        raise ArgError("is a grid helper; declare a `grid:` section to use it")
+    return c.grid
+
+
+def _need_pos(i: Info, what: str) -> None:
+    if i.shape[-1:] != (2,) or i.dtype == "float":
+        raise ArgError(f"{what} must be an int position [row, col] (shape 2), got {i.describe()}")
+
+
+@_register("tile", "tile(p)", "the tile kind at position p (-1 outside the grid)", "grid", (1, 1))
+def _tile(c: CallInfo) -> Info:
+    g = _need_grid(c)
+    _need_pos(c.args[0], "p")
+    return Info("int", c.args[0].shape[:-1], -1.0, float(len(g.kinds) - 1), False)
+
+
+@_register("manhattan", "manhattan(a, b)", "|a.row - b.row| + |a.col - b.col|", "grid", (2, 2))
+def _manhattan(c: CallInfo) -> Info:
+    a, b = c.args
+    _need_pos(a, "a")
+    _need_pos(b, "b")
+    shape = _shape_of(a, b)[:-1]
+    g = c.grid
+    hi = float(g.height + g.width - 2) if g is not None else INF
+    return Info("int", shape, 0.0, hi, _const(c))
+
+
+@_register("in_bounds", "in_bounds(p)", "true if p is inside the grid", "grid", (1, 1))
+def _in_bounds(c: CallInfo) -> Info:
+    _need_grid(c)
+    _need_pos(c.args[0], "p")
+    return Info("bool", c.args[0].shape[:-1], 0.0, 1.0, False)
+
+
+@_register("view", "view(p, r)", "the (2r+1)x(2r+1) window of tile kinds around p (-1 outside)", "grid", (2, 2))
+def _view(c: CallInfo) -> Info:
+    g = _need_grid(c)
+    p = c.args[0]
+    _need_pos(p, "p")
+    if p.shape != (2,):
+        raise ArgError("p must be one position (shape 2), e.g. pos[me]")
+    r = _const_int(c, 1, "r")
+    return Info("int", _check_size((2 * r + 1, 2 * r + 1)), -1.0, float(len(g.kinds) - 1), False)
+
+
+@_register("agents_view", "agents_view(p, r)", "the (2r+1)x(2r+1) window of agent counts around p", "grid", (2, 2))
+def _agents_view(c: CallInfo) -> Info:
+    g = _need_grid(c)
+    p = c.args[0]
+    _need_pos(p, "p")
+    if p.shape != (2,):
+        raise ArgError("p must be one position (shape 2), e.g. pos[me]")
+    r = _const_int(c, 1, "r")
+    return Info("int", _check_size((2 * r + 1, 2 * r + 1)), 0.0, float(g.n_agents), False)

@@ -1,0 +1,128 @@
+"""Load a spec from a file, a library name, YAML/JSON text or a dict.
+
+Every problem becomes a Diagnostic with the spec path (`rewards.bargainer[0].expr`), never a
+pydantic or YAML traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from gymwright.errors import SpecError
+from gymwright.spec import model as m
+from gymwright.verify.diagnostic import Diagnostic, error
+
+LIBRARY_DIR = Path(__file__).resolve().parent / "library"
+STAGE = "schema"
+
+
+def library_names() -> list[str]:
+    return sorted(p.stem for p in LIBRARY_DIR.glob("*.yaml"))
+
+
+def resolve(source: str | Path) -> Path:
+    """A spec path, or the library file of that name."""
+    path = Path(source)
+    if path.exists():
+        return path
+    if isinstance(source, str) and "/" not in source and not source.endswith((".yaml", ".yml", ".json")):
+        lib = LIBRARY_DIR / f"{source}.yaml"
+        if lib.exists():
+            return lib
+        close = difflib.get_close_matches(source, library_names(), n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}?" if close else f"library specs: {', '.join(library_names())}"
+        raise SpecError([error("load", str(source), f"no spec file or library spec named `{source}`", hint)])
+    raise SpecError([error("load", str(source), "file not found", "check the path")])
+
+
+def read_data(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Raw spec data and a label saying where it came from."""
+    if isinstance(source, dict):
+        return source, "<dict>"
+    text_given = isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{"))
+    if text_given:
+        text, label = str(source), "<text>"
+    else:
+        path = resolve(source)
+        text, label = path.read_text(), str(path)
+    try:
+        data = yaml.safe_load(text) if not label.endswith(".json") else json.loads(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{label}:{mark.line + 1}:{mark.column + 1}" if mark else label
+        raise SpecError([error("load", where, f"YAML syntax error: {getattr(e, 'problem', e)}",
+                               "check indentation and quoting; expressions with ':' or '#' need quotes")]) from None
+    except json.JSONDecodeError as e:
+        raise SpecError([error("load", f"{label}:{e.lineno}:{e.colno}", f"JSON syntax error: {e.msg}")]) from None
+    if not isinstance(data, dict):
+        raise SpecError([error("load", label, f"a spec must be a mapping at the top level, got {type(data).__name__}",
+                               "start with `gymwright: 1` and `name: ...`")])
+    return data, label
+
+
+def load_spec(source: str | Path | dict[str, Any]) -> m.EnvSpec:
+    """Parse and schema-validate a spec. Raises SpecError carrying diagnostics."""
+    data, _ = read_data(source)
+    try:
+        return m.EnvSpec.model_validate(data)
+    except ValidationError as e:
+        raise SpecError(schema_diagnostics(e)) from None
+
+
+_TAGS = {"str", "int", "float", "bool", "list", "dict", "none"} | {
+    name for name, obj in vars(m).items() if isinstance(obj, type) and issubclass(obj, BaseModel)
+}
+_FIELDS = sorted({f for obj in vars(m).values() if isinstance(obj, type) and issubclass(obj, BaseModel)
+                  for f in obj.model_fields})
+
+
+def _clean(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif "[" in part or part in _TAGS or part.startswith("function-"):
+            continue
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+def schema_diagnostics(e: ValidationError) -> list[Diagnostic]:
+    """One diagnostic per spec path (unions report many alternatives; keep the clearest)."""
+    by_path: dict[str, Diagnostic] = {}
+    for err in e.errors():
+        path = _clean(err["loc"])
+        kind = err["type"]
+        if kind == "extra_forbidden":
+            key = str(err["loc"][-1])
+            close = difflib.get_close_matches(key, _FIELDS, n=1, cutoff=0.7)
+            d = error(STAGE, path, f"unknown key `{key}`",
+                      f"did you mean `{close[0]}`?" if close else "remove it; see `gymwright schema` for the allowed keys")
+        elif kind == "missing":
+            d = error(STAGE, path, f"missing required key `{err['loc'][-1]}`", "see `gymwright schema`")
+        else:
+            d = error(STAGE, path, err["msg"], _hint(kind), value=_short(err.get("input")))
+        prev = by_path.get(path)
+        if prev is None or (prev.message.startswith("Input should be") and not d.message.startswith("Input should be")):
+            by_path[path] = d
+    return list(by_path.values())
+
+
+def _hint(kind: str) -> str:
+    return {
+        "string_pattern_mismatch": "names start with a letter and use letters, digits and _",
+        "literal_error": "use one of the listed values",
+        "too_short": "give at least one entry",
+    }.get(kind, "")
+
+
+def _short(value: Any) -> Any:
+    text = repr(value)
+    return value if len(text) <= 200 else text[:200] + "..."

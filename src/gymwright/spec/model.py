@@ -1,0 +1,220 @@
+"""The spec language as pydantic models: the one source of truth for the schema.
+
+Every field carries a description: `EnvSpec.model_json_schema()` feeds the `schema` command,
+the docs and (later) the designer's prompts. Expressions are strings in Python expression
+syntax (see `gymwright.spec.expr`); YAML numbers and booleans are accepted where an
+expression is expected and mean the literal.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+IDENT = r"^[A-Za-z][A-Za-z0-9_]*$"
+
+Expr = Annotated[
+    str | bool | int | float,
+    Field(description="An expression (Python syntax, whitelisted) or a literal number/bool."),
+]
+Name = Annotated[str, Field(pattern=IDENT, description="An identifier: a letter, then letters, digits or _.")]
+DType = Literal["int", "float", "bool"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Param(_Strict):
+    """A typed knob with a default and a range: the engineer's lever."""
+
+    type: DType | None = Field(None, description="int, float or bool; inferred from `default` if omitted.")
+    default: bool | int | float = Field(description="Value used when no assignment is given.")
+    min: float | None = Field(None, description="Smallest allowed value (inclusive).")
+    max: float | None = Field(None, description="Largest allowed value (inclusive). Required for params that size arrays or agent counts.")
+    doc: str = Field("", description="What the knob means, for people and for the engineer.")
+
+    @model_validator(mode="after")
+    def _infer_type(self) -> Param:
+        if self.type is None:
+            d = self.default
+            self.type = "bool" if isinstance(d, bool) else "int" if isinstance(d, int) else "float"
+        return self
+
+
+class Enum(_Strict):
+    """Named integer constants: `{enum: [propose, respond]}` defines propose = 0, respond = 1."""
+
+    enum: list[Name] = Field(min_length=1, description="Names; each becomes an int constant equal to its position.")
+    doc: str = ""
+
+
+ConstValue = bool | int | float | list[Any]
+
+
+class Const(_Strict):
+    """A named constant value (number, bool, or a nested list = an array/table)."""
+
+    value: ConstValue = Field(description="A number, bool or (nested) list of numbers.")
+    doc: str = ""
+
+
+class Role(_Strict):
+    """A role of agents. Agent ids are `<role>_<i>`, in role order then index."""
+
+    count: int | str = Field(1, description="Number of agents of this role: an int or a param expression.")
+    doc: str = ""
+
+
+class Var(_Strict):
+    """A state variable: global in `state`, one per agent in `agent_state`."""
+
+    type: DType | None = Field(None, description="int, float or bool; inferred from `init` if omitted.")
+    shape: list[int | str] = Field(default_factory=list, description="Extra axes (ints or param expressions); [] is a scalar. In agent_state the agent axis comes first and is implicit.")
+    init: Expr = Field(0, description="Initial value at reset (may use params, consts, random functions and earlier variables; in agent_state also `me`).")
+    min: Expr | None = Field(None, description="Declared lower bound (checked by the verifier, used for observation bounds).")
+    max: Expr | None = Field(None, description="Declared upper bound.")
+    private: bool = Field(False, description="agent_state only: other agents should not observe it.")
+    doc: str = ""
+
+
+Direction = Literal["up", "down", "left", "right", "stay"]
+
+
+class Choice(_Strict):
+    """One named action choice, optionally with discrete arguments (a cartesian product)."""
+
+    name: Name = Field(description="Choice name; in expressions it is a per-agent bool array (`accept[me]`).")
+    args: dict[Name, Expr] = Field(default_factory=dict, description="Argument name -> expression giving the 1-D list of values (e.g. `linspace(0, 1, 11)`). In expressions an argument is a per-agent numeric array (`share[proposer]`).")
+    legal: Expr = Field(True, description="Per-agent bool expression: when the choice may be taken. May use `me` and the argument names (then it is evaluated for every value).")
+    move: Direction | list[int] | None = Field(None, description="grid specs: the move this choice makes (up/down/left/right/stay or [drow, dcol]).")
+    message: Expr | None = Field(None, description="channel specs: the int symbol this choice sends (per agent, may use the arguments).")
+    doc: str = ""
+
+
+class Turns(_Strict):
+    """Turn-based play: only the agent `active` (a global agent index) acts each step."""
+
+    active: Expr = Field(description="Scalar int expression: the index of the agent whose turn it is.")
+
+
+class Rule(_Strict):
+    """A step rule: when `when` holds, assign `set` (evaluated against the state before this rule)."""
+
+    when: Expr = Field(True, description="Condition. Scalar for rules over `state`; per agent (may use `me`) for rules over `agent_state`.")
+    set: dict[Name, Expr] = Field(min_length=1, description="Variable -> new value. All targets of a rule are either global state or agent_state.")
+    doc: str = ""
+
+
+class RewardTerm(_Strict):
+    """One named term; an agent's reward is sum(weight * expr) over its role's terms."""
+
+    name: Name
+    expr: Expr = Field(description="Per-agent numeric expression (may use `me`).")
+    weight: float = Field(1.0, description="Multiplier of the term.")
+    doc: str = ""
+
+
+class Metric(_Strict):
+    """A task measure independent of reward, reduced over the episode."""
+
+    expr: Expr = Field(description="Scalar expression evaluated after every step.")
+    reduce: Literal["last", "sum", "mean", "max", "min"] = Field("last", description="How per-step values reduce to one per episode.")
+    doc: str = ""
+
+
+class Feature(_Strict):
+    """One observation feature (any shape, flattened into the agent's Box)."""
+
+    expr: Expr = Field(description="Per-agent numeric/bool expression (may use `me`).")
+    name: str = ""
+    low: float | None = Field(None, description="Override the inferred lower bound.")
+    high: float | None = Field(None, description="Override the inferred upper bound.")
+    doc: str = ""
+
+
+class Text(_Strict):
+    """Text templates with `{expr}` or `{expr:fmt}` placeholders."""
+
+    render: str | None = Field(None, description="Global template for render('ansi').")
+    observe: dict[Name, str] = Field(default_factory=dict, description="Per role template of a text observation (may use `me`).")
+
+
+class Probe(_Strict):
+    """A scenario test: scripted actions from reset, then expected relations."""
+
+    name: str
+    params: dict[Name, bool | int | float] = Field(default_factory=dict)
+    seed: int = 0
+    actions: list[dict[str, str]] = Field(default_factory=list, description="One dict per step: agent id -> `choice` or `choice(arg=value)`.")
+    expect: list[str] = Field(min_length=1, description="Bool expressions checked after the last step; may use state, metrics via `metric.NAME`, `reward.AGENT` (last step), `ret.AGENT` (episode return), `terminated`, `truncated`.")
+    doc: str = ""
+
+
+class TileKind(_Strict):
+    """A kind of grid tile; the first declared kind is the floor."""
+
+    char: str = Field(min_length=1, max_length=1, description="Character in maps and ansi rendering.")
+    color: list[int] = Field(default_factory=lambda: [200, 200, 200], min_length=3, max_length=3)
+    density: Expr = Field(0, description="Share of generated cells of this kind (param expression).")
+    blocked: bool = Field(False, description="Generated layouts keep every agent's goal reachable without crossing this kind.")
+    passable: bool = Field(True, description="Agents can enter it (False = wall).")
+
+
+class Grid(_Strict):
+    """The grid mechanics module: layout, start/goal placement, moves, collisions.
+
+    Adds `pos`, `goal` (agent_state, [2] int), `tiles` (state, [height, width] int), `moved` and
+    `conflict` (per-agent bools of the last step), one int constant per tile kind, and the
+    helpers `tile(p)`, `manhattan(a, b)`, `view(p, r)`, `agents_view(p, r)`, `in_bounds(p)`.
+    """
+
+    height: int | str = Field(description="Rows (int or param expression).")
+    width: int | str = Field(description="Columns.")
+    tiles: dict[Name, TileKind] = Field(min_length=1, description="Tile kinds; the first is the floor.")
+    map: list[str] | None = Field(None, description="Fixed layout, one string per row of tile chars. Omit to generate from densities.")
+    starts: Literal["random"] | list[list[int]] = "random"
+    goals: Literal["random"] | list[list[int]] = "random"
+    slip: Expr = Field(0.0, description="Probability a move is replaced by a perpendicular one.")
+    collision: Literal["block", "none"] = Field("block", description="block: vertex and swap conflicts cancel the moves involved.")
+    can_move: Expr = Field(True, description="Per-agent bool: whether the agent moves this step (e.g. `not done[me]`).")
+
+
+class Channel(_Strict):
+    """A message channel: choices with `message` send a symbol; `msg` holds each agent's last symbol (-1 = silent)."""
+
+    vocab: int | str = Field(description="Number of symbols (int or param expression).")
+    doc: str = ""
+
+
+class EnvSpec(_Strict):
+    """A multi-agent environment, as data."""
+
+    gymwright: Literal[1] = Field(1, description="Spec language version.")
+    name: Name = Field(description="Identifier of the environment.")
+    description: str = Field("", description="The task text this spec answers.")
+    doc: str = Field("", description="Short documentation (the environment card).")
+    tags: list[str] = Field(default_factory=list)
+    params: dict[Name, Param] = Field(default_factory=dict)
+    consts: dict[Name, Const | Enum | ConstValue] = Field(default_factory=dict)
+    agents: dict[Name, Role] = Field(min_length=1)
+    grid: Grid | None = None
+    channel: Channel | None = None
+    state: dict[Name, Var] = Field(default_factory=dict)
+    agent_state: dict[Name, Var] = Field(default_factory=dict)
+    actions: dict[Name, list[Choice]] = Field(description="Per role, its choices. Action space = Discrete(total), with a mask from `legal`.")
+    turns: Literal["simultaneous"] | Turns = "simultaneous"
+    step: list[Rule] = Field(default_factory=list, description="Ordered rules; later rules see earlier updates.")
+    rewards: dict[Name, list[RewardTerm]] = Field(default_factory=dict)
+    metrics: dict[Name, Metric] = Field(default_factory=dict)
+    terminate: Expr = Field(False, description="Scalar bool: the episode ends (terminated). `t` counts steps taken.")
+    truncate: Expr = Field(False, description="Scalar bool: the episode is cut off (truncated), e.g. `t >= max_steps`.")
+    observe: dict[Name, list[Feature | Expr]] = Field(description="Per role, its features, flattened into a float32 Box.")
+    text: Text | None = None
+    probes: list[Probe] = Field(default_factory=list)
+
+    @field_validator("observe")
+    @classmethod
+    def _features(cls, v: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        return {role: [f if isinstance(f, Feature) else Feature(expr=f) for f in fs] for role, fs in v.items()}
