@@ -42,7 +42,7 @@ MAX_FEATURE_SIZE = 4096
 MAX_OBS_DIM = 16384
 MAX_VAR_SIZE = 1_000_000
 DIRECTIONS = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1), "stay": (0, 0)}
-RESERVED = {"me", "t", "n_agents", "action", "True", "False", "None", "reward", "ret",
+RESERVED = {"me", "t", "action", "True", "False", "None", "reward", "ret",
             "terminated", "truncated", "metric", "p", "v", "np", "rt"}
 STAGE = "static"
 
@@ -259,7 +259,12 @@ class _Builder:
 
     def check_builtins(self) -> None:
         n = self.n_agents
-        self.symbols["n_agents"] = Symbol("n_agents", "builtin", Info("int", (), n, n, True, n), "p.n_agents", "number of agents")
+        if "n_agents" in self.symbols:  # a param may name the built-in, if it is the total
+            if self.params.get("n_agents") != n:
+                self.error("params.n_agents", f"param `n_agents` = {self.params.get('n_agents')} but the spec has {n} agents in all",
+                           "`n_agents` names the total number of agents; give the param another name")
+        else:
+            self.symbols["n_agents"] = Symbol("n_agents", "builtin", Info("int", (), n, n, True, n), "p.n_agents", "number of agents")
         self.symbols["t"] = Symbol("t", "t", Info("int", (), 0.0, INF), "v.t", "steps taken in this episode")
         for r in self.roles:
             mask = np.array([i in r.indices for i in range(n)])

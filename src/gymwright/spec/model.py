@@ -47,7 +47,7 @@ class Enum(_Strict):
     """Named integer constants: `{enum: [propose, respond]}` defines propose = 0, respond = 1."""
 
     enum: list[Name] = Field(min_length=1, description="Names; each becomes an int constant equal to its position.")
-    doc: str = ""
+    doc: str = Field("", description="Documentation for people and the engineer.")
 
 
 ConstValue = bool | int | float | list[Any]
@@ -57,14 +57,14 @@ class Const(_Strict):
     """A named constant value (number, bool, or a nested list = an array/table)."""
 
     value: ConstValue = Field(description="A number, bool or (nested) list of numbers.")
-    doc: str = ""
+    doc: str = Field("", description="Documentation for people and the engineer.")
 
 
 class Role(_Strict):
     """A role of agents. Agent ids are `<role>_<i>`, in role order then index."""
 
     count: int | str = Field(1, description="Number of agents of this role: an int or a param expression.")
-    doc: str = ""
+    doc: str = Field("", description="Documentation for people and the engineer.")
 
 
 class Var(_Strict):
@@ -76,7 +76,7 @@ class Var(_Strict):
     min: Expr | None = Field(None, description="Declared lower bound (checked by the verifier, used for observation bounds).")
     max: Expr | None = Field(None, description="Declared upper bound.")
     private: bool = Field(False, description="agent_state only: other agents should not observe it.")
-    doc: str = ""
+    doc: str = Field("", description="Documentation for people and the engineer.")
 
 
 Direction = Literal["up", "down", "left", "right", "stay"]
@@ -90,7 +90,7 @@ class Choice(_Strict):
     legal: Expr = Field(True, description="Per-agent bool expression: when the choice may be taken. May use `me` and the argument names (then it is evaluated for every value).")
     move: Direction | list[int] | None = Field(None, description="grid specs: the move this choice makes (up/down/left/right/stay or [drow, dcol]).")
     message: Expr | None = Field(None, description="channel specs: the int symbol this choice sends (per agent, may use the arguments).")
-    doc: str = ""
+    doc: str = Field("", description="Documentation for people and the engineer.")
 
 
 class Turns(_Strict):
@@ -104,16 +104,16 @@ class Rule(_Strict):
 
     when: Expr = Field(True, description="Condition. Scalar for rules over `state`; per agent (may use `me`) for rules over `agent_state`.")
     set: dict[Name, Expr] = Field(min_length=1, description="Variable -> new value. All targets of a rule are either global state or agent_state.")
-    doc: str = ""
+    doc: str = Field("", description="Documentation for people and the engineer.")
 
 
 class RewardTerm(_Strict):
     """One named term; an agent's reward is sum(weight * expr) over its role's terms."""
 
-    name: Name
+    name: Name = Field(description="Term name, logged in infos[agent]['reward_terms'].")
     expr: Expr = Field(description="Per-agent numeric expression (may use `me`).")
     weight: float = Field(1.0, description="Multiplier of the term.")
-    doc: str = ""
+    doc: str = Field("", description="Documentation for people and the engineer.")
 
 
 class Metric(_Strict):
@@ -121,7 +121,7 @@ class Metric(_Strict):
 
     expr: Expr = Field(description="Scalar expression evaluated after every step.")
     reduce: Literal["last", "sum", "mean", "max", "min"] = Field("last", description="How per-step values reduce to one per episode.")
-    doc: str = ""
+    doc: str = Field("", description="Documentation for people and the engineer.")
 
 
 class Feature(_Strict):
@@ -131,7 +131,7 @@ class Feature(_Strict):
     name: str = ""
     low: float | None = Field(None, description="Override the inferred lower bound.")
     high: float | None = Field(None, description="Override the inferred upper bound.")
-    doc: str = ""
+    doc: str = Field("", description="Documentation for people and the engineer.")
 
 
 class Text(_Strict):
@@ -144,19 +144,19 @@ class Text(_Strict):
 class Probe(_Strict):
     """A scenario test: scripted actions from reset, then expected relations."""
 
-    name: str
-    params: dict[Name, bool | int | float] = Field(default_factory=dict)
-    seed: int = 0
+    name: str = Field(description="What the scenario shows.")
+    params: dict[Name, bool | int | float] = Field(default_factory=dict, description="Param overrides for this probe (not structural ones).")
+    seed: int = Field(0, description="Reset seed.")
     actions: list[dict[str, str]] = Field(default_factory=list, description="One dict per step: agent id -> `choice` or `choice(arg=value)`.")
     expect: list[str] = Field(min_length=1, description="Bool expressions checked after the last step; may use state, metrics via `metric.NAME`, `reward.AGENT` (last step), `ret.AGENT` (episode return), `terminated`, `truncated`.")
-    doc: str = ""
+    doc: str = Field("", description="Documentation for people and the engineer.")
 
 
 class TileKind(_Strict):
     """A kind of grid tile; the first declared kind is the floor."""
 
     char: str = Field(min_length=1, max_length=1, description="Character in maps and ansi rendering.")
-    color: list[int] = Field(default_factory=lambda: [200, 200, 200], min_length=3, max_length=3)
+    color: list[int] = Field(default_factory=lambda: [200, 200, 200], min_length=3, max_length=3, description="RGB colour in rgb_array renderings.")
     density: Expr = Field(0, description="Share of generated cells of this kind (param expression).")
     blocked: bool = Field(False, description="Generated layouts keep every agent's goal reachable without crossing this kind.")
     passable: bool = Field(True, description="Agents can enter it (False = wall).")
@@ -174,8 +174,8 @@ class Grid(_Strict):
     width: int | str = Field(description="Columns.")
     tiles: dict[Name, TileKind] = Field(min_length=1, description="Tile kinds; the first is the floor.")
     map: list[str] | None = Field(None, description="Fixed layout, one string per row of tile chars. Omit to generate from densities.")
-    starts: Literal["random"] | list[list[int]] = "random"
-    goals: Literal["random"] | list[list[int]] = "random"
+    starts: Literal["random"] | list[list[int]] = Field("random", description="`random` (distinct free cells) or one [row, col] per agent.")
+    goals: Literal["random"] | list[list[int]] = Field("random", description="`random` (reachable from the start) or one [row, col] per agent.")
     slip: Expr = Field(0.0, description="Probability a move is replaced by a perpendicular one.")
     collision: Literal["block", "none"] = Field("block", description="block: vertex and swap conflicts cancel the moves involved.")
     can_move: Expr = Field(True, description="Per-agent bool: whether the agent moves this step (e.g. `not done[me]`).")
@@ -185,7 +185,7 @@ class Channel(_Strict):
     """A message channel: choices with `message` send a symbol; `msg` holds each agent's last symbol (-1 = silent)."""
 
     vocab: int | str = Field(description="Number of symbols (int or param expression).")
-    doc: str = ""
+    doc: str = Field("", description="Documentation for people and the engineer.")
 
 
 class EnvSpec(_Strict):
@@ -195,24 +195,24 @@ class EnvSpec(_Strict):
     name: Name = Field(description="Identifier of the environment.")
     description: str = Field("", description="The task text this spec answers.")
     doc: str = Field("", description="Short documentation (the environment card).")
-    tags: list[str] = Field(default_factory=list)
-    params: dict[Name, Param] = Field(default_factory=dict)
-    consts: dict[Name, Const | Enum | ConstValue] = Field(default_factory=dict)
-    agents: dict[Name, Role] = Field(min_length=1)
-    grid: Grid | None = None
-    channel: Channel | None = None
-    state: dict[Name, Var] = Field(default_factory=dict)
-    agent_state: dict[Name, Var] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list, description="Keywords for retrieval and the library listing.")
+    params: dict[Name, Param] = Field(default_factory=dict, description="Typed knobs; a spec plus a param assignment is one environment (a config).")
+    consts: dict[Name, Const | Enum | ConstValue] = Field(default_factory=dict, description="Named constants: numbers, tables (nested lists) and enums.")
+    agents: dict[Name, Role] = Field(min_length=1, description="Roles and their counts; agent ids are `<role>_<i>`.")
+    grid: Grid | None = Field(None, description="The grid mechanics module (positions, layouts, moves, collisions).")
+    channel: Channel | None = Field(None, description="The message channel module (communication games).")
+    state: dict[Name, Var] = Field(default_factory=dict, description="Global variables, initialized in order at reset.")
+    agent_state: dict[Name, Var] = Field(default_factory=dict, description="Per-agent variables (leading agent axis; `x[me]` is mine).")
     actions: dict[Name, list[Choice]] = Field(description="Per role, its choices. Action space = Discrete(total), with a mask from `legal`.")
-    turns: Literal["simultaneous"] | Turns = "simultaneous"
+    turns: Literal["simultaneous"] | Turns = Field("simultaneous", description="`simultaneous`, or `{active: expr}` for turn-based play.")
     step: list[Rule] = Field(default_factory=list, description="Ordered rules; later rules see earlier updates.")
-    rewards: dict[Name, list[RewardTerm]] = Field(default_factory=dict)
-    metrics: dict[Name, Metric] = Field(default_factory=dict)
+    rewards: dict[Name, list[RewardTerm]] = Field(default_factory=dict, description="Per role, named reward terms; each is logged on its own.")
+    metrics: dict[Name, Metric] = Field(default_factory=dict, description="Task measures independent of reward, reported at episode end.")
     terminate: Expr = Field(False, description="Scalar bool: the episode ends (terminated). `t` counts steps taken.")
     truncate: Expr = Field(False, description="Scalar bool: the episode is cut off (truncated), e.g. `t >= max_steps`.")
     observe: dict[Name, list[Feature | Expr]] = Field(description="Per role, its features, flattened into a float32 Box.")
-    text: Text | None = None
-    probes: list[Probe] = Field(default_factory=list)
+    text: Text | None = Field(None, description="Text templates for render('ansi') and text observations.")
+    probes: list[Probe] = Field(default_factory=list, description="Scenario tests run by the verifier.")
 
     @field_validator("observe")
     @classmethod

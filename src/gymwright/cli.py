@@ -1,0 +1,447 @@
+"""The `gymwright` command line: a thin shell over load, validate, compile and export.
+
+Domain errors (`GymwrightError`, `SpecError` with its diagnostics) are caught only at the
+command boundary (`domain_errors`) and printed as short bullets on stderr, then exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import numpy as np
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from gymwright.compile import compile_spec, export_source
+from gymwright.errors import GymwrightError, SpecError
+from gymwright.spec.loader import library_names, load_spec
+from gymwright.spec.model import EnvSpec
+from gymwright.verify.diagnostic import Diagnostic, Severity
+from gymwright.verify.validate import validate as validate_spec
+
+app = typer.Typer(
+    name="gymwright",
+    help="Design, check and play multi-agent environments written in the gymwright spec language.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+DEMO_SPECS = ("cake_negotiation", "mapf_frozenlake")
+DEMO_FRAMES = 6
+SEVERITY_STYLE = {Severity.error: "red", Severity.warning: "yellow", Severity.info: "dim"}
+
+
+# --------------------------------------------------------------------------- errors at the boundary
+def fail(lines: list[str], next_step: str = "") -> NoReturn:
+    """Print each line as a bullet on stderr (plus what to do next) and exit 1."""
+    for line in lines:
+        err.print(Text("- " + line.replace("\n", "\n  "), style="red"))
+    if next_step:
+        err.print(Text(next_step))
+    raise typer.Exit(1)
+
+
+@contextmanager
+def domain_errors() -> Iterator[None]:
+    """Turn gymwright's own errors (user mistakes, not bugs) into bullets and exit 1."""
+    try:
+        yield
+    except SpecError as e:
+        fail([d.format() for d in e.diagnostics] or [str(e)],
+             "fix the spec or the --param values, then run `gymwright validate SPEC`")
+    except GymwrightError as e:
+        fail([str(e)])
+    except OSError as e:
+        fail([f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")])
+
+
+# --------------------------------------------------------------------------- shared options
+def parse_params(values: list[str] | None) -> dict[str, Any]:
+    """`k=v` strings -> {k: v}; values are YAML scalars (`0.8`, `3`, `true`)."""
+    params: dict[str, Any] = {}
+    for item in values or []:
+        name, sep, raw = item.partition("=")
+        name = name.strip()
+        if not sep or not name or not raw.strip():
+            raise typer.BadParameter(f"expected NAME=VALUE (e.g. --param discount=0.8), got {item!r}",
+                                     param_hint="'--param'")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            value = raw
+        if isinstance(value, list | dict):
+            raise typer.BadParameter(f"{name}: a param value is a number or a bool, got {raw!r}",
+                                     param_hint="'--param'")
+        params[name] = value
+    return params
+
+
+ParamOpt = Annotated[
+    list[str] | None,
+    typer.Option("--param", "-p", metavar="NAME=VALUE",
+                 help="Set a spec param (repeatable), e.g. --param discount=0.8."),
+]
+SpecArg = Annotated[str, typer.Argument(metavar="SPEC", help="A spec file or a library spec name.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+
+
+def to_json(data: Any) -> str:
+    def default(x: Any) -> Any:
+        if isinstance(x, np.generic):
+            return x.item()
+        if isinstance(x, np.ndarray):
+            return x.tolist()
+        return str(x)
+
+    return json.dumps(data, indent=2, default=default)
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        try:
+            v = package_version("gymwright")
+        except PackageNotFoundError:
+            v = "unknown (not installed)"
+        typer.echo(f"gymwright {v}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[bool, typer.Option("--version", callback=version_callback, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Design, check and play multi-agent environments written in the gymwright spec language."""
+
+
+# --------------------------------------------------------------------------- library
+def spec_card(spec: EnvSpec) -> dict[str, Any]:
+    """What `library --json` says about one spec."""
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "tags": list(spec.tags),
+        "agents": {role: r.count for role, r in spec.agents.items()},
+        "params": {name: p.model_dump() for name, p in spec.params.items()},
+    }
+
+
+def library_cards() -> list[dict[str, Any]]:
+    cards = []
+    for name in library_names():
+        try:
+            cards.append(spec_card(load_spec(name)))
+        except SpecError as e:
+            err.print(Text(f"- library spec {name} does not load: {e.diagnostics[0].format()}",
+                           style="yellow"))
+    return cards
+
+
+def format_params(params: dict[str, dict[str, Any]]) -> str:
+    def one(name: str, p: dict[str, Any]) -> str:
+        rng = f" [{p['min']:g}, {p['max']:g}]" if p["min"] is not None and p["max"] is not None else ""
+        return f"{name}={p['default']}{rng}"
+
+    return "\n".join(one(n, p) for n, p in params.items()) or "-"
+
+
+def library_table(cards: list[dict[str, Any]]) -> Table:
+    table = Table(title="gymwright library", show_lines=True)
+    table.add_column("name / tags", no_wrap=True)
+    table.add_column("agents", no_wrap=True)
+    table.add_column("params", no_wrap=True)
+    table.add_column("description", ratio=1)
+    for c in cards:
+        name = Text.assemble((c["name"], "bold"), "\n", (fill_tags(c["tags"]), "dim"))
+        agents = "\n".join(f"{role} x {n}" for role, n in c["agents"].items())
+        table.add_row(name, agents, format_params(c["params"]), c["description"])
+    return table
+
+
+def fill_tags(tags: list[str], width: int = 24) -> str:
+    """Tags as short comma-separated lines."""
+    lines = [""]
+    for tag in tags:
+        sep = ", " if lines[-1] else ""
+        if lines[-1] and len(lines[-1]) + len(sep) + len(tag) > width:
+            lines.append(tag)
+        else:
+            lines[-1] += sep + tag
+    return "\n".join(lines)
+
+
+@app.command()
+def library(as_json: JsonOpt = False) -> None:
+    """List the library specs: tags, agents, params (default [min, max]) and description."""
+    cards = library_cards()
+    if as_json:
+        typer.echo(to_json(cards))
+        return
+    out.print(library_table(cards))
+    out.print(f"{len(cards)} specs. Next: `gymwright run NAME --render` or "
+              "`gymwright export NAME -o env.py`.")
+
+
+# --------------------------------------------------------------------------- validate
+def validate_source(spec: str, params: dict[str, Any]) -> tuple[str, list[Diagnostic]]:
+    """The spec's name (or the argument if it does not load) and every diagnostic."""
+    try:
+        loaded = load_spec(spec)
+    except SpecError as e:
+        return spec, list(e.diagnostics)
+    return loaded.name, validate_spec(loaded, params)
+
+
+def print_diagnostics(diags: list[Diagnostic]) -> None:
+    for d in diags:
+        out.print(Text(d.format(), style=SEVERITY_STYLE.get(d.severity, "")))
+
+
+def report_validation(spec: str, name: str, diags: list[Diagnostic]) -> bool:
+    n_err = sum(d.severity is Severity.error for d in diags)
+    n_warn = sum(d.severity is Severity.warning for d in diags)
+    counts = f"{n_err} error{'s' * (n_err != 1)}, {n_warn} warning{'s' * (n_warn != 1)}"
+    verdict = Text(f"{name}: ")
+    verdict.append("invalid" if n_err else "valid", style="bold red" if n_err else "bold green")
+    verdict.append(f" ({counts})")
+    out.print(verdict)
+    print_diagnostics(diags)
+    if n_err:
+        out.print(f"Fix the errors above, then run `gymwright validate {spec}` again.")
+    else:
+        out.print(f"Next: `gymwright run {spec} --render` to watch random legal play.")
+    return n_err == 0
+
+
+@app.command()
+def validate(spec: SpecArg, param: ParamOpt = None, as_json: JsonOpt = False) -> None:
+    """Check a spec (schema, static checks, compilation, probes). Exit 1 if any error."""
+    params = parse_params(param)
+    with domain_errors():
+        name, diags = validate_source(spec, params)
+    ok = not any(d.severity is Severity.error for d in diags)
+    if as_json:
+        typer.echo(to_json({"valid": ok, "spec": name, "diagnostics": [d.to_dict() for d in diags]}))
+    else:
+        report_validation(spec, name, diags)
+    raise typer.Exit(0 if ok else 1)
+
+
+# --------------------------------------------------------------------------- run
+@dataclass
+class Episode:
+    """The outcome of one episode of random legal play."""
+
+    seed: int
+    length: int = 0
+    returns: dict[str, float] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    ended: bool = False
+
+
+def random_legal_actions(env: Any, infos: dict[str, Any], rng: np.random.Generator) -> dict[str, int]:
+    """A uniformly random legal action per live agent; agents with none send nothing."""
+    actions = {}
+    for agent in env.agents:
+        mask = infos.get(agent, {}).get("action_mask")
+        if mask is None:
+            mask = np.ones(env.action_space(agent).n)
+        legal = np.flatnonzero(np.asarray(mask))
+        if legal.size:
+            actions[agent] = int(rng.choice(legal))
+    return actions
+
+
+def show_frame(env: Any, title: str) -> None:
+    out.rule(title, style="dim")
+    out.print(Text(str(env.render())), soft_wrap=True)
+
+
+def play_episode(env: Any, seed: int, *, frames: int, max_steps: int) -> Episode:
+    """Random legal play from `reset(seed)`; render the first `frames` steps (-1 = all)."""
+    rng = np.random.default_rng(seed)
+    _, infos = env.reset(seed=seed)
+    ep = Episode(seed, returns={a: 0.0 for a in env.agents})
+    if frames:
+        show_frame(env, f"seed {seed}: reset")
+    while env.agents and ep.length < max_steps:
+        _, rewards, _, _, infos = env.step(random_legal_actions(env, infos, rng))
+        ep.length += 1
+        for agent, r in rewards.items():
+            ep.returns[agent] = ep.returns.get(agent, 0.0) + float(r)
+        ep.metrics = next((dict(i["metrics"]) for i in infos.values() if "metrics" in i), ep.metrics)
+        if frames < 0 or ep.length <= frames:
+            show_frame(env, f"seed {seed}: step {ep.length}")
+    ep.ended = not env.agents
+    if 0 < frames < ep.length:
+        out.print(Text(f"... {ep.length - frames} more steps not shown", style="dim"))
+    return ep
+
+
+def fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def print_episode(i: int, ep: Episode) -> None:
+    returns = "  ".join(f"{a}={fmt(r)}" for a, r in ep.returns.items())
+    metrics = "  ".join(f"{k}={fmt(v)}" for k, v in ep.metrics.items()) or "-"
+    out.print(f"[bold]episode {i}[/bold] (seed {ep.seed}): length {ep.length}")
+    out.print(Text(f"  return   {returns}\n  metrics  {metrics}"))
+
+
+def warn_unended(ep: Episode, max_steps: int) -> None:
+    err.print(Text(f"- episode with seed {ep.seed} did not end within {max_steps} steps; the spec "
+                   "may need a `truncate` (e.g. `t >= max_steps`); raise --max-steps to play longer",
+                   style="yellow"))
+
+
+def summary_table(episodes: list[Episode]) -> Table:
+    table = Table(title=f"random legal play, {len(episodes)} episode{'s' * (len(episodes) != 1)}")
+    for column in ("", "mean", "min", "max"):
+        table.add_column(column, justify="right" if column else "left")
+    rows: dict[str, list[float]] = {"length": [float(ep.length) for ep in episodes]}
+    for ep in episodes:
+        for a, r in ep.returns.items():
+            rows.setdefault(f"return {a}", []).append(r)
+        for k, v in ep.metrics.items():
+            rows.setdefault(f"metric {k}", []).append(float(v))
+    for label, xs in rows.items():
+        table.add_row(label, fmt(float(np.mean(xs))), fmt(min(xs)), fmt(max(xs)))
+    return table
+
+
+def play(spec: str, params: dict[str, Any], *, episodes: int, seed: int, frames: int,
+         max_steps: int, quiet: bool = False) -> list[Episode]:
+    """Compile `spec` and play `episodes` episodes with seeds seed, seed+1, ..."""
+    env = compile_spec(spec, params).parallel_env(render_mode="ansi")
+    results = []
+    try:
+        for i in range(episodes):
+            ep = play_episode(env, seed + i, frames=frames if i == 0 or frames < 0 else 0,
+                              max_steps=max_steps)
+            results.append(ep)
+            if not ep.ended:
+                warn_unended(ep, max_steps)
+            if not quiet:
+                print_episode(i + 1, ep)
+    finally:
+        env.close()
+    return results
+
+
+@app.command()
+def run(
+    spec: SpecArg,
+    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 3,
+    seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first episode (then +1, ...).")] = 0,
+    param: ParamOpt = None,
+    render: Annotated[bool, typer.Option("--render", help="Print the ansi rendering after every step.")] = False,
+    max_steps: Annotated[int, typer.Option("--max-steps", min=1, help="Cut an episode after this many steps.")] = 1000,
+    as_json: JsonOpt = False,
+) -> None:
+    """Play random legal actions (uniform over each agent's action mask) and report returns and metrics."""
+    params = parse_params(param)
+    with domain_errors():
+        results = play(spec, params, episodes=episodes, seed=seed, frames=-1 if render else 0,
+                       max_steps=max_steps, quiet=as_json)
+    if as_json:
+        typer.echo(to_json([asdict(ep) for ep in results]))
+        return
+    out.print(summary_table(results))
+
+
+# --------------------------------------------------------------------------- export and schema
+def import_hint(path: Path) -> str:
+    module = path.stem
+    if module.isidentifier():
+        return f"from {module} import parallel_env, env"
+    return f"rename it to a valid module name (e.g. env.py), then `from env import parallel_env, env`"
+
+
+@app.command()
+def export(
+    spec: SpecArg,
+    output: Annotated[Path, typer.Option("--output", "-o", help="The Python file to write.")],
+    param: ParamOpt = None,
+    force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write the compiled environment as one standalone Python module."""
+    params = parse_params(param)
+    if output.exists() and not force:
+        fail([f"{output} already exists; not overwriting it"],
+             "pass --force to overwrite it, or choose another file with -o")
+    with domain_errors():
+        source = export_source(spec, params)
+        output.write_text(source)
+    given = ", ".join(f"{k}={v}" for k, v in params.items())
+    out.print(f"Wrote {output} ({len(source.splitlines())} lines)"
+              + (f" with param defaults {given}." if given else "."))
+    out.print(Text(f"Use it:  {import_hint(output)}\n"
+                   "         e = parallel_env(render_mode='ansi'); obs, infos = e.reset(seed=0)"))
+    out.print("It needs only numpy, gymnasium and pettingzoo (not gymwright).")
+
+
+@app.command()
+def schema(
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+) -> None:
+    """Print the JSON schema of the spec language (every section and key, described)."""
+    text = json.dumps(EnvSpec.model_json_schema(), indent=2)
+    if output is None:
+        typer.echo(text)
+        return
+    with domain_errors():
+        output.write_text(text + "\n")
+    out.print(f"Wrote the spec JSON schema to {output}.")
+
+
+# --------------------------------------------------------------------------- demo
+def demo_library() -> list[str]:
+    cards = library_cards()
+    out.rule("[bold]1. the library")
+    for c in cards:
+        out.print(Text.assemble((f"{c['name']:<28}", "bold"), c["description"]))
+    return [c["name"] for c in cards]
+
+
+def demo_spec(step: int, name: str, episodes: int) -> None:
+    out.rule(f"[bold]{step}. {name}: validate")
+    _, diags = validate_source(name, {})
+    if not report_validation(name, name, diags):
+        return
+    out.rule(f"[bold]{step}. {name}: {episodes} random episodes (the first rendered)")
+    results = play(name, {}, episodes=episodes, seed=0, frames=DEMO_FRAMES, max_steps=1000)
+    out.print(summary_table(results))
+
+
+@app.command()
+def demo(
+    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes per spec.")] = 2,
+) -> None:
+    """A tour, offline: the library, then validate and play two of its specs."""
+    with domain_errors():
+        names = demo_library()
+        chosen = [n for n in DEMO_SPECS if n in names]
+        for step, name in enumerate(chosen, start=2):
+            demo_spec(step, name, episodes)
+    out.rule("[bold]next")
+    out.print(Text("gymwright run cake_negotiation --render --episodes 1\n"
+                   "gymwright validate my_spec.yaml\n"
+                   "gymwright export cake_negotiation -o env.py\n"
+                   "gymwright schema -o spec.schema.json"))
+
+
+if __name__ == "__main__":
+    app()

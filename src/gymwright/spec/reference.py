@@ -1,0 +1,110 @@
+"""The spec-language reference, generated from the code (models and function table).
+
+One source of truth: `docs/spec-language.md` embeds `reference_markdown()` between markers
+(a test keeps it current) and the designer's prompts will use the same text.
+Run `python -m gymwright.spec.reference --write docs/spec-language.md` to refresh the doc.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+import typing
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from gymwright.spec import model as m
+from gymwright.spec.expr.functions import FUNCTIONS
+
+BEGIN = "<!-- BEGIN GENERATED REFERENCE (python -m gymwright.spec.reference --write docs/spec-language.md) -->"
+END = "<!-- END GENERATED REFERENCE -->"
+
+SECTIONS: list[type[BaseModel]] = [
+    m.EnvSpec, m.Param, m.Const, m.Enum, m.Role, m.Var, m.Choice, m.Turns, m.Rule,
+    m.RewardTerm, m.Metric, m.Feature, m.Text, m.Probe, m.Grid, m.TileKind, m.Channel,
+]
+CATEGORIES = {
+    "math": "Elementwise math", "reduce": "Reductions", "array": "Arrays",
+    "random": "Random (only in `init` and step rules; seeded, reproducible)",
+    "grid": "Grid helpers (need a `grid:` section)",
+}
+
+
+def _type_name(t: object) -> str:
+    """A short, readable name of a field type: `expr`, `map name -> Var`, `list of Rule`."""
+    origin, args = typing.get_origin(t), typing.get_args(t)
+    if t == (str | bool | int | float):
+        return "expr"
+    if t is type(None):
+        return "null"
+    if origin is typing.Annotated:
+        if args[0] == (str | bool | int | float):
+            return "expr"
+        return "name" if args[0] is str else _type_name(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(dict.fromkeys(_type_name(a) for a in args))
+    if origin is typing.Literal:
+        return " or ".join(f"`{a}`" for a in args)
+    if origin is dict:
+        return f"map {_type_name(args[0])} -> {_type_name(args[1])}"
+    if origin is list:
+        return f"list of {_type_name(args[0])}" if args else "list"
+    if isinstance(t, type) and issubclass(t, BaseModel):
+        return f"[{t.__name__}](#{t.__name__.lower()})"
+    if t is typing.Any:
+        return "any"
+    return getattr(t, "__name__", repr(t))
+
+
+def model_table(model: type[BaseModel]) -> str:
+    doc = (model.__doc__ or "").strip().splitlines()
+    lines = [f"### `{model.__name__}`", "", " ".join(x.strip() for x in doc if x.strip()), "",
+             "| key | type | default | meaning |", "| --- | --- | --- | --- |"]
+    for name, field in model.model_fields.items():
+        default = "required" if field.is_required() else repr(field.get_default(call_default_factory=True))
+        desc = (field.description or "").replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| `{name}` | {_type_name(field.annotation).replace('|', chr(92) + '|')} | {default} | {desc} |")
+    return "\n".join(lines)
+
+
+def function_tables() -> str:
+    out = []
+    for cat, title in CATEGORIES.items():
+        out += [f"### {title}", "", "| function | what it gives |", "| --- | --- |"]
+        for f in FUNCTIONS.values():
+            if f.category == cat:
+                out.append(f"| `{f.signature}` | {f.doc} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def reference_markdown() -> str:
+    """The whole generated reference: sections and keys, then functions."""
+    parts = ["## Reference (generated from the code)", "", "### Sections and keys", ""]
+    parts += [model_table(model) + "\n" for model in SECTIONS]
+    parts += ["## Functions", "", function_tables()]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def embed(doc: str) -> str:
+    """`doc` with the generated block replaced (appended if the markers are missing)."""
+    block = f"{BEGIN}\n\n{reference_markdown()}\n{END}"
+    if BEGIN in doc and END in doc:
+        head, rest = doc.split(BEGIN, 1)
+        return head + block + rest.split(END, 1)[1]
+    return doc.rstrip() + "\n\n" + block + "\n"
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--write":
+        path = Path(argv[1])
+        path.write_text(embed(path.read_text() if path.exists() else ""))
+        print(f"wrote the generated reference into {path}")
+        return 0
+    print(reference_markdown())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
