@@ -39,7 +39,7 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 DEMO_SPECS = ("cake_negotiation", "mapf_frozenlake")
-DEMO_FRAMES = 6
+DEMO_FRAMES = 4
 SEVERITY_STYLE = {Severity.error: "red", Severity.warning: "yellow", Severity.info: "dim"}
 
 
@@ -53,18 +53,36 @@ def fail(lines: list[str], next_step: str = "") -> NoReturn:
     raise typer.Exit(1)
 
 
+def next_step(diags: list[Diagnostic], spec: str) -> str:
+    """What to do after a SpecError, judged by where its first diagnostic points."""
+    first = diags[0] if diags else None
+    if first is not None and first.stage == "load":
+        return "`gymwright library` lists the library specs; otherwise check the file path"
+    if first is not None and first.path.startswith("params."):
+        return "`gymwright library` lists each spec's params with their defaults and ranges"
+    return f"`gymwright validate {spec}` lists every problem; fix them and try again"
+
+
 @contextmanager
-def domain_errors() -> Iterator[None]:
+def domain_errors(spec: str = "SPEC") -> Iterator[None]:
     """Turn gymwright's own errors (user mistakes, not bugs) into bullets and exit 1."""
     try:
         yield
     except SpecError as e:
-        fail([d.format() for d in e.diagnostics] or [str(e)],
-             "fix the spec or the --param values, then run `gymwright validate SPEC`")
+        fail([d.format() for d in e.diagnostics] or [str(e)], next_step(e.diagnostics, spec))
     except GymwrightError as e:
         fail([str(e)])
     except OSError as e:
         fail([f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")])
+
+
+def check_writable(path: Path, force: bool) -> None:
+    """Refuse to overwrite without --force, or to write into a missing folder."""
+    if path.exists() and not force:
+        fail([f"{path} already exists; not overwriting it"],
+             "pass --force to overwrite it, or choose another file with -o")
+    if not path.parent.is_dir():
+        fail([f"folder {path.parent} does not exist"], "create it first or choose another path with -o")
 
 
 # --------------------------------------------------------------------------- shared options
@@ -93,7 +111,7 @@ ParamOpt = Annotated[
     typer.Option("--param", "-p", metavar="NAME=VALUE",
                  help="Set a spec param (repeatable), e.g. --param discount=0.8."),
 ]
-SpecArg = Annotated[str, typer.Argument(metavar="SPEC", help="A spec file or a library spec name.")]
+SpecArg = Annotated[str, typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 
 
@@ -151,22 +169,23 @@ def library_cards() -> list[dict[str, Any]]:
 
 def format_params(params: dict[str, dict[str, Any]]) -> str:
     def one(name: str, p: dict[str, Any]) -> str:
-        rng = f" [{p['min']:g}, {p['max']:g}]" if p["min"] is not None and p["max"] is not None else ""
+        bounded = p["min"] is not None and p["max"] is not None and p["type"] != "bool"
+        rng = f" [{p['min']:g}, {p['max']:g}]" if bounded else ""
         return f"{name}={p['default']}{rng}"
 
-    return "\n".join(one(n, p) for n, p in params.items()) or "-"
+    return "".join(f"\n  {one(n, p)}" for n, p in params.items()) or " none"
 
 
 def library_table(cards: list[dict[str, Any]]) -> Table:
     table = Table(title="gymwright library", show_lines=True)
     table.add_column("name / tags", no_wrap=True)
-    table.add_column("agents", no_wrap=True)
-    table.add_column("params", no_wrap=True)
-    table.add_column("description", ratio=1)
+    table.add_column("about", ratio=1)
     for c in cards:
         name = Text.assemble((c["name"], "bold"), "\n", (fill_tags(c["tags"]), "dim"))
-        agents = "\n".join(f"{role} x {n}" for role, n in c["agents"].items())
-        table.add_row(name, agents, format_params(c["params"]), c["description"])
+        agents = ", ".join(f"{role} x {n}" for role, n in c["agents"].items())
+        about = Text.assemble(c["description"].strip(), "\n", ("agents: ", "dim"), agents,
+                              "\n", ("params (default [min, max]):", "dim"), format_params(c["params"]))
+        table.add_row(name, about)
     return table
 
 
@@ -209,7 +228,7 @@ def print_diagnostics(diags: list[Diagnostic]) -> None:
         out.print(Text(d.format(), style=SEVERITY_STYLE.get(d.severity, "")))
 
 
-def report_validation(spec: str, name: str, diags: list[Diagnostic]) -> bool:
+def report_validation(spec: str, name: str, diags: list[Diagnostic], advise: bool = True) -> bool:
     n_err = sum(d.severity is Severity.error for d in diags)
     n_warn = sum(d.severity is Severity.warning for d in diags)
     counts = f"{n_err} error{'s' * (n_err != 1)}, {n_warn} warning{'s' * (n_warn != 1)}"
@@ -218,10 +237,9 @@ def report_validation(spec: str, name: str, diags: list[Diagnostic]) -> bool:
     verdict.append(f" ({counts})")
     out.print(verdict)
     print_diagnostics(diags)
-    if n_err:
-        out.print(f"Fix the errors above, then run `gymwright validate {spec}` again.")
-    else:
-        out.print(f"Next: `gymwright run {spec} --render` to watch random legal play.")
+    if advise:
+        out.print(f"Fix the errors above, then run `gymwright validate {spec}` again." if n_err
+                  else f"Next: `gymwright run {spec} --render` to watch random legal play.")
     return n_err == 0
 
 
@@ -229,7 +247,7 @@ def report_validation(spec: str, name: str, diags: list[Diagnostic]) -> bool:
 def validate(spec: SpecArg, param: ParamOpt = None, as_json: JsonOpt = False) -> None:
     """Check a spec (schema, static checks, compilation, probes). Exit 1 if any error."""
     params = parse_params(param)
-    with domain_errors():
+    with domain_errors(spec):
         name, diags = validate_source(spec, params)
     ok = not any(d.severity is Severity.error for d in diags)
     if as_json:
@@ -353,7 +371,7 @@ def run(
 ) -> None:
     """Play random legal actions (uniform over each agent's action mask) and report returns and metrics."""
     params = parse_params(param)
-    with domain_errors():
+    with domain_errors(spec):
         results = play(spec, params, episodes=episodes, seed=seed, frames=-1 if render else 0,
                        max_steps=max_steps, quiet=as_json)
     if as_json:
@@ -367,7 +385,7 @@ def import_hint(path: Path) -> str:
     module = path.stem
     if module.isidentifier():
         return f"from {module} import parallel_env, env"
-    return f"rename it to a valid module name (e.g. env.py), then `from env import parallel_env, env`"
+    return "rename it to a valid module name (e.g. env.py), then `from env import parallel_env, env`"
 
 
 @app.command()
@@ -379,10 +397,8 @@ def export(
 ) -> None:
     """Write the compiled environment as one standalone Python module."""
     params = parse_params(param)
-    if output.exists() and not force:
-        fail([f"{output} already exists; not overwriting it"],
-             "pass --force to overwrite it, or choose another file with -o")
-    with domain_errors():
+    check_writable(output, force)
+    with domain_errors(spec):
         source = export_source(spec, params)
         output.write_text(source)
     given = ", ".join(f"{k}={v}" for k, v in params.items())
@@ -402,6 +418,7 @@ def schema(
     if output is None:
         typer.echo(text)
         return
+    check_writable(output, force=True)
     with domain_errors():
         output.write_text(text + "\n")
     out.print(f"Wrote the spec JSON schema to {output}.")
@@ -412,18 +429,22 @@ def demo_library() -> list[str]:
     cards = library_cards()
     out.rule("[bold]1. the library")
     for c in cards:
-        out.print(Text.assemble((f"{c['name']:<28}", "bold"), c["description"]))
+        line = Text.assemble((f"{c['name']:<28}", "bold"), c["description"].strip())
+        line.truncate(out.width, overflow="ellipsis")
+        out.print(line)
     return [c["name"] for c in cards]
 
 
-def demo_spec(step: int, name: str, episodes: int) -> None:
+def demo_spec(step: int, name: str, episodes: int) -> bool:
+    """Validate `name` and, if valid, play it (the first episode rendered, briefly)."""
     out.rule(f"[bold]{step}. {name}: validate")
     _, diags = validate_source(name, {})
-    if not report_validation(name, name, diags):
-        return
+    if not report_validation(name, name, diags, advise=False):
+        return False
     out.rule(f"[bold]{step}. {name}: {episodes} random episodes (the first rendered)")
     results = play(name, {}, episodes=episodes, seed=0, frames=DEMO_FRAMES, max_steps=1000)
     out.print(summary_table(results))
+    return True
 
 
 @app.command()
@@ -434,13 +455,13 @@ def demo(
     with domain_errors():
         names = demo_library()
         chosen = [n for n in DEMO_SPECS if n in names]
-        for step, name in enumerate(chosen, start=2):
-            demo_spec(step, name, episodes)
+        ok = all([demo_spec(step, name, episodes) for step, name in enumerate(chosen, start=2)])
     out.rule("[bold]next")
     out.print(Text("gymwright run cake_negotiation --render --episodes 1\n"
                    "gymwright validate my_spec.yaml\n"
                    "gymwright export cake_negotiation -o env.py\n"
                    "gymwright schema -o spec.schema.json"))
+    raise typer.Exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from gymwright.spec.checked import (
 from gymwright.spec.expr.check import Checked, Scope, Symbol, check, const_eval
 from gymwright.spec.expr.types import INF, Info, broadcast
 from gymwright.spec.model import Const, Enum, EnvSpec, Var
-from gymwright.verify.diagnostic import Diagnostic, error, has_errors
+from gymwright.verify.diagnostic import Diagnostic, error, has_errors, warning
 
 MAX_AGENTS = 256
 MAX_GRID_SIDE = 256
@@ -61,6 +61,7 @@ class _Builder:
         self.diags: list[Diagnostic] = []
         self.symbols: dict[str, Symbol] = {}
         self.sites = [0]
+        self.shape_names: set[str] = set()  # every name that fixed a shape somewhere
         self.structural: set[str] = set()
         self.shape_params: dict[str, set[str]] = {}  # var -> params its shape depends on
         self.params: dict[str, Any] = {}
@@ -99,7 +100,7 @@ class _Builder:
             syms["me"] = Symbol("me", "me", Info("int", (), float(lo), float(hi)), "me")
         syms.update(extra or {})
         return Scope(syms, context, per_agent=per_agent, random=random, grid=self.grid,
-                     sites=self.sites, hidden=hide)
+                     sites=self.sites, hidden=hide, shape_names=self.shape_names)
 
     def expr(self, source: Any, scope: Scope, path: str) -> Checked | None:
         try:
@@ -153,6 +154,7 @@ class _Builder:
         ends = [self.check_end(k) for k in ("terminate", "truncate")]
         self.check_observe()
         text_render = self.check_text()
+        self.structural |= self.shape_names & set(self.spec.params)
         probes = self.check_probes(metrics)
         self.check_shape_params()
         if has_errors(self.diags) or self.grid is not None and not grid_late:
@@ -316,10 +318,27 @@ class _Builder:
             shape = ((n,) if var.per_agent else ()) + var.shape
             self.declare(Symbol(var.name, "agent_state" if var.per_agent else "state",
                                 Info(var.dtype, shape, var.lo, var.hi), f"v.{var.name}", var.doc), "grid")
+        if fixed is not None:
+            self._check_fixed_layout(fixed, starts, goals, [t.blocked for t in g.tiles.values()])
         self.grid = CGrid(h, w, kinds, chars, [tuple(t.color) for t in g.tiles.values()],  # type: ignore[misc]
                           densities, [t.blocked for t in g.tiles.values()],  # type: ignore[arg-type]
                           [t.passable for t in g.tiles.values()], fixed, starts, goals,
                           slip, g.collision, None, n)  # type: ignore[arg-type]
+
+    def _check_fixed_layout(self, tiles: np.ndarray, starts: np.ndarray | None, goals: np.ndarray | None,
+                            blocked: list[bool]) -> None:
+        """A fixed map must admit the agents and keep each goal reachable (checked once, here)."""
+        from gymwright.runtime.grid import generate_layout
+
+        def uniforms(stream: int, n: int) -> np.ndarray:
+            return np.random.default_rng(stream).random(n)
+
+        try:
+            generate_layout(tiles.shape[0], tiles.shape[1], self.n_agents, [0.0] * len(blocked), blocked,
+                            uniforms, tiles, starts, goals)
+        except ValueError as e:
+            self.error("grid.map", f"the fixed layout does not work: {e}",
+                       "open a path between each start and its goal, or move the starts/goals")
 
     def _grid_map(self, rows: list[str] | None, h: int, w: int, chars: list[str]) -> np.ndarray | None:
         if rows is None:
@@ -695,7 +714,7 @@ class _Builder:
                 used |= {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and x.id in self.spec.params}
         for n in sorted(used):
             p = self.spec.params[n]
-            if p.max is None and n in self.structural:
+            if p.max is None and (n in self.structural or n in self.shape_names):
                 self.error(path, f"observation size is unbounded: its shape depends on param `{n}`, which has no max",
                            f"give `params.{n}` a max so every observation has a bounded size")
 
@@ -750,29 +769,44 @@ class _Builder:
         }
         for m in metrics:
             extra[f"metric_{m.name}"] = Symbol(f"metric_{m.name}", "probe", Info("float", ()), f"P.metric_{m.name}")
+        at_defaults = all(self.params.get(k) == self.spec.params[k].default for k in self.structural if k in self.spec.params)
         for i, probe in enumerate(self.spec.probes):
             path = f"probes[{i}]"
-            for k in probe.params:
-                if k not in self.spec.params:
-                    self.error(f"{path}.params.{k}", f"unknown param `{k}`", f"this spec's params: {', '.join(self.spec.params) or 'none'}")
-                elif k in self.structural and probe.params[k] != self.params.get(k):
-                    self.error(f"{path}.params.{k}", f"param `{k}` fixes shapes or agent counts and cannot change inside a probe",
-                               "write the probe for the default value")
-            steps = [self._probe_step(step, f"{path}.actions[{j}]", ids) for j, step in enumerate(probe.actions)]
-            expects = []
-            for j, src in enumerate(probe.expect):
-                text = self._rewrite_probe(src, ids, f"{path}.expect[{j}]")
-                if text is None:
-                    continue
-                c = self.expr(text, self.scope("a probe expectation", actions=True, extra=extra), f"{path}.expect[{j}]")
-                if c is not None and (c.info.dtype != "bool" or c.info.shape):
-                    self.error(f"{path}.expect[{j}]", f"an expectation must be a scalar bool, got {c.info.describe()}")
-                    continue
-                if c is not None:
-                    expects.append(c)
-            if all(s is not None for s in steps) and len(expects) == len(probe.expect):
-                out.append(CProbe(probe.name, dict(probe.params), probe.seed, steps, expects, path, list(probe.expect)))  # type: ignore[arg-type]
+            before = len(self.diags)
+            checked = self._check_probe(i, probe, path, ids, extra)
+            if not at_defaults and len(self.diags) > before:
+                # probes are written for the default structure (agent counts, sizes); skip, don't fail
+                first = self.diags[before]
+                del self.diags[before:]
+                self.diags.append(warning(STAGE, path, f"probe `{probe.name}` skipped: it does not fit these structural params ({first.message})",
+                                          "probes run with the default agent counts and sizes"))
+                continue
+            if checked is not None:
+                out.append(checked)
         return out
+
+    def _check_probe(self, i: int, probe: Any, path: str, ids: dict[str, int], extra: dict[str, Symbol]) -> CProbe | None:
+        for k in probe.params:
+            if k not in self.spec.params:
+                self.error(f"{path}.params.{k}", f"unknown param `{k}`", f"this spec's params: {', '.join(self.spec.params) or 'none'}")
+            elif k in self.structural and probe.params[k] != self.params.get(k):
+                self.error(f"{path}.params.{k}", f"param `{k}` fixes shapes or agent counts and cannot change inside a probe",
+                           "write the probe for the default value")
+        steps = [self._probe_step(step, f"{path}.actions[{j}]", ids) for j, step in enumerate(probe.actions)]
+        expects = []
+        for j, src in enumerate(probe.expect):
+            text = self._rewrite_probe(src, ids, f"{path}.expect[{j}]")
+            if text is None:
+                continue
+            c = self.expr(text, self.scope("a probe expectation", actions=True, extra=extra), f"{path}.expect[{j}]")
+            if c is not None and (c.info.dtype != "bool" or c.info.shape):
+                self.error(f"{path}.expect[{j}]", f"an expectation must be a scalar bool, got {c.info.describe()}")
+                continue
+            if c is not None:
+                expects.append(c)
+        if all(s is not None for s in steps) and len(expects) == len(probe.expect):
+            return CProbe(probe.name, dict(probe.params), probe.seed, steps, expects, path, list(probe.expect))  # type: ignore[arg-type]
+        return None
 
     def _rewrite_probe(self, src: str, ids: dict[str, int], path: str) -> str | None:
         bad: list[str] = []

@@ -55,6 +55,7 @@ class Scope:
     grid: Any = None
     sites: list[int] = field(default_factory=lambda: [0])  # shared counter of random draw sites
     hidden: dict[str, str] = field(default_factory=dict)  # name -> why it is not visible here
+    shape_names: set[str] = field(default_factory=set)  # names whose values fixed a shape
 
     def lookup(self, name: str, source: str, node: ast.AST) -> Symbol:
         if name in self.symbols:
@@ -262,6 +263,7 @@ class _Checker:
             i = self.visit(part)
             if not i.const or i.value is None or i.dtype != "int":
                 raise self.err(part, "slice bounds must be constant ints (literals, params, consts)")
+            self.scope.shape_names.update(x.id for x in ast.walk(part) if isinstance(x, ast.Name))
             bounds.append(int(i.value))
         n = len(range(size)[slice(*bounds)])
         if n == 0:
@@ -298,6 +300,7 @@ class _Checker:
             if n is None:
                 raise ArgError(f"missing argument {key}")
             v = const_eval(n)
+            self.scope.shape_names.update(x.id for x in ast.walk(n) if isinstance(x, ast.Name))
             if v is None:
                 raise ArgError(f"argument `{ast.unparse(n)}` must be constant (literals, params and consts only)")
             return v
