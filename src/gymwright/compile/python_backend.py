@@ -96,6 +96,8 @@ class _Gen:
         w("import gymnasium")
         w("from pettingzoo import ParallelEnv")
         w("")
+        w("inf = math.inf  # unbounded observation and state bounds")
+        w("")
         self.tables()
         self.make_params()
         with w.block(f"class {self.cls}(ParallelEnv):"):

@@ -1,0 +1,33 @@
+"""gymwright: a language model designs multi-agent RL environments.
+
+The public verbs, by pipeline stage:
+"""
+
+from gymwright.compile import CompiledEnv, compile_spec, export_source
+from gymwright.errors import CompileError, ExprError, GymwrightError, SpecError
+from gymwright.spec import EnvSpec, check_spec, library_names, load_spec
+from gymwright.verify.diagnostic import Diagnostic, Severity
+from gymwright.verify.validate import validate
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # spec
+    "EnvSpec",
+    "load_spec",
+    "check_spec",
+    "library_names",
+    # compile
+    "compile_spec",
+    "export_source",
+    "CompiledEnv",
+    # verify
+    "validate",
+    "Diagnostic",
+    "Severity",
+    # errors
+    "GymwrightError",
+    "SpecError",
+    "ExprError",
+    "CompileError",
+]
