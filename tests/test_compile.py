@@ -56,7 +56,7 @@ def test_param_validation_names_the_param() -> None:
         c.parallel_env(discount=2.0)
     with pytest.raises(ValueError, match=r"unknown param\(s\) \['dicount'\]"):
         c.parallel_env(dicount=0.5)
-    with pytest.raises(ValueError, match="param `max_rounds` must be a int"):
+    with pytest.raises(ValueError, match="param `max_rounds` must be an int"):
         c.parallel_env(max_rounds=2.5)
     env = c.parallel_env(discount=0.6)
     assert env.p.discount == 0.6

@@ -79,10 +79,15 @@ def domain_errors(spec: str = "SPEC") -> Iterator[None]:
 def check_writable(path: Path, force: bool) -> None:
     """Refuse to overwrite without --force, or to write into a missing folder."""
     if path.exists() and not force:
-        fail([f"{path} already exists; not overwriting it"],
-             "pass --force to overwrite it, or choose another file with -o")
+        fail(
+            [f"{path} already exists; not overwriting it"],
+            "pass --force to overwrite it, or choose another file with -o",
+        )
     if not path.parent.is_dir():
-        fail([f"folder {path.parent} does not exist"], "create it first or choose another path with -o")
+        fail(
+            [f"folder {path.parent} does not exist"],
+            "create it first or choose another path with -o",
+        )
 
 
 # --------------------------------------------------------------------------- shared options
@@ -93,25 +98,35 @@ def parse_params(values: list[str] | None) -> dict[str, Any]:
         name, sep, raw = item.partition("=")
         name = name.strip()
         if not sep or not name or not raw.strip():
-            raise typer.BadParameter(f"expected NAME=VALUE (e.g. --param discount=0.8), got {item!r}",
-                                     param_hint="'--param'")
+            raise typer.BadParameter(
+                f"expected NAME=VALUE (e.g. --param discount=0.8), got {item!r}",
+                param_hint="'--param'",
+            )
         try:
             value = yaml.safe_load(raw)
         except yaml.YAMLError:
             value = raw
         if isinstance(value, list | dict):
-            raise typer.BadParameter(f"{name}: a param value is a number or a bool, got {raw!r}",
-                                     param_hint="'--param'")
+            raise typer.BadParameter(
+                f"{name}: a param value is a number or a bool, got {raw!r}", param_hint="'--param'"
+            )
         params[name] = value
     return params
 
 
 ParamOpt = Annotated[
     list[str] | None,
-    typer.Option("--param", "-p", metavar="NAME=VALUE",
-                 help="Set a spec param (repeatable), e.g. --param discount=0.8."),
+    typer.Option(
+        "--param",
+        "-p",
+        metavar="NAME=VALUE",
+        help="Set a spec param (repeatable), e.g. --param discount=0.8.",
+    ),
 ]
-SpecArg = Annotated[str, typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False)]
+SpecArg = Annotated[
+    str,
+    typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 
 
@@ -138,8 +153,15 @@ def version_callback(value: bool) -> None:
 
 @app.callback()
 def main(
-    version: Annotated[bool, typer.Option("--version", callback=version_callback, is_eager=True,
-                                          help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=version_callback,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
 ) -> None:
     """Design, check and play multi-agent environments written in the gymwright spec language."""
 
@@ -162,8 +184,12 @@ def library_cards() -> list[dict[str, Any]]:
         try:
             cards.append(spec_card(load_spec(name)))
         except SpecError as e:
-            err.print(Text(f"- library spec {name} does not load: {e.diagnostics[0].format()}",
-                           style="yellow"))
+            err.print(
+                Text(
+                    f"- library spec {name} does not load: {e.diagnostics[0].format()}",
+                    style="yellow",
+                )
+            )
     return cards
 
 
@@ -183,8 +209,15 @@ def library_table(cards: list[dict[str, Any]]) -> Table:
     for c in cards:
         name = Text.assemble((c["name"], "bold"), "\n", (fill_tags(c["tags"]), "dim"))
         agents = ", ".join(f"{role} x {n}" for role, n in c["agents"].items())
-        about = Text.assemble(c["description"].strip(), "\n", ("agents: ", "dim"), agents,
-                              "\n", ("params (default [min, max]):", "dim"), format_params(c["params"]))
+        about = Text.assemble(
+            c["description"].strip(),
+            "\n",
+            ("agents: ", "dim"),
+            agents,
+            "\n",
+            ("params (default [min, max]):", "dim"),
+            format_params(c["params"]),
+        )
         table.add_row(name, about)
     return table
 
@@ -209,8 +242,10 @@ def library(as_json: JsonOpt = False) -> None:
         typer.echo(to_json(cards))
         return
     out.print(library_table(cards))
-    out.print(f"{len(cards)} specs. Next: `gymwright run NAME --render` or "
-              "`gymwright export NAME -o env.py`.")
+    out.print(
+        f"{len(cards)} specs. Next: `gymwright run NAME --render` or "
+        "`gymwright export NAME -o env.py`."
+    )
 
 
 # --------------------------------------------------------------------------- validate
@@ -238,8 +273,11 @@ def report_validation(spec: str, name: str, diags: list[Diagnostic], advise: boo
     out.print(verdict)
     print_diagnostics(diags)
     if advise:
-        out.print(f"Fix the errors above, then run `gymwright validate {spec}` again." if n_err
-                  else f"Next: `gymwright run {spec} --render` to watch random legal play.")
+        out.print(
+            f"Fix the errors above, then run `gymwright validate {spec}` again."
+            if n_err
+            else f"Next: `gymwright run {spec} --render` to watch random legal play."
+        )
     return n_err == 0
 
 
@@ -251,7 +289,9 @@ def validate(spec: SpecArg, param: ParamOpt = None, as_json: JsonOpt = False) ->
         name, diags = validate_source(spec, params)
     ok = not any(d.severity is Severity.error for d in diags)
     if as_json:
-        typer.echo(to_json({"valid": ok, "spec": name, "diagnostics": [d.to_dict() for d in diags]}))
+        typer.echo(
+            to_json({"valid": ok, "spec": name, "diagnostics": [d.to_dict() for d in diags]})
+        )
     else:
         report_validation(spec, name, diags)
     raise typer.Exit(0 if ok else 1)
@@ -269,7 +309,9 @@ class Episode:
     ended: bool = False
 
 
-def random_legal_actions(env: Any, infos: dict[str, Any], rng: np.random.Generator) -> dict[str, int]:
+def random_legal_actions(
+    env: Any, infos: dict[str, Any], rng: np.random.Generator
+) -> dict[str, int]:
     """A uniformly random legal action per live agent; agents with none send nothing."""
     actions = {}
     for agent in env.agents:
@@ -299,7 +341,9 @@ def play_episode(env: Any, seed: int, *, frames: int, max_steps: int) -> Episode
         ep.length += 1
         for agent, r in rewards.items():
             ep.returns[agent] = ep.returns.get(agent, 0.0) + float(r)
-        ep.metrics = next((dict(i["metrics"]) for i in infos.values() if "metrics" in i), ep.metrics)
+        ep.metrics = next(
+            (dict(i["metrics"]) for i in infos.values() if "metrics" in i), ep.metrics
+        )
         if frames < 0 or ep.length <= frames:
             show_frame(env, f"seed {seed}: step {ep.length}")
     ep.ended = not env.agents
@@ -320,9 +364,13 @@ def print_episode(i: int, ep: Episode) -> None:
 
 
 def warn_unended(ep: Episode, max_steps: int) -> None:
-    err.print(Text(f"- episode with seed {ep.seed} did not end within {max_steps} steps; the spec "
-                   "may need a `truncate` (e.g. `t >= max_steps`); raise --max-steps to play longer",
-                   style="yellow"))
+    err.print(
+        Text(
+            f"- episode with seed {ep.seed} did not end within {max_steps} steps; the spec "
+            "may need a `truncate` (e.g. `t >= max_steps`); raise --max-steps to play longer",
+            style="yellow",
+        )
+    )
 
 
 def summary_table(episodes: list[Episode]) -> Table:
@@ -340,15 +388,24 @@ def summary_table(episodes: list[Episode]) -> Table:
     return table
 
 
-def play(spec: str, params: dict[str, Any], *, episodes: int, seed: int, frames: int,
-         max_steps: int, quiet: bool = False) -> list[Episode]:
+def play(
+    spec: str,
+    params: dict[str, Any],
+    *,
+    episodes: int,
+    seed: int,
+    frames: int,
+    max_steps: int,
+    quiet: bool = False,
+) -> list[Episode]:
     """Compile `spec` and play `episodes` episodes with seeds seed, seed+1, ..."""
     env = compile_spec(spec, params).parallel_env(render_mode="ansi")
     results = []
     try:
         for i in range(episodes):
-            ep = play_episode(env, seed + i, frames=frames if i == 0 or frames < 0 else 0,
-                              max_steps=max_steps)
+            ep = play_episode(
+                env, seed + i, frames=frames if i == 0 or frames < 0 else 0, max_steps=max_steps
+            )
             results.append(ep)
             if not ep.ended:
                 warn_unended(ep, max_steps)
@@ -363,17 +420,35 @@ def play(spec: str, params: dict[str, Any], *, episodes: int, seed: int, frames:
 def run(
     spec: SpecArg,
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 3,
-    seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first episode (then +1, ...).")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", "-s", help="Seed of the first episode, then +1.")
+    ] = 0,
     param: ParamOpt = None,
-    render: Annotated[bool, typer.Option("--render", help="Print the ansi rendering after every step.")] = False,
-    max_steps: Annotated[int, typer.Option("--max-steps", min=1, help="Cut an episode after this many steps.")] = 1000,
+    render: Annotated[
+        bool, typer.Option("--render", help="Print the ansi frame after every step.")
+    ] = False,
+    max_steps: Annotated[
+        int, typer.Option("--max-steps", min=1, help="Cut episodes this long.")
+    ] = 1000,
     as_json: JsonOpt = False,
 ) -> None:
-    """Play random legal actions (uniform over each agent's action mask) and report returns and metrics."""
+    """Play uniformly random legal actions (per the action masks); report returns and metrics."""
     params = parse_params(param)
+    if render and as_json:
+        fail(
+            ["--render and --json both write to stdout; choose one"],
+            f"e.g. `gymwright run {spec} --episodes 1 --render`",
+        )
     with domain_errors(spec):
-        results = play(spec, params, episodes=episodes, seed=seed, frames=-1 if render else 0,
-                       max_steps=max_steps, quiet=as_json)
+        results = play(
+            spec,
+            params,
+            episodes=episodes,
+            seed=seed,
+            frames=-1 if render else 0,
+            max_steps=max_steps,
+            quiet=as_json,
+        )
     if as_json:
         typer.echo(to_json([asdict(ep) for ep in results]))
         return
@@ -385,7 +460,9 @@ def import_hint(path: Path) -> str:
     module = path.stem
     if module.isidentifier():
         return f"from {module} import parallel_env, env"
-    return "rename it to a valid module name (e.g. env.py), then `from env import parallel_env, env`"
+    return (
+        "rename it to a valid module name (e.g. env.py), then `from env import parallel_env, env`"
+    )
 
 
 @app.command()
@@ -393,7 +470,9 @@ def export(
     spec: SpecArg,
     output: Annotated[Path, typer.Option("--output", "-o", help="The Python file to write.")],
     param: ParamOpt = None,
-    force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing file.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", "-f", help="Overwrite an existing file.")
+    ] = False,
 ) -> None:
     """Write the compiled environment as one standalone Python module."""
     params = parse_params(param)
@@ -402,16 +481,24 @@ def export(
         source = export_source(spec, params)
         output.write_text(source)
     given = ", ".join(f"{k}={v}" for k, v in params.items())
-    out.print(f"Wrote {output} ({len(source.splitlines())} lines)"
-              + (f" with param defaults {given}." if given else "."))
-    out.print(Text(f"Use it:  {import_hint(output)}\n"
-                   "         e = parallel_env(render_mode='ansi'); obs, infos = e.reset(seed=0)"))
+    out.print(
+        f"Wrote {output} ({len(source.splitlines())} lines)"
+        + (f" with param defaults {given}." if given else ".")
+    )
+    out.print(
+        Text(
+            f"Use it:  {import_hint(output)}\n"
+            "         e = parallel_env(render_mode='ansi'); obs, infos = e.reset(seed=0)"
+        )
+    )
     out.print("It needs only numpy, gymnasium and pettingzoo (not gymwright).")
 
 
 @app.command()
 def schema(
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file.")
+    ] = None,
 ) -> None:
     """Print the JSON schema of the spec language (every section and key, described)."""
     text = json.dumps(EnvSpec.model_json_schema(), indent=2)
@@ -449,7 +536,9 @@ def demo_spec(step: int, name: str, episodes: int) -> bool:
 
 @app.command()
 def demo(
-    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes per spec.")] = 2,
+    episodes: Annotated[
+        int, typer.Option("--episodes", "-n", min=1, help="Episodes per spec.")
+    ] = 2,
 ) -> None:
     """A tour, offline: the library, then validate and play two of its specs."""
     with domain_errors():
@@ -457,10 +546,14 @@ def demo(
         chosen = [n for n in DEMO_SPECS if n in names]
         ok = all([demo_spec(step, name, episodes) for step, name in enumerate(chosen, start=2)])
     out.rule("[bold]next")
-    out.print(Text("gymwright run cake_negotiation --render --episodes 1\n"
-                   "gymwright validate my_spec.yaml\n"
-                   "gymwright export cake_negotiation -o env.py\n"
-                   "gymwright schema -o spec.schema.json"))
+    out.print(
+        Text(
+            "gymwright run cake_negotiation --render --episodes 1\n"
+            "gymwright validate my_spec.yaml\n"
+            "gymwright export cake_negotiation -o env.py\n"
+            "gymwright schema -o spec.schema.json"
+        )
+    )
     raise typer.Exit(0 if ok else 1)
 
 

@@ -168,7 +168,7 @@ class _Gen:
                     w("return int(x)")
             with w.block("elif isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool):"):
                 w("return float(x)")
-            w("raise ValueError(f'param `{name}` must be a {kind}, got {x!r}')")
+            w("raise ValueError(f'param `{name}` must be {\"an\" if kind == \"int\" else \"a\"} {kind}, got {x!r}')")
         w("")
         w("")
         with w.block("def make_params(overrides):"):
@@ -457,6 +457,7 @@ class _Gen:
             w('"""Set this step\'s action arrays from the action dict; return agents whose action was illegal."""')
             w("v = self.v")
             self.clear_actions()
+            w("self._last = ['-'] * N_AGENTS")
             w("illegal = set()")
             with w.block("for agent, a in actions.items():"):
                 with w.block("if agent not in self.agents:"):

@@ -93,7 +93,7 @@ class _Builder:
         if actions:
             syms.update(self.action_symbols)
         else:
-            for name in self.action_symbols:
+            for name in self.action_names():
                 hide.setdefault(name, f"is an action and is not known in {context}")
         if per_agent:
             lo, hi = me if me else (0, self.n_agents - 1)
@@ -128,6 +128,15 @@ class _Builder:
             self.error(path, f"{what} is {value}; it must be {rng}", value=value)
             return None
         return value
+
+    def action_names(self) -> set[str]:
+        """Choice and argument names as written (known before actions are checked)."""
+        names = {"action"}
+        for choices in self.spec.actions.values():
+            for ch in choices:
+                names.add(ch.name)
+                names.update(ch.args)
+        return names - set(self.symbols)
 
     @property
     def n_agents(self) -> int:
@@ -182,8 +191,8 @@ class _Builder:
             value = self.overrides.get(name, p.default)
             where = f"{path} (given {value!r})" if given else f"{path}.default"
             value = self._coerce_param(value, p.type or "float", where)
-            if value is None:
-                continue
+            if value is None:  # reported; go on with the default so later checks don't cascade
+                value = p.default
             if p.min is not None and p.max is not None and p.min > p.max:
                 self.error(f"{path}.min", f"min {p.min:g} is larger than max {p.max:g}")
             if (p.min is not None and value < p.min) or (p.max is not None and value > p.max):
@@ -216,7 +225,8 @@ class _Builder:
                     return float(value)
             except (TypeError, ValueError):
                 pass
-        self.error(where, f"expected a {dtype} value, got {value!r}", f"give a {dtype}", value=value)
+        article = "an" if dtype == "int" else "a"
+        self.error(where, f"expected {article} {dtype} value, got {value!r}", f"give {article} {dtype}", value=value)
         return None
 
     def check_consts(self) -> None:
@@ -280,10 +290,10 @@ class _Builder:
     def check_grid(self) -> None:
         g = self.spec.grid
         if g is None:
-            for r in self.spec.actions.values():
+            for role, r in self.spec.actions.items():
                 for i, ch in enumerate(r):
                     if ch.move is not None:
-                        self.error(f"actions.{ch.name}[{i}].move", "`move` needs a `grid:` section", "declare a grid, or remove move")
+                        self.error(f"actions.{role}[{i}].move", "`move` needs a `grid:` section", "declare a grid, or remove move")
             return
         h = self.const_int(g.height, "grid.height", "grid height", 1, MAX_GRID_SIDE)
         w = self.const_int(g.width, "grid.width", "grid width", 1, MAX_GRID_SIDE)

@@ -94,25 +94,39 @@ def _clean(loc: tuple[Any, ...]) -> str:
     return out
 
 
+_KINDS = {
+    "bool_parsing": "a bool", "bool_type": "a bool", "int_parsing": "an int", "int_type": "an int",
+    "int_from_float": "an int", "float_parsing": "a number", "float_type": "a number",
+    "string_type": "a string (an expression)", "list_type": "a list", "dict_type": "a mapping",
+    "model_type": "a mapping", "model_attributes_type": "a mapping", "literal_error": "one of the listed words",
+}
+
+
 def schema_diagnostics(e: ValidationError) -> list[Diagnostic]:
-    """One diagnostic per spec path (unions report many alternatives; keep the clearest)."""
-    by_path: dict[str, Diagnostic] = {}
+    """One diagnostic per spec path (a union reports one error per alternative: merge them)."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
     for err in e.errors():
-        path = _clean(err["loc"])
-        kind = err["type"]
-        if kind == "extra_forbidden":
-            key = str(err["loc"][-1])
-            close = difflib.get_close_matches(key, _FIELDS, n=1, cutoff=0.7)
-            d = error(STAGE, path, f"unknown key `{key}`",
-                      f"did you mean `{close[0]}`?" if close else "remove it; see `gymwright schema` for the allowed keys")
-        elif kind == "missing":
-            d = error(STAGE, path, f"missing required key `{err['loc'][-1]}`", "see `gymwright schema`")
-        else:
-            d = error(STAGE, path, err["msg"], _hint(kind), value=_short(err.get("input")))
-        prev = by_path.get(path)
-        if prev is None or (prev.message.startswith("Input should be") and not d.message.startswith("Input should be")):
-            by_path[path] = d
-    return list(by_path.values())
+        grouped.setdefault(_clean(err["loc"]), []).append(err)
+    return [_diagnostic(path, errs) for path, errs in grouped.items()]
+
+
+def _diagnostic(path: str, errs: list[dict[str, Any]]) -> Diagnostic:
+    err = errs[0]
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        key = str(err["loc"][-1])
+        close = difflib.get_close_matches(key, _FIELDS, n=1, cutoff=0.7)
+        return error(STAGE, path, f"unknown key `{key}`",
+                     f"did you mean `{close[0]}`?" if close else "remove it; see `gymwright schema` for the allowed keys")
+    if kind == "missing":
+        return error(STAGE, path, f"missing required key `{err['loc'][-1]}`", "see `gymwright schema`")
+    typed = [e for e in errs if e["type"] in _KINDS]
+    if len(typed) > 1 or (typed and len(errs) == 1 and kind != "literal_error"):
+        wanted = " or ".join(dict.fromkeys(_KINDS[e["type"]] for e in typed))
+        return error(STAGE, path, f"expected {wanted}, got {_short(err.get('input'))!r}",
+                     "see `gymwright schema` for the type of each key", value=_short(err.get("input")))
+    best = next((e for e in errs if not e["msg"].startswith("Input should be a valid")), err)
+    return error(STAGE, path, best["msg"], _hint(best["type"]), value=_short(best.get("input")))
 
 
 def _hint(kind: str) -> str:
