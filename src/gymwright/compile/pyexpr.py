@@ -271,6 +271,7 @@ CALLS: dict[str, Callable[[PyEmitter, ast.Call], str]] = {
     "min": _minmax("min", "np.minimum", "np.min"),
     "clip": _clip,
     "where": _where,
+    "isclose": _simple("np.isclose({0}, {1}, rtol=1e-9, atol=1e-12)"),
     "sum": _reduce("np.sum"),
     "mean": _reduce("np.mean", "float"),
     "count": _reduce("np.count_nonzero"),

@@ -306,7 +306,7 @@ class _Gen:
         dens = ", ".join(("float(" + self.em()(d) + ")") if d is not None else "0.0" for d in g.densities)
         w("uniforms = lambda stream, n: v.rng.u(GRID_SITE + stream, 0, n)", comment="grid: layout, starts and goals")
         w(f"v.tiles, starts, goals = generate_layout({g.height}, {g.width}, {self.n}, [{dens}], GRID_BLOCKED, uniforms, GRID_MAP, GRID_STARTS, GRID_GOALS)")
-        w("v.pos, v.goal = starts.copy(), goals.copy()")
+        w("v.pos, v.goal = starts.copy(), goals.copy()" if g.has_goals else "v.pos = starts.copy()")
 
     def var_init(self, var: CVar) -> None:
         w = self.w
@@ -571,7 +571,7 @@ class _Gen:
                 w("return None")
             if cs.grid:
                 with w.block("if self.render_mode == 'rgb_array':"):
-                    w("return render_rgb(self.v.tiles, GRID_COLORS, self.v.pos, self.v.goal)")
+                    w(f"return render_rgb(self.v.tiles, GRID_COLORS, self.v.pos, {self.goals()})")
             w("return self.render_text()")
         w("")
         with w.block("def render_text(self):"):
@@ -584,7 +584,7 @@ class _Gen:
                 fields = " + '  ' + ".join(f"{x.name!r} + '=' + _fmt(v.{x.name})" for x in scal) or "''"
                 w(f"lines = ['t=' + str(v.t) + '  ' + {fields}]")
             if cs.grid:
-                w("lines.append(render_ansi(v.tiles, GRID_CHARS, v.pos, v.goal))")
+                w(f"lines.append(render_ansi(v.tiles, GRID_CHARS, v.pos, {self.goals()}))")
             shown = [x for x in cs.agent_state if not x.shape and not x.builtin]
             with w.block("for i, agent in enumerate(AGENTS):"):
                 extra = "".join(f" + '  {x.name}=' + _fmt(v.{x.name}[i])" for x in shown)
@@ -604,6 +604,10 @@ class _Gen:
         w("def close(self):")
         w("    pass")
         w("")
+
+    def goals(self) -> str:
+        assert self.cs.grid is not None
+        return "self.v.goal" if self.cs.grid.has_goals else "np.zeros((0, 2), dtype=np.int64)"
 
     def template(self, parts: list[Any], per_agent: bool = False) -> str:
         em = self.em(per_agent=per_agent)

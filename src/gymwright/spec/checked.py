@@ -144,6 +144,7 @@ class CGrid:
     collision: str
     can_move: Checked
     n_agents: int
+    has_goals: bool = True
 
 
 @dataclass

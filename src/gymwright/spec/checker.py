@@ -89,6 +89,10 @@ class _Builder:
               random: bool = False, actions: bool = False, extra: dict[str, Symbol] | None = None,
               hidden: dict[str, str] | None = None) -> Scope:
         syms = dict(self.symbols)
+        for name in self.structural:  # a structural param has one value per module: use it
+            sym = syms.get(name)
+            if sym is not None and sym.kind == "param":
+                syms[name] = Symbol(name, "param", sym.info.with_(lo=float(sym.info.value), hi=float(sym.info.value)), sym.code, sym.doc)
         hide = dict(hidden or {})
         if actions:
             syms.update(self.action_symbols)
@@ -320,7 +324,8 @@ class _Builder:
             self.declare(sym, "grid")
         side = float(max(h, w) - 1)
         self.builtin_state.append(CVar("tiles", "int", (h, w), None, 0.0, len(kinds) - 1, False, doc="tile kind per cell", builtin=True))
-        for name, doc in (("pos", "position [row, col]"), ("goal", "goal [row, col]")):
+        points = [("pos", "position [row, col]")] + ([("goal", "goal [row, col]")] if g.goals != "none" else [])
+        for name, doc in points:
             self.builtin_agent_state.append(CVar(name, "int", (2,), None, 0.0, side, True, doc=doc, builtin=True))
         for name, doc in (("moved", "moved in the last step"), ("conflict", "last move cancelled by another agent")):
             self.builtin_agent_state.append(CVar(name, "bool", (), None, 0.0, 1.0, True, doc=doc, builtin=True))
@@ -333,7 +338,7 @@ class _Builder:
         self.grid = CGrid(h, w, kinds, chars, [tuple(t.color) for t in g.tiles.values()],  # type: ignore[misc]
                           densities, [t.blocked for t in g.tiles.values()],  # type: ignore[arg-type]
                           [t.passable for t in g.tiles.values()], fixed, starts, goals,
-                          slip, g.collision, None, n)  # type: ignore[arg-type]
+                          slip, g.collision, None, n, g.goals != "none")  # type: ignore[arg-type]
 
     def _check_fixed_layout(self, tiles: np.ndarray, starts: np.ndarray | None, goals: np.ndarray | None,
                             blocked: list[bool]) -> None:
@@ -369,7 +374,7 @@ class _Builder:
         return out
 
     def _grid_points(self, pts: Any, path: str, h: int, w: int, n: int) -> np.ndarray | None:
-        if pts == "random":
+        if pts in ("random", "none"):
             return None
         arr = np.asarray(pts, dtype=np.int64)
         if arr.shape != (n, 2):
@@ -711,9 +716,26 @@ class _Builder:
                 hi = f.high if f.high is not None else c.info.hi
                 name = f.name or (c.source if len(c.source) <= 40 else f"feature_{i}")
                 role.features.append(CFeature(name, c, size, np.full(size, lo, np.float32), np.full(size, hi, np.float32), path))
+                self._check_private(c, path)
                 self._check_unbounded_shape(c, path)
             if total > MAX_OBS_DIM:
                 self.error(f"observe.{role.name}", f"observation has {total} values; the limit is {MAX_OBS_DIM}")
+
+    def _check_private(self, c: Checked, path: str) -> None:
+        """Warn when a feature reads another agent's private variable (anything but `x[me]`)."""
+        private = {v for v, var in self.spec.agent_state.items() if var.private}
+        mine = set()
+        for node in ast.walk(c.tree):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+                first = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) else node.slice
+                if isinstance(first, ast.Name) and first.id == "me":
+                    mine.add(id(node.value))
+        for node in ast.walk(c.tree):
+            if isinstance(node, ast.Name) and node.id in private and id(node) not in mine:
+                self.diags.append(warning(STAGE, path, f"observation reads `{node.id}`, which is private to each agent, "
+                                          "beyond the agent's own entry: an information leak",
+                                          f"observe only `{node.id}[me]`, or drop `private: true` if all agents may see it"))
+                return
 
     def _check_unbounded_shape(self, c: Checked, path: str) -> None:
         used = set()
@@ -777,8 +799,8 @@ class _Builder:
             "terminated": Symbol("terminated", "probe", Info("bool", (), 0.0, 1.0), "P.terminated"),
             "truncated": Symbol("truncated", "probe", Info("bool", (), 0.0, 1.0), "P.truncated"),
         }
-        for m in metrics:
-            extra[f"metric_{m.name}"] = Symbol(f"metric_{m.name}", "probe", Info("float", ()), f"P.metric_{m.name}")
+        for name in self.spec.metrics:  # all of them: a broken metric is reported once, where it is
+            extra[f"metric_{name}"] = Symbol(f"metric_{name}", "probe", Info("float", ()), f"P.metric_{name}")
         at_defaults = all(self.params.get(k) == self.spec.params[k].default for k in self.structural if k in self.spec.params)
         for i, probe in enumerate(self.spec.probes):
             path = f"probes[{i}]"

@@ -35,8 +35,8 @@ def resolve(source: str | Path) -> Path:
         lib = LIBRARY_DIR / f"{source}.yaml"
         if lib.exists():
             return lib
-        close = difflib.get_close_matches(source, library_names(), n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}?" if close else f"library specs: {', '.join(library_names())}"
+        close = difflib.get_close_matches(source, library_names(), n=2, cutoff=0.7)
+        hint = f"did you mean {' or '.join(close)}?" if close else f"library specs: {', '.join(library_names())}"
         raise SpecError([error("load", str(source), f"no spec file or library spec named `{source}`", hint)])
     raise SpecError([error("load", str(source), "file not found", "check the path")])
 

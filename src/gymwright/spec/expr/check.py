@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from gymwright.errors import ExprError
-from gymwright.spec.expr.functions import FUNCTIONS, ArgError, CallInfo
+from gymwright.spec.expr.functions import FUNCTIONS, MAX_ARRAY_SIZE, ArgError, CallInfo
 from gymwright.spec.expr.parse import parse
 from gymwright.spec.expr.types import (
     INF,
@@ -107,8 +107,14 @@ class _Checker:
         if handler is None:
             raise self.err(node, f"`{type(node).__name__}` is not allowed here")
         info = handler(self, node)
+        self.check_size(node, info.shape)
         node.gw = info  # type: ignore[attr-defined]
         return info
+
+    def check_size(self, node: ast.AST, shape: tuple[int, ...]) -> None:
+        if math.prod(shape) > MAX_ARRAY_SIZE:
+            raise self.err(node, f"array of shape {list(shape)} has more than {MAX_ARRAY_SIZE} elements",
+                           "keep arrays small: index, slice or reduce before combining them")
 
     # -- leaves
     def constant(self, node: ast.Constant) -> Info:
@@ -149,6 +155,7 @@ class _Checker:
         if shape is None:
             raise self.err(node, f"shapes do not broadcast: {a.describe()} {_OPS[type(node.op)]} {b.describe()}",
                            "index or reduce one side so the shapes match")
+        self.check_size(node, shape)
         const = a.const and b.const
         op = type(node.op)
         if op is ast.Pow:
@@ -166,8 +173,8 @@ class _Checker:
         elif op is ast.FloorDiv:
             lo, hi = interval_div(a, b)
             lo, hi = (math.floor(lo) if lo > -INF else lo), (math.floor(hi) if hi < INF else hi)
-        else:  # Mod
-            lo, hi = (0.0, b.hi) if b.lo > 0 else (-INF, INF)
+        else:  # Mod: [0, b) for a positive divisor
+            lo, hi = (0.0, b.hi - 1 if dtype == "int" else b.hi) if b.lo > 0 else (-INF, INF)
         lo, hi = (-INF if math.isnan(lo) else lo), (INF if math.isnan(hi) else hi)
         return Info(dtype, shape, lo, hi, const, _fold(a, b, _NP_OPS[op], const))
 

@@ -156,8 +156,9 @@ def _to_int_fn(name: str, doc: str, np_fn: Callable[..., Any]) -> None:
     @_register(name, f"{name}(x)", doc, "math", (1, 1), impl=lambda x: np.asarray(np_fn(x)).astype(np.int64))
     def _infer(c: CallInfo) -> Info:
         x = c.args[0]
-        return Info("int", x.shape, math.floor(x.lo) if x.lo > -INF else -INF,
-                    math.ceil(x.hi) if x.hi < INF else INF, _const(c))
+        lo = math.floor(x.lo) if math.isfinite(x.lo) else -INF
+        hi = math.ceil(x.hi) if math.isfinite(x.hi) else INF
+        return Info("int", x.shape, lo, hi, _const(c))
 
 
 _to_int_fn("floor", "largest int <= x", np.floor)
@@ -201,6 +202,12 @@ def _clip(c: CallInfo) -> Info:
     x, lo, hi = c.args
     dtype = promote(*(numeric(a.dtype) for a in c.args))
     return Info(dtype, _shape_of(x, lo, hi), max(min(x.lo, lo.lo), lo.lo), min(max(x.hi, hi.hi), hi.hi), _const(c))
+
+
+@_register("isclose", "isclose(a, b)", "a and b equal within 1e-9 (relative) or 1e-12 (absolute)", "math", (2, 2),
+           impl=lambda a, b: np.isclose(a, b, rtol=1e-9, atol=1e-12))
+def _isclose(c: CallInfo) -> Info:
+    return Info("bool", _shape_of(*c.args), 0.0, 1.0, _const(c))
 
 
 @_register("where", "where(c, a, b)", "elementwise a where c else b", "math", (3, 3), impl=np.where)
