@@ -64,6 +64,10 @@ def _uses_me_or_random(c: Checked) -> bool:
     return any(hasattr(n, "gw_site") for n in ast.walk(c.tree))
 
 
+def _as_bool(code: str) -> str:
+    return code if code.startswith("bool(") or code in ("True", "False") else f"bool({code})"
+
+
 def _is_true(c: Checked | None) -> bool:
     return c is None or c.source == "True"
 
@@ -355,13 +359,14 @@ class _Gen:
             w("v.t += 1")
             w("rewards, terms = self._rewards()")
             for i, m in enumerate(cs.metrics):
-                code = f"float({self.em()(m.expr)})"
+                code = self.em()(m.expr)
+                code = code if code.startswith("float(") else f"float({code})"
                 acc = f"self._metric_acc[{i}]"
                 update = {"last": f"{acc} = {code}", "sum": f"{acc} += {code}", "mean": f"{acc} += {code}",
                           "max": f"{acc} = max({acc}, {code})", "min": f"{acc} = min({acc}, {code})"}[m.reduce]
                 w(update, comment=f"{m.path}: {m.expr.source} ({m.reduce})")
-            w(f"terminated = bool({self.em()(cs.terminate)})", comment=f"terminate: {cs.terminate.source}")
-            w(f"truncated = bool({self.em()(cs.truncate)})", comment=f"truncate: {cs.truncate.source}")
+            w(f"terminated = {_as_bool(self.em()(cs.terminate))}", comment=f"terminate: {cs.terminate.source}")
+            w(f"truncated = {_as_bool(self.em()(cs.truncate))}", comment=f"truncate: {cs.truncate.source}")
             w("done = terminated or truncated")
             with w.block("if not done:"):
                 w("self._compute_masks()")

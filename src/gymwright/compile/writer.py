@@ -14,6 +14,8 @@ class Writer:
     def __call__(self, line: str = "", comment: str = "") -> None:
         if comment:
             self.lines.append("    " * self.depth + f"# {comment}")
+            if not line:
+                return
         self.lines.append(("    " * self.depth + line) if line else "")
 
     @contextmanager
