@@ -431,23 +431,24 @@ def _in_bounds(c: CallInfo) -> Info:
     return Info("bool", c.args[0].shape[:-1], 0.0, 1.0, False)
 
 
-@_register("view", "view(p, r)", "the (2r+1)x(2r+1) window of tile kinds around p (-1 outside)", "grid", (2, 2))
-def _view(c: CallInfo) -> Info:
+def _window(c: CallInfo) -> tuple[Any, tuple[int, int]]:
+    """The grid and the window shape of view()/agents_view(): one position and a constant radius."""
     g = _need_grid(c)
     p = c.args[0]
     _need_pos(p, "p")
     if p.shape != (2,):
         raise ArgError("p must be one position (shape 2), e.g. pos[me]")
     r = _const_int(c, 1, "r")
-    return Info("int", _check_size((2 * r + 1, 2 * r + 1)), -1.0, float(len(g.kinds) - 1), False)
+    return g, _check_size((2 * r + 1, 2 * r + 1))  # type: ignore[return-value]
+
+
+@_register("view", "view(p, r)", "the (2r+1)x(2r+1) window of tile kinds around p (-1 outside)", "grid", (2, 2))
+def _view(c: CallInfo) -> Info:
+    g, shape = _window(c)
+    return Info("int", shape, -1.0, float(len(g.kinds) - 1), False)
 
 
 @_register("agents_view", "agents_view(p, r)", "the (2r+1)x(2r+1) window of agent counts around p", "grid", (2, 2))
 def _agents_view(c: CallInfo) -> Info:
-    g = _need_grid(c)
-    p = c.args[0]
-    _need_pos(p, "p")
-    if p.shape != (2,):
-        raise ArgError("p must be one position (shape 2), e.g. pos[me]")
-    r = _const_int(c, 1, "r")
-    return Info("int", _check_size((2 * r + 1, 2 * r + 1)), 0.0, float(g.n_agents), False)
+    g, shape = _window(c)
+    return Info("int", shape, 0.0, float(g.n_agents), False)
