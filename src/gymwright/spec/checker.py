@@ -502,7 +502,12 @@ class _Builder:
                     continue
                 seen.add(ch.name)
                 args = self._check_args(ch.args, path, arg_infos)
-                if args is None:
+                if args is None:  # reported; keep the names declared so later checks don't cascade
+                    if ch.name not in self.choice_names:
+                        self.choice_names.append(ch.name)
+                    for aname in ch.args:
+                        self.arg_dtypes.setdefault(aname, "float")
+                        arg_infos.setdefault(aname, (0.0, 0.0))
                     continue
                 cc = CChoice(role.name, ch.name, offset, args, None, path=path, doc=ch.doc)
                 if ch.move is not None:

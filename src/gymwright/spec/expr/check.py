@@ -172,7 +172,7 @@ class _Checker:
             lo, hi = interval_mul(a, b)
         elif op is ast.FloorDiv:
             lo, hi = interval_div(a, b)
-            lo, hi = (math.floor(lo) if lo > -INF else lo), (math.floor(hi) if hi < INF else hi)
+            lo, hi = (math.floor(lo) if math.isfinite(lo) else lo), (math.floor(hi) if math.isfinite(hi) else hi)
         else:  # Mod: [0, b) for a positive divisor
             lo, hi = (0.0, b.hi - 1 if dtype == "int" else b.hi) if b.lo > 0 else (-INF, INF)
         lo, hi = (-INF if math.isnan(lo) else lo), (INF if math.isnan(hi) else hi)
@@ -181,13 +181,15 @@ class _Checker:
     def _pow(self, node: ast.BinOp, a: Info, b: Info, shape: tuple[int, ...], const: bool) -> Info:
         value = None
         if const and a.value is not None and b.value is not None:
-            try:
-                value = float(a.value) ** float(b.value)
-            except (OverflowError, ZeroDivisionError):
-                value = math.inf
-            if isinstance(value, complex) or not math.isfinite(value) or abs(value) > MAX_CONST_POWER:
+            with np.errstate(all="ignore"):
+                out = np.power(np.asarray(a.value, dtype=np.float64), np.asarray(b.value, dtype=np.float64))
+            if np.any(np.isnan(out)):
+                raise self.err(node, "power has no real value (a negative number to a fractional exponent, or 0 ** -1 style)",
+                               "keep the base >= 0 for fractional exponents")
+            if not np.all(np.isfinite(out)) or np.any(np.abs(out) > MAX_CONST_POWER):
                 raise self.err(node, "power overflows: the result is too large to represent",
                                "powers are computed in float; keep them below 1e300")
+            value = out.item() if out.shape == () else out
         lo, hi = -INF, INF
         if 0 <= a.lo and a.hi <= 1 and b.lo >= 0:
             lo, hi = 0.0, 1.0
@@ -320,7 +322,8 @@ class _Checker:
             node.gw_site = self.scope.next_site()  # type: ignore[attr-defined]
         if info.const and func.impl is not None and all(a.value is not None for a in args):
             try:
-                value = func.impl(*[a.value for a in args], **{k: const_value(k) for k in kwargs})
+                with np.errstate(all="ignore"):
+                    value = func.impl(*[a.value for a in args], **{k: const_value(k) for k in kwargs})
                 info = info.with_(value=value)
             except Exception:  # noqa: BLE001 - leave unfolded; runtime decides
                 pass
@@ -387,7 +390,7 @@ def _interp(node: ast.AST) -> Any:
     """Evaluate the few constant forms not folded during checking (conditionals, comparisons)."""
     if isinstance(node, ast.IfExp):
         c = const_eval(node.test)
-        return None if c is None else const_eval(node.body if c else node.orelse)
+        return None if c is None or np.ndim(c) > 0 else const_eval(node.body if c else node.orelse)
     if isinstance(node, ast.Compare):
         vals = [const_eval(node.left)] + [const_eval(c) for c in node.comparators]
         if any(v is None for v in vals):

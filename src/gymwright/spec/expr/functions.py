@@ -90,19 +90,28 @@ def _const_int(c: CallInfo, key: int | str, what: str, lo: int = 0) -> int:
     return int(v)
 
 
+def _shape_value(v: Any, what: str) -> tuple[int, ...]:
+    """A constant shape: an int or a list/tuple of ints, each >= 1."""
+    dims = list(v) if isinstance(v, tuple | list | np.ndarray) and np.ndim(v) <= 1 else [v]
+    if isinstance(v, np.ndarray) and v.ndim > 1:
+        dims = [None]
+    out = []
+    for d in dims:
+        if isinstance(d, np.generic):
+            d = d.item()
+        if isinstance(d, float) and d.is_integer():
+            d = int(d)
+        if not isinstance(d, int) or isinstance(d, bool) or d < 1:
+            shown = v.tolist() if isinstance(v, np.ndarray) else v
+            raise ArgError(f"{what} must be an int or a list of ints, each >= 1, got {shown!r}")
+        out.append(d)
+    return _check_size(tuple(out))
+
+
 def _shape_kw(c: CallInfo) -> tuple[int, ...]:
     if "shape" not in c.kwargs:
         return ()
-    v = c.const_value("shape")
-    dims = v if isinstance(v, tuple | list) else (v,)
-    out = []
-    for d in dims:
-        if isinstance(d, np.integer):
-            d = int(d)
-        if not isinstance(d, int) or isinstance(d, bool) or d < 0:
-            raise ArgError(f"shape= must be an int or a tuple of ints >= 0, got {v!r}")
-        out.append(d)
-    return _check_size(tuple(out))
+    return _shape_value(c.const_value("shape"), "shape=")
 
 
 def _check_size(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -152,8 +161,16 @@ _float_fn("exp", "e ** x", lambda v: math.exp(v) if v < 700 else INF, np.exp, -I
 _float_fn("log", "natural logarithm (-inf at 0)", lambda v: math.log(v) if 0 < v < INF else (INF if v == INF else -INF), np.log, 0.0)
 
 
+def _finite_int(x: Any) -> Any:
+    x = np.asarray(x)
+    if not np.all(np.isfinite(x)) or np.any(np.abs(x) > 2**62):
+        raise ValueError("not representable as an int")
+    out = x.astype(np.int64)
+    return out.item() if out.shape == () else out
+
+
 def _to_int_fn(name: str, doc: str, np_fn: Callable[..., Any]) -> None:
-    @_register(name, f"{name}(x)", doc, "math", (1, 1), impl=lambda x: np.asarray(np_fn(x)).astype(np.int64))
+    @_register(name, f"{name}(x)", doc, "math", (1, 1), impl=lambda x: _finite_int(np_fn(x)))
     def _infer(c: CallInfo) -> Info:
         x = c.args[0]
         lo = math.floor(x.lo) if math.isfinite(x.lo) else -INF
@@ -308,6 +325,8 @@ def _arange(c: CallInfo) -> Info:
 @_register("linspace", "linspace(a, b, n)", "n evenly spaced floats from a to b", "array", (3, 3), impl=np.linspace)
 def _linspace(c: CallInfo) -> Info:
     a, b, _ = c.args
+    if a.shape or b.shape:
+        raise ArgError(f"endpoints must be scalars, got {a.describe()} and {b.describe()}")
     n = _const_int(c, 2, "n", lo=1)
     _check_size((n,))
     lo, hi = union(a, b)
@@ -316,11 +335,9 @@ def _linspace(c: CallInfo) -> Info:
 
 def _filled(name: str, doc: str, value: float) -> None:
     @_register(name, f"{name}(shape)", doc, "array", (1, 1),
-               impl=lambda s: np.full(s, value, dtype=np.float64))
+               impl=lambda s: np.full(np.asarray(s).tolist(), value, dtype=np.float64))
     def _infer(c: CallInfo) -> Info:
-        v = c.const_value(0)
-        shape = _check_size(tuple(int(d) for d in (v if isinstance(v, tuple | list) else (v,))))
-        return Info("float", shape, value, value, True)
+        return Info("float", _shape_value(c.const_value(0), "shape"), value, value, True)
 
 
 _filled("zeros", "float array of zeros", 0.0)

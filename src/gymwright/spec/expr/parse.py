@@ -102,9 +102,11 @@ def parse(source: str | bool | int | float) -> tuple[str, ast.Expression]:
 
 def _check_tree(tree: ast.Expression, source: str) -> None:
     count = 0
-    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    stack: list[tuple[ast.AST, int, ast.AST | None]] = [(tree, 0, None)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, parent = stack.pop()
+        if not hasattr(node, "col_offset") and parent is not None and hasattr(parent, "col_offset"):
+            node.col_offset = parent.col_offset  # type: ignore[attr-defined]  # operators: point at their operation
         count += 1
         if count > MAX_NODES:
             raise _err(f"expression has more than {MAX_NODES} parts", source, None,
@@ -112,7 +114,7 @@ def _check_tree(tree: ast.Expression, source: str) -> None:
         if depth > MAX_DEPTH:
             raise _err(f"expression is nested more than {MAX_DEPTH} levels deep", source, node)
         _check_node(node, source)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        stack.extend((child, depth + 1, node) for child in ast.iter_child_nodes(node))
 
 
 def _check_node(node: ast.AST, source: str) -> None:
