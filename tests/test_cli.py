@@ -173,7 +173,7 @@ def test_validate_a_bad_spec_json(bad_spec: Path) -> None:
 def test_validate_a_missing_file(tmp_path: Path) -> None:
     missing = tmp_path / "nope.yaml"
     assert_clean_failure(
-        invoke("validate", str(missing)), f"error [load] {missing}: file not found"
+        invoke("validate", str(missing)), f"error [schema] {missing}: file not found"
     )
 
 

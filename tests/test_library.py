@@ -86,3 +86,12 @@ def test_random_legal_play_stays_in_spaces(name: str) -> None:
             assert env.state_space.shape == env.state().shape
             steps += 1
             assert steps < 10_000, "episode does not end"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_verifier_passes_every_library_spec(name: str) -> None:
+    from gymwright.verify.verifier import verify
+
+    report = verify(name)
+    assert report.passed, report.to_prompt()
+    assert [s.name for s in report.stages] == ["schema", "static", "compile", "dynamic", "probes", "degeneracy"]

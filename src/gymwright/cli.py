@@ -27,7 +27,10 @@ from gymwright.errors import GymwrightError, SpecError
 from gymwright.spec.loader import library_names, load_spec
 from gymwright.spec.model import EnvSpec
 from gymwright.verify.diagnostic import Diagnostic, Severity
+from gymwright.verify.report import VerificationReport
 from gymwright.verify.validate import validate as validate_spec
+from gymwright.verify.verifier import DEFAULT_EPISODES
+from gymwright.verify.verifier import verify as verify_spec
 
 app = typer.Typer(
     name="gymwright",
@@ -56,7 +59,7 @@ def fail(lines: list[str], next_step: str = "") -> NoReturn:
 def next_step(diags: list[Diagnostic], spec: str) -> str:
     """What to do after a SpecError, judged by where its first diagnostic points."""
     first = diags[0] if diags else None
-    if first is not None and first.stage == "load":
+    if first is not None and first.message.startswith(("no spec file", "file not found")):
         return "`gymwright library` lists the library specs; otherwise check the file path"
     if first is not None and first.path.startswith("params."):
         return "`gymwright library` lists each spec's params with their defaults and ranges"
@@ -295,6 +298,43 @@ def validate(spec: SpecArg, param: ParamOpt = None, as_json: JsonOpt = False) ->
     else:
         report_validation(spec, name, diags)
     raise typer.Exit(0 if ok else 1)
+
+
+# --------------------------------------------------------------------------- verify
+def print_report(report: VerificationReport, spec: str) -> None:
+    """The report grouped by stage, with timings; errors red, warnings yellow."""
+    verdict = Text(f"{report.spec}: ")
+    verdict.append("passed" if report.passed else "FAILED", style="bold green" if report.passed else "bold red")
+    verdict.append(f" ({sum(s.seconds for s in report.stages):.2f} s)")
+    out.print(verdict)
+    for stage in report.stages:
+        style = "red" if stage.errors else "yellow" if stage.warnings else "green"
+        out.rule(Text(f"{stage.name}: {stage.errors} errors, {stage.warnings} warnings, {stage.seconds * 1000:.0f} ms", style=style))
+        print_diagnostics([d for d in report.diagnostics if d.stage == stage.name])
+    if report.stopped_at:
+        out.print(f"Stopped at stage `{report.stopped_at}`. Fix its errors, then run `gymwright verify {spec}` again.")
+    else:
+        out.print(f"Next: `gymwright run {spec} --render` to watch random legal play.")
+
+
+@app.command()
+def verify(
+    spec: SpecArg,
+    param: ParamOpt = None,
+    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Random legal episodes to play.")] = DEFAULT_EPISODES,
+    seed: Annotated[int, typer.Option("--seed", "-s", help="First seed of the random episodes.")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Verify a spec: schema, static, compile, dynamic (PettingZoo tests, random play), probes,
+    degeneracy. Exit 0 if it passed, 1 if not."""
+    params = parse_params(param)
+    with domain_errors(spec):
+        report = verify_spec(spec, params, episodes=episodes, seed=seed)
+    if as_json:
+        typer.echo(report.to_json())
+    else:
+        print_report(report, spec)
+    raise typer.Exit(0 if report.passed else 1)
 
 
 # --------------------------------------------------------------------------- run

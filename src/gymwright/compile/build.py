@@ -51,13 +51,18 @@ def check(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | 
     return cs
 
 
-def compile_spec(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | None = None) -> CompiledEnv:
-    """Check `spec` under `params` and load its generated PettingZoo module (cached by source)."""
+def compile_spec(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | None = None,
+                 instrument: bool = False) -> CompiledEnv:
+    """Check `spec` under `params` and load its generated PettingZoo module (cached by source).
+
+    `instrument=True` builds the verifier's variant, which calls `env._hook(path)` after every
+    variable init and step rule.
+    """
     es = as_spec(spec)
     cs, diags = check_spec(es, params)
     if cs is None:
         raise SpecError([d for d in diags if d.severity.value == "error"])
-    source = generate(cs)
+    source = generate(cs, instrument)
     module = load_module(source, es.name)
     return CompiledEnv(cs, source, module, dict(params or {}), diags)
 

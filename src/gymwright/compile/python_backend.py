@@ -44,9 +44,13 @@ def spec_hash(cs: CheckedSpec) -> str:
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
-def generate(cs: CheckedSpec) -> str:
-    """Python source of a standalone PettingZoo module for the checked spec."""
-    return _Gen(cs).module()
+def generate(cs: CheckedSpec, instrument: bool = False) -> str:
+    """Python source of a standalone PettingZoo module for the checked spec.
+
+    `instrument=True` adds a call of `self._hook(path)` after every variable init and every
+    step rule: the verifier uses it to check bounds where a value goes wrong.
+    """
+    return _Gen(cs, instrument).module()
 
 
 def _literal(value: Any) -> str:
@@ -73,8 +77,9 @@ def _is_true(c: Checked | None) -> bool:
 
 
 class _Gen:
-    def __init__(self, cs: CheckedSpec) -> None:
+    def __init__(self, cs: CheckedSpec, instrument: bool = False) -> None:
         self.cs = cs
+        self.instrument = instrument
         self.w = Writer()
         self.n = cs.n_agents
         self.cls = class_name(cs.spec.name)
@@ -119,6 +124,7 @@ class _Gen:
             self.rewards()
             self.observe()
             self.state()
+            self.bounds()
             self.render()
         self.factories()
         return w.source()
@@ -229,6 +235,7 @@ class _Gen:
             w("self.agents = []")
             w("self.v = Vars()")
             w("self.v.rng = Draws()")
+            w("self._hook = None")
             w("self._build_spaces()")
             w("self._masks = [np.ones(N_ACTIONS[ROLE_OF[i]], dtype=np.int8) for i in range(N_AGENTS)]")
             w("self._last = ['-'] * N_AGENTS")
@@ -312,7 +319,16 @@ class _Gen:
         w(f"v.tiles, starts, goals = generate_layout({g.height}, {g.width}, {self.n}, [{dens}], GRID_BLOCKED, uniforms, GRID_MAP, GRID_STARTS, GRID_GOALS)")
         w("v.pos, v.goal = starts.copy(), goals.copy()" if g.has_goals else "v.pos = starts.copy()")
 
+    def hook(self, path: str) -> None:
+        if self.instrument:
+            with self.w.block("if self._hook is not None:"):
+                self.w(f"self._hook({path!r})")
+
     def var_init(self, var: CVar) -> None:
+        self._var_init(var)
+        self.hook(f"{var.path}.init")
+
+    def _var_init(self, var: CVar) -> None:
         w = self.w
         assert var.init is not None
         if not var.per_agent:
@@ -352,10 +368,12 @@ class _Gen:
             w("illegal = self._apply_actions(actions)")
             if cs.grid:
                 self.grid_step()
+                self.hook("grid")
             if cs.vocab is not None:
                 self.channel_step()
             for rule in cs.rules:
                 self.rule(rule)
+                self.hook(rule.path)
             w("v.t += 1")
             w("rewards, terms = self._rewards()")
             for i, m in enumerate(cs.metrics):
@@ -566,6 +584,20 @@ class _Gen:
             w("v = self.v")
             parts = ", ".join(f"np.asarray(v.{x.name}, dtype=np.float32).ravel()" for x in cs.state + cs.agent_state)
             w(f"return np.concatenate([{parts}])" if parts else "return np.zeros(0, dtype=np.float32)")
+        w("")
+
+    def bounds(self) -> None:
+        cs, w = self.cs, self.w
+        with w.block("def var_bounds(self):"):
+            w('"""Declared (min, max) of every bounded variable, at this instance\'s params."""')
+            w("p = self.p")
+            items = []
+            for var in cs.state + cs.agent_state:
+                lo = self.em()(var.min_expr) if var.min_expr is not None else (repr(var.lo) if var.lo > -np.inf else "-inf")
+                hi = self.em()(var.max_expr) if var.max_expr is not None else (repr(var.hi) if var.hi < np.inf else "inf")
+                if lo != "-inf" or hi != "inf":
+                    items.append(f"{var.name!r}: ({lo}, {hi})")
+            w("return {" + ", ".join(items) + "}")
         w("")
 
     def render(self) -> None:

@@ -28,6 +28,8 @@ class CVar:
     doc: str = ""
     path: str = ""
     builtin: bool = False  # provided by a mechanics module (grid, channel)
+    min_expr: Checked | None = None  # the declared bounds, for run-time checks at actual params
+    max_expr: Checked | None = None
 
 
 @dataclass
@@ -181,6 +183,7 @@ class CheckedSpec:
     n_sites: int
     arg_names: dict[str, str]  # arg name -> dtype
     choice_names: list[str]
+    used: set[str] = field(default_factory=set)  # names read by any expression
 
     @property
     def n_agents(self) -> int:

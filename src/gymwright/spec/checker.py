@@ -62,6 +62,8 @@ class _Builder:
         self.symbols: dict[str, Symbol] = {}
         self.sites = [0]
         self.shape_names: set[str] = set()  # every name that fixed a shape somewhere
+        self.used: set[str] = set()  # every name any expression reads
+        self.bound_exprs: dict[str, tuple[Checked | None, Checked | None]] = {}
         self.structural: set[str] = set()
         self.shape_params: dict[str, set[str]] = {}  # var -> params its shape depends on
         self.params: dict[str, Any] = {}
@@ -108,7 +110,9 @@ class _Builder:
 
     def expr(self, source: Any, scope: Scope, path: str) -> Checked | None:
         try:
-            return check(source, scope)
+            c = check(source, scope)
+            self.used |= c.names
+            return c
         except ExprError as e:
             self.error(path, e.message, e.hint, value=e.source or source,
                        trace=[ln for ln in e.caret().splitlines()])
@@ -179,7 +183,7 @@ class _Builder:
             state=self.builtin_state + state, agent_state=self.builtin_agent_state + agent_state,
             rules=rules, metrics=metrics, terminate=ends[0], truncate=ends[1],  # type: ignore[arg-type]
             active=active, grid=self.grid, vocab=self.vocab, text_render=text_render,
-            probes=probes, symbols=self.symbols, n_sites=self.sites[0],
+            probes=probes, symbols=self.symbols, n_sites=self.sites[0], used=self.used,
             arg_names=self.arg_dtypes, choice_names=self.choice_names,
         )
 
@@ -448,21 +452,23 @@ class _Builder:
         dtype = var.type or (init.info.dtype if init is not None else "float")
         if init is not None:
             self._assignable(init, dtype, tuple(shape), ctx, name)
-        lo, hi = self._bound(var.min, f"{path}.min", -INF, "lo"), self._bound(var.max, f"{path}.max", INF, "hi")
+        (lo, lo_c), (hi, hi_c) = self._bound(var.min, f"{path}.min", -INF, "lo"), self._bound(var.max, f"{path}.max", INF, "hi")
         if dtype == "bool":
-            lo, hi = 0.0, 1.0
-        return CVar(name, dtype, tuple(shape), init, lo, hi, per_agent, var.private, var.doc, path)
+            lo, hi, lo_c, hi_c = 0.0, 1.0, None, None
+        return CVar(name, dtype, tuple(shape), init, lo, hi, per_agent, var.private, var.doc, path,
+                    min_expr=lo_c, max_expr=hi_c)
 
-    def _bound(self, source: Any, path: str, default: float, side: str) -> float:
+    def _bound(self, source: Any, path: str, default: float, side: str) -> tuple[float, Checked | None]:
+        """The interval end of a declared bound (sound for every param value) and its expression."""
         if source is None:
-            return default
+            return default, None
         c = self.expr(source, self.scope("a variable bound"), path)
         if c is None:
-            return default
+            return default, None
         if not c.info.const or c.info.shape:
             self.error(path, f"bound must be a constant scalar (literals, params, consts), got `{c.source}`")
-            return default
-        return c.info.lo if side == "lo" else c.info.hi
+            return default, None
+        return (c.info.lo if side == "lo" else c.info.hi), c
 
     def _assignable(self, c: Checked, dtype: str, shape: tuple[int, ...], path: str, target: str) -> bool:
         got = c.info

@@ -37,8 +37,8 @@ def resolve(source: str | Path) -> Path:
             return lib
         close = difflib.get_close_matches(source, library_names(), n=2, cutoff=0.7)
         hint = f"did you mean {' or '.join(close)}?" if close else f"library specs: {', '.join(library_names())}"
-        raise SpecError([error("load", str(source), f"no spec file or library spec named `{source}`", hint)])
-    raise SpecError([error("load", str(source), "file not found", "check the path")])
+        raise SpecError([error(STAGE, str(source), f"no spec file or library spec named `{source}`", hint)])
+    raise SpecError([error(STAGE, str(source), "file not found", "check the path")])
 
 
 def read_data(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -56,12 +56,12 @@ def read_data(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{label}:{mark.line + 1}:{mark.column + 1}" if mark else label
-        raise SpecError([error("load", where, f"YAML syntax error: {getattr(e, 'problem', e)}",
+        raise SpecError([error(STAGE, where, f"YAML syntax error: {getattr(e, 'problem', e)}",
                                "check indentation and quoting; expressions with ':' or '#' need quotes")]) from None
     except json.JSONDecodeError as e:
-        raise SpecError([error("load", f"{label}:{e.lineno}:{e.colno}", f"JSON syntax error: {e.msg}")]) from None
+        raise SpecError([error(STAGE, f"{label}:{e.lineno}:{e.colno}", f"JSON syntax error: {e.msg}")]) from None
     if not isinstance(data, dict):
-        raise SpecError([error("load", label, f"a spec must be a mapping at the top level, got {type(data).__name__}",
+        raise SpecError([error(STAGE, label, f"a spec must be a mapping at the top level, got {type(data).__name__}",
                                "start with `gymwright: 1` and `name: ...`")])
     return data, label
 

@@ -52,3 +52,7 @@ def warning(stage: str, path: str, message: str, hint: str = "", **kw: Any) -> D
 
 def has_errors(diagnostics: list[Diagnostic]) -> bool:
     return any(d.severity is Severity.error for d in diagnostics)
+
+
+def info(stage: str, path: str, message: str, hint: str = "", **kw: Any) -> Diagnostic:
+    return Diagnostic(Severity.info, stage, path, message, hint, **kw)

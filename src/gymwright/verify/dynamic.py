@@ -1,0 +1,273 @@
+"""The dynamic stage: PettingZoo's own tests, then seeded random legal play with checks.
+
+Random play runs the instrumented module, whose `_hook(path)` is called after every variable
+init and step rule, so a bound violation is reported at the rule that caused it. The episodes
+are kept (`Rollouts`) for the degeneracy stage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+
+from gymwright.compile.build import CompiledEnv
+from gymwright.spec.checked import CheckedSpec, CRole
+from gymwright.verify.diagnostic import Diagnostic, error, info
+
+STAGE = "dynamic"
+
+
+@dataclass
+class Rollouts:
+    """What random legal play saw, for the degeneracy checks."""
+
+    rewards: dict[str, list[float]] = field(default_factory=dict)  # role -> every agent-step reward
+    terms: dict[tuple[str, str], list[float]] = field(default_factory=dict)  # (role, term) -> values
+    obs: dict[str, list[np.ndarray]] = field(default_factory=dict)  # role -> observations
+    masks: dict[str, np.ndarray] = field(default_factory=dict)  # role -> how often each action was legal
+    metrics: list[dict[str, float]] = field(default_factory=list)  # per finished episode
+    lengths: list[int] = field(default_factory=list)
+    states: list[Any] = field(default_factory=list)  # env snapshots for counterfactual probing
+
+
+def api_tests(compiled: CompiledEnv, cycles: int = 100) -> list[Diagnostic]:
+    """PettingZoo's parallel_api_test, api_test and seed tests, each reported on its own."""
+    out = []
+    tests = [
+        ("parallel_api_test", lambda: parallel_api_test(compiled.parallel_env(), num_cycles=cycles)),
+        ("api_test", lambda: api_test(compiled.aec_env(), num_cycles=cycles)),
+        ("seed_test", lambda: seed_test(lambda: compiled.aec_env(), num_cycles=cycles // 2)),
+        ("parallel_seed_test", lambda: parallel_seed_test(lambda: compiled.parallel_env(), num_cycles=cycles // 2)),
+    ]
+    for name, run in tests:
+        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("always")
+            try:
+                run()
+            except Exception as e:  # noqa: BLE001 - a failed contract is a finding
+                out.append(error(STAGE, "", f"PettingZoo's {name} failed: {type(e).__name__}: {e}",
+                                 "the compiled env breaks the PettingZoo contract; see the message for which part"))
+        for w in {str(w.message) for w in caught if "pettingzoo" in (w.filename or "")}:
+            out.append(info(STAGE, "", f"PettingZoo's {name} warns: {w}"))
+    return out
+
+
+class _Player:
+    """Plays seeded random legal episodes on the instrumented env and checks every step."""
+
+    def __init__(self, compiled: CompiledEnv, rollouts: Rollouts, max_steps: int) -> None:
+        self.c = compiled
+        self.cs: CheckedSpec = compiled.checked
+        self.env = compiled.parallel_env()
+        self.env._hook = self.on_hook
+        self.r = rollouts
+        self.max_steps = max_steps
+        self.diags: list[Diagnostic] = []
+        self.flagged: set[str] = set()
+        self.where = ""  # the episode and step, for messages
+        self.last_hook = ""
+        self.bounds: dict[str, tuple[float, float]] = {}
+        self.rule_sets = {r.path: {t for t, _ in r.sets} for r in self.cs.rules}
+
+    # -- checks
+    def once(self, key: str, d: Diagnostic) -> None:
+        if key not in self.flagged:
+            self.flagged.add(key)
+            self.diags.append(d)
+
+    def on_hook(self, path: str) -> None:
+        self.last_hook = path
+        v = self.env.v
+        for name, (lo, hi) in self.bounds.items():
+            x = np.asarray(getattr(v, name, 0.0), dtype=np.float64)
+            bad_nan = np.isnan(x).any()
+            if not bad_nan and (x >= lo).all() and (x <= hi).all():
+                continue
+            where = f"{path}.set.{name}" if name in self.rule_sets.get(path, ()) else path
+            values = x.tolist() if x.size <= 16 else f"array with min {np.nanmin(x):g}, max {np.nanmax(x):g}"
+            what = "became NaN" if bad_nan else f"= {values} left its declared range [{lo:g}, {hi:g}]"
+            self.once(f"bound:{name}", error(
+                STAGE, where, f"`{name}` {what} after {path} ({self.where})",
+                "clamp the value (min, max, clip), tighten the rule's `when`, or widen the declared min/max",
+                value=values))
+
+    def check_step(self, obs: dict[str, Any], rew: dict[str, float], infos: dict[str, Any]) -> None:
+        for agent, r in rew.items():
+            if not np.isfinite(r):
+                role = self.c.module.ROLE_OF[self.c.module.AGENTS.index(agent)]
+                terms = infos[agent].get("reward_terms", {})
+                bad = next((k for k, x in terms.items() if not np.isfinite(x)), None)
+                path = next((t.path + ".expr" for t in self.role(role).terms if t.name == bad), f"rewards.{role}")
+                self.once(f"reward:{path}", error(STAGE, path, f"reward of {agent} is {r} ({self.where})",
+                                                  "guard divisions and logarithms (e.g. log(max(x, 1e-9)))", value=r))
+        for agent, o in obs.items():
+            space = self.env.observation_space(agent)
+            if space.contains(o):
+                continue
+            self.flag_observation(agent, o, space)
+
+    def flag_observation(self, agent: str, o: np.ndarray, space: Any) -> None:
+        role = self.role(self.c.module.ROLE_OF[self.c.module.AGENTS.index(agent)])
+        at = 0
+        for f in role.features:
+            part, lo, hi = o[at:at + f.size], space.low[at:at + f.size], space.high[at:at + f.size]
+            at += f.size
+            if np.isnan(part).any():
+                self.once(f"obs:{f.path}", error(STAGE, f.path, f"observation feature `{f.name}` of {agent} is NaN ({self.where})",
+                                                 "guard divisions and logarithms in the feature and the variables it reads"))
+            elif (part < lo).any() or (part > hi).any():
+                shown = part.tolist() if f.size <= 8 else "values"
+                self.once(f"obs:{f.path}", error(
+                    STAGE, f.path, f"observation feature `{f.name}` of {agent} = {shown} is outside its bounds "
+                    f"[{lo.min():g}, {hi.max():g}] ({self.where})",
+                    "declare min/max on the variables it reads, or set `low`/`high` on the feature"))
+
+    def role(self, name: str) -> CRole:
+        return next(r for r in self.cs.roles if r.name == name)
+
+    # -- play
+    def episode(self, seed: int, policy: np.random.Generator, keep_states: int) -> bool:
+        env = self.env
+        self.where = f"seed {seed}, at reset"
+        self.bounds = {}
+        obs, infos = env.reset(seed=seed)
+        self.bounds = env.var_bounds()
+        self.on_hook("reset")
+        self.record(obs, None, infos)
+        steps = 0
+        while env.agents:
+            if steps >= self.max_steps:
+                self.no_end(seed)
+                return False
+            actions = self.choose(infos, policy, steps)
+            if len(self.r.states) < keep_states and policy.random() < 0.3:
+                self.r.states.append((self.snapshot(), dict(actions)))
+            steps += 1
+            self.where = f"seed {seed}, step {steps}"
+            try:
+                obs, rew, term, trunc, infos = env.step(actions)
+            except Exception as e:  # noqa: BLE001 - a crash is a finding, reported at the rule
+                self.crash(e)
+                return False
+            self.check_step(obs, rew, infos)
+            self.record(obs, rew, infos)
+            if not env.agents:
+                self.r.metrics.append(next(iter(infos.values())).get("metrics", {}))
+        self.r.lengths.append(steps)
+        return True
+
+    def snapshot(self) -> Any:
+        """A deep copy of the env as it is now (without the hook)."""
+        self.env._hook = None
+        try:
+            return copy.deepcopy(self.env)
+        finally:
+            self.env._hook = self.on_hook
+
+    def choose(self, infos: dict[str, Any], policy: np.random.Generator, step: int) -> dict[str, int]:
+        env = self.env
+        turn = env.turn_agent()
+        acting = [turn] if turn is not None else list(env.agents)
+        actions = {}
+        for agent in acting:
+            legal = np.flatnonzero(infos[agent]["action_mask"])
+            if len(legal) == 0:
+                role = self.c.module.ROLE_OF[self.c.module.AGENTS.index(agent)]
+                self.once(f"mask:{role}", error(
+                    STAGE, f"actions.{role}", f"{agent} must act but no action is legal ({self.where})",
+                    "make some choice legal in every state an agent acts in (e.g. a `wait` choice)",
+                    trace=env.render_text().splitlines()[:12]))
+                continue
+            actions[agent] = int(policy.choice(legal))
+        return actions
+
+    def record(self, obs: dict[str, Any], rew: dict[str, float] | None, infos: dict[str, Any]) -> None:
+        module = self.c.module
+        for agent, o in obs.items():
+            role = module.ROLE_OF[module.AGENTS.index(agent)]
+            self.r.obs.setdefault(role, []).append(np.asarray(o))
+            mask = np.asarray(infos[agent]["action_mask"], dtype=np.int64)
+            if rew is None or self.env.agents:
+                self.r.masks[role] = self.r.masks.get(role, 0) + mask
+            if rew is None:
+                continue
+            self.r.rewards.setdefault(role, []).append(float(rew[agent]))
+            for k, x in infos[agent].get("reward_terms", {}).items():
+                self.r.terms.setdefault((role, k), []).append(float(x))
+
+    def no_end(self, seed: int) -> None:
+        cs = self.cs
+        if cs.truncate.source == "False":
+            msg = f"an episode (seed {seed}) did not end within {self.max_steps} steps, and the spec has no `truncate`"
+            hint = "add `truncate: t >= max_steps` (with a `max_steps` param) so every episode ends"
+        else:
+            msg = f"an episode (seed {seed}) did not end within {self.max_steps} steps: neither terminate nor truncate held"
+            hint = "check that `truncate` can become true (e.g. `t >= max_steps` with a bounded max_steps)"
+        self.once("end", error(STAGE, "truncate", msg, hint))
+
+    def crash(self, e: Exception) -> None:
+        order = (["grid"] if self.cs.grid else []) + [r.path for r in self.cs.rules]
+        after = order.index(self.last_hook) + 1 if self.last_hook in order else 0
+        path = order[after] if self.last_hook != "reset" and after < len(order) else "rewards/observe"
+        self.once(f"crash:{path}", error(STAGE, path, f"the env raised {type(e).__name__}: {e} ({self.where})",
+                                         "check indexing and arithmetic in this part of the spec"))
+
+
+def random_play(compiled: CompiledEnv, episodes: int = 50, seed: int = 0, max_steps: int = 1000,
+                keep_states: int = 24) -> tuple[list[Diagnostic], Rollouts]:
+    """Seeded random legal episodes with every check; returns findings and what was seen."""
+    r = Rollouts()
+    player = _Player(compiled, r, max_steps)
+    policy = np.random.default_rng(seed)
+    for k in range(episodes):
+        if not player.episode(seed + k, policy, keep_states) and any(d.path == "truncate" for d in player.diags):
+            break
+    return player.diags, r
+
+
+def determinism(compiled: CompiledEnv, seeds: tuple[int, ...] = (0, 1, 2), max_steps: int = 300) -> list[Diagnostic]:
+    """Same seed and same actions give the same whole episode (obs, rewards, ends, state)."""
+    for s in seeds:
+        a, b = _trajectory(compiled, s, max_steps), _trajectory(compiled, s, max_steps)
+        for step, (x, y) in enumerate(zip(a, b, strict=False)):
+            if not _same(x, y):
+                return [error(STAGE, "", f"seed {s} gave two different episodes (they differ at step {step})",
+                              "randomness must come only from the spec's random functions")]
+        if len(a) != len(b):
+            return [error(STAGE, "", f"seed {s} gave episodes of different lengths ({len(a)} and {len(b)} steps)")]
+    return []
+
+
+def _trajectory(compiled: CompiledEnv, seed: int, max_steps: int) -> list[Any]:
+    env = compiled.parallel_env()
+    policy = np.random.default_rng(seed)
+    obs, infos = env.reset(seed=seed)
+    out: list[Any] = [(obs, env.state())]
+    for _ in range(max_steps):
+        if not env.agents:
+            break
+        turn = env.turn_agent()
+        acting = [turn] if turn is not None else list(env.agents)
+        actions = {}
+        for agent in acting:
+            legal = np.flatnonzero(infos[agent]["action_mask"])
+            if len(legal):
+                actions[agent] = int(policy.choice(legal))
+        obs, rew, term, trunc, infos = env.step(actions)
+        out.append((obs, rew, term, trunc, env.state()))
+    return out
+
+
+def _same(x: Any, y: Any) -> bool:
+    if isinstance(x, dict):
+        return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+    if isinstance(x, tuple | list):
+        return len(x) == len(y) and all(_same(a, b) for a, b in zip(x, y, strict=True))
+    return bool(np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True))
