@@ -134,7 +134,7 @@ def test_version() -> None:
 def test_validate_a_library_spec() -> None:
     result = invoke("validate", "cake_negotiation")
     assert result.exit_code == 0, result.output
-    assert "cake_negotiation: valid" in result.stdout
+    assert "cake_negotiation: passed" in result.stdout and "mapf_frozenlake: passed" in result.stdout
     result = invoke("validate", "cake_negotiation", "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -385,7 +385,7 @@ def test_exported_module_runs_without_gymwright(tmp_path: Path) -> None:
 def test_demo_runs_and_stays_short() -> None:
     result = invoke("demo")
     assert result.exit_code == 0, result.output
-    assert "cake_negotiation: valid" in result.stdout
+    assert "cake_negotiation: passed" in result.stdout and "mapf_frozenlake: passed" in result.stdout
     assert "seed 0: reset" in result.stdout and "seed 0: step 1" in result.stdout  # rendered
     assert "random legal play, 2 episodes" in result.stdout
     assert len(result.stdout.splitlines()) < 200

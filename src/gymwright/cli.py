@@ -563,10 +563,17 @@ def demo_library() -> list[str]:
 
 
 def demo_spec(step: int, name: str, episodes: int) -> bool:
-    """Validate `name` and, if valid, play it (the first episode rendered, briefly)."""
-    out.rule(f"[bold]{step}. {name}: validate")
-    _, diags = validate_source(name, {})
-    if not report_validation(name, name, diags, advise=False):
+    """Verify `name` and, if it passes, play it (the first episode rendered, briefly)."""
+    out.rule(f"[bold]{step}. {name}: verify")
+    report = verify_spec(name)
+    counts = {sev: len(report.of(sev)) for sev in Severity}
+    verdict = Text(f"{name}: ")
+    verdict.append("passed" if report.passed else "FAILED", style="bold green" if report.passed else "bold red")
+    verdict.append(f" ({', '.join(f'{k}={v:.2f}s' for k, v in report.timings.items())}; "
+                   f"{counts[Severity.error]} errors, {counts[Severity.warning]} warnings)")
+    out.print(verdict)
+    print_diagnostics([d for d in report.diagnostics if d.severity is not Severity.info])
+    if not report.passed:
         return False
     out.rule(f"[bold]{step}. {name}: {episodes} random episodes (the first rendered)")
     results = play(name, {}, episodes=episodes, seed=0, frames=DEMO_FRAMES, max_steps=1000)
@@ -580,7 +587,7 @@ def demo(
         int, typer.Option("--episodes", "-n", min=1, help="Episodes per spec.")
     ] = 2,
 ) -> None:
-    """A tour, offline: the library, then validate and play two of its specs."""
+    """A tour, offline: the library, then verify and play two of its specs."""
     with domain_errors():
         names = demo_library()
         chosen = [n for n in DEMO_SPECS if n in names]
@@ -589,7 +596,7 @@ def demo(
     out.print(
         Text(
             "gymwright run cake_negotiation --render --episodes 1\n"
-            "gymwright validate my_spec.yaml\n"
+            "gymwright verify my_spec.yaml\n"
             "gymwright export cake_negotiation -o env.py\n"
             "gymwright schema -o spec.schema.json"
         )
