@@ -1,0 +1,397 @@
+"""Lower a checked expression to batched numpy source (the batch backend).
+
+Every value has a *prefix* of leading axes before its type shape: none (constants: kind 0),
+the copy axis B (kind 1), or the copy and agent axes B x A (kind 2, per-agent places, where
+`me` is the array of the role's agent indices). Operands are aligned before they combine:
+a prefixed value gets singleton axes so that numpy's right-aligned broadcasting matches the
+spec's type broadcasting. Dispatch is a table on node type; calls go through `CALLS`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gymwright.errors import CompileError
+from gymwright.spec.expr.check import Checked, Symbol
+from gymwright.spec.expr.types import Info
+
+_BIN = {ast.Add: "np.add", ast.Sub: "np.subtract", ast.Mult: "np.multiply", ast.Div: "np.true_divide",
+        ast.FloorDiv: "np.floor_divide", ast.Mod: "np.mod"}
+_CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+PREFIX = {0: 0, 1: 1, 2: 2}
+
+
+def _info(node: ast.AST) -> Info:
+    return node.gw  # type: ignore[attr-defined,no-any-return]
+
+
+@dataclass
+class V:
+    """A lowered value: its code and its prefix kind (0 none, 1 copies, 2 copies x agents)."""
+
+    code: str
+    kind: int
+    shape: tuple[int, ...]
+    dtype: str
+
+
+def pad(v: V, kind: int, rank: int) -> str:
+    """Code of `v` with singleton axes so it broadcasts as a value of prefix `kind`, type rank `rank`."""
+    if v.kind == 0:
+        return v.code
+    extra = rank - len(v.shape)
+    lead = [":"] * v.kind
+    if v.kind == 1 and kind == 2:
+        lead.append("None")
+    idx = lead + ["None"] * extra
+    if len(idx) == v.kind:
+        return v.code
+    return f"{v.code}[{', '.join(idx)}]"
+
+
+class NpEmitter:
+    """Emits batched numpy source for the checked expressions of one place in the spec.
+
+    `kinds` gives each symbol's prefix kind (state: 1, consts: 0, ...); `per_agent` makes
+    `me` the agent-index array `ME` (kind 2).
+    """
+
+    def __init__(self, symbols: dict[str, Symbol], kinds: dict[str, int], *, per_agent: bool = False,
+                 overrides: dict[str, tuple[str, int]] | None = None) -> None:
+        self.symbols = symbols
+        self.kinds = kinds
+        self.per_agent = per_agent
+        self.overrides = overrides or {}
+
+    def __call__(self, checked: Checked) -> V:
+        return self.emit(checked.tree.body)
+
+    def emit(self, node: ast.AST) -> V:
+        handler = _NODES.get(type(node))
+        if handler is None:
+            raise CompileError(f"cannot lower `{type(node).__name__}` to batch code")
+        info = _info(node)
+        code, kind = handler(self, node)
+        return V(code, kind, info.shape, info.dtype)
+
+    # -- helpers
+    def aligned(self, nodes: list[ast.AST], rank: int | None = None, numeric: bool = False) -> tuple[list[str], int]:
+        vals = [self.emit(n) for n in nodes]
+        kind = max(v.kind for v in vals)
+        r = max(len(v.shape) for v in vals) if rank is None else rank
+        codes = []
+        for v in vals:
+            c = pad(v, kind, r)
+            if numeric and v.dtype == "bool":
+                c = f"np.asarray({c}, dtype=np.int64)"
+            codes.append(c)
+        return codes, kind
+
+    def truth(self, v: V) -> str:
+        return v.code if v.dtype == "bool" else f"({v.code} != 0)"
+
+    # -- nodes
+    def constant(self, node: ast.Constant) -> tuple[str, int]:
+        return repr(node.value), 0
+
+    def name(self, node: ast.Name) -> tuple[str, int]:
+        n = node.id
+        if n in ("True", "False"):
+            return n, 0
+        if n in self.overrides:
+            return self.overrides[n]
+        if n == "me":
+            return "ME", 2
+        sym = self.symbols.get(n)
+        code = sym.code if sym is not None else f"v.{n}"
+        return code, self.kinds.get(n, 1)
+
+    def list_(self, node: ast.List) -> tuple[str, int]:
+        codes, kind = self.aligned(list(node.elts))
+        if kind == 0:
+            return "np.array([" + ", ".join(codes) + "])", 0
+        return f"np.stack(np.broadcast_arrays({', '.join(codes)}), axis={PREFIX[kind]})", kind
+
+    def binop(self, node: ast.BinOp) -> tuple[str, int]:
+        codes, kind = self.aligned([node.left, node.right], len(_info(node).shape), numeric=True)
+        op = type(node.op)
+        if op is ast.Pow:
+            return f"np.power(np.asarray({codes[0]}, dtype=np.float64), {codes[1]})", kind
+        return f"{_BIN[op]}({codes[0]}, {codes[1]})", kind
+
+    def unary(self, node: ast.UnaryOp) -> tuple[str, int]:
+        v = self.emit(node.operand)
+        if isinstance(node.op, ast.Not):
+            return f"np.logical_not({self.truth(v)})", v.kind
+        code = f"np.asarray({v.code}, dtype=np.int64)" if v.dtype == "bool" else v.code
+        return (f"np.negative({code})" if isinstance(node.op, ast.USub) else code), v.kind
+
+    def boolop(self, node: ast.BoolOp) -> tuple[str, int]:
+        rank = len(_info(node).shape)
+        vals = [self.emit(n) for n in node.values]
+        kind = max(v.kind for v in vals)
+        fn = "np.logical_and" if isinstance(node.op, ast.And) else "np.logical_or"
+        parts = [pad(V(self.truth(v), v.kind, v.shape, "bool"), kind, rank) for v in vals]
+        out = parts[0]
+        for p in parts[1:]:
+            out = f"{fn}({out}, {p})"
+        return out, kind
+
+    def compare(self, node: ast.Compare) -> tuple[str, int]:
+        items = [node.left, *node.comparators]
+        codes, kind = self.aligned(items, len(_info(node).shape), numeric=True)
+        parts = [f"({codes[i]} {_CMP[type(op)]} {codes[i + 1]})" for i, op in enumerate(node.ops)]
+        return " & ".join(parts) if len(parts) > 1 else parts[0], kind
+
+    def ifexp(self, node: ast.IfExp) -> tuple[str, int]:
+        rank = len(_info(node).shape)
+        c, a, b = self.emit(node.test), self.emit(node.body), self.emit(node.orelse)
+        kind = max(c.kind, a.kind, b.kind)
+        return f"np.where({pad(V(self.truth(c), c.kind, c.shape, 'bool'), kind, rank)}, {pad(a, kind, rank)}, {pad(b, kind, rank)})", kind
+
+    def subscript(self, node: ast.Subscript) -> tuple[str, int]:
+        base = self.emit(node.value)
+        idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        dynamic = [ix for ix in idx if not isinstance(ix, ast.Slice) and not isinstance(ix, ast.Constant)]
+        if not dynamic:
+            parts = [":"] * base.kind
+            for ix in idx:
+                parts.append(_slice(ix, self) if isinstance(ix, ast.Slice) else repr(ix.value))  # type: ignore[attr-defined]
+            return f"{base.code}[{', '.join(parts)}]", base.kind
+        return self.gather(base, idx)
+
+    def gather(self, base: V, idx: list[ast.AST]) -> tuple[str, int]:
+        """Advanced indexing with per-copy (and per-agent) index arrays."""
+        vals = [self.emit(ix) for ix in idx]
+        lead = max((len(v.shape) for v in vals), default=0)
+        kind = max([base.kind] + [v.kind for v in vals])
+        parts = []
+        extra = ", None" * lead
+        if base.kind >= 1:
+            parts.append(f"BI[:{', None' if kind == 2 else ''}{extra}]")
+        if base.kind == 2:
+            parts.append(f"AI[None, :{extra}]")
+        for axis, v in enumerate(vals):
+            size = base.shape[axis]
+            code = pad(v, kind, lead)
+            parts.append(code if v.kind == 0 else f"b_clip_index({code}, {size})")
+        return f"{base.code}[{', '.join(parts)}]", kind
+
+    def call(self, node: ast.Call) -> tuple[str, int]:
+        assert isinstance(node.func, ast.Name)
+        fn = CALLS.get(node.func.id)
+        if fn is None:
+            raise CompileError(f"no batch lowering for function `{node.func.id}`")
+        return fn(self, node)
+
+    def kw(self, node: ast.Call, name: str) -> ast.AST | None:
+        return next((k.value for k in node.keywords if k.arg == name), None)
+
+
+def _slice(s: ast.Slice, e: NpEmitter) -> str:
+    lo = e.emit(s.lower).code if s.lower is not None else ""
+    hi = e.emit(s.upper).code if s.upper is not None else ""
+    return f"{lo}:{hi}"
+
+
+_NODES: dict[type, Callable[[NpEmitter, ast.AST], tuple[str, int]]] = {
+    ast.Constant: NpEmitter.constant,  # type: ignore[dict-item]
+    ast.Name: NpEmitter.name,  # type: ignore[dict-item]
+    ast.List: NpEmitter.list_,  # type: ignore[dict-item]
+    ast.BinOp: NpEmitter.binop,  # type: ignore[dict-item]
+    ast.UnaryOp: NpEmitter.unary,  # type: ignore[dict-item]
+    ast.BoolOp: NpEmitter.boolop,  # type: ignore[dict-item]
+    ast.Compare: NpEmitter.compare,  # type: ignore[dict-item]
+    ast.IfExp: NpEmitter.ifexp,  # type: ignore[dict-item]
+    ast.Subscript: NpEmitter.subscript,  # type: ignore[dict-item]
+    ast.Call: NpEmitter.call,  # type: ignore[dict-item]
+}
+
+
+# --------------------------------------------------------------------------- calls
+
+def _elementwise(fn: str, numeric: bool = True) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
+    def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+        codes, kind = e.aligned(list(node.args), len(_info(node).shape), numeric=numeric)
+        return f"{fn}({', '.join(codes)})", kind
+    return emit
+
+
+def _nary(fn: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
+    def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+        if len(node.args) == 1:
+            return _reduce(fn.replace("maximum", "max").replace("minimum", "min"))(e, node)
+        codes, kind = e.aligned(list(node.args), len(_info(node).shape), numeric=True)
+        out = codes[0]
+        for c in codes[1:]:
+            out = f"{fn}({out}, {c})"
+        return out, kind
+    return emit
+
+
+def _reduce(fn: str, numeric: bool = True) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
+    def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+        x = e.emit(node.args[0])
+        code = f"np.asarray({x.code}, dtype=np.int64)" if numeric and x.dtype == "bool" else x.code
+        p = PREFIX[x.kind]
+        axis_node = e.kw(node, "axis")
+        if axis_node is not None:
+            a = int(axis_node.gw.value) % len(x.shape)  # type: ignore[attr-defined]
+            axis = str(p + a)
+        else:
+            axis = repr(tuple(range(p, p + len(x.shape)))) if fn not in ("np.argmax", "np.argmin") else str(p)
+        return f"{fn}({code}, axis={axis})", x.kind
+    return emit
+
+
+def _random(kind_of_draw: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
+    def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+        info = _info(node)
+        site = node.gw_site  # type: ignore[attr-defined]
+        n = 1
+        for d in info.shape:
+            n *= d
+        me = "ME_IDX" if e.per_agent else "None"
+        kind = 2 if e.per_agent else 1
+        p = PREFIX[kind]
+        rank = len(info.shape)
+        pairs = kind_of_draw == "normal"
+        u = f"b_draw(r, {site}, {me}, {n}, {pairs})"
+        if kind_of_draw == "normal":
+            z = f"b_normal({u}, {p}, {info.shape!r})"
+            args = [pad(e.emit(a), kind, rank) for a in node.args]
+            mean, std = (args + ["0.0", "1.0"][len(args):])[:2]
+            return f"({mean} + {std} * {z})", kind
+        shaped = f"b_shape({u}, {p}, {info.shape!r})"
+        args = [pad(e.emit(a), kind, rank) for a in node.args]
+        if kind_of_draw == "uniform":
+            lo, hi = (args + ["0.0", "1.0"][len(args):])[:2]
+            return f"({lo} + ({hi} - {lo}) * {shaped})", kind
+        if kind_of_draw == "randint":
+            lo, hi = args
+            return f"({lo} + np.floor({shaped} * ({hi} - {lo})).astype(np.int64)).astype(np.int64)", kind
+        return f"({shaped} < {args[0]})", kind
+    return emit
+
+
+def _choice(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+    a = e.emit(node.args[0])
+    kind = max(a.kind, 2 if e.per_agent else 1)
+    me = "ME_IDX" if e.per_agent else "None"
+    return f"b_choice({pad(a, kind, 1)}, b_draw(r, {node.gw_site}, {me}, 1))", kind  # type: ignore[attr-defined]
+
+
+def _permutation(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+    n = _info(node).shape[0]
+    me = "ME_IDX" if e.per_agent else "None"
+    return f"b_permutation(b_draw(r, {node.gw_site}, {me}, {n}))", (2 if e.per_agent else 1)  # type: ignore[attr-defined]
+
+
+def _const_call(template: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
+    def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+        args = [e.emit(a).code for a in node.args]
+        return template.format(*args, shape=_info(node).shape), 0
+    return emit
+
+
+def _to_int(how: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
+    def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+        x = e.emit(node.args[0])
+        return f"b_int({x.code}, {how!r})", x.kind
+    return emit
+
+
+def _same_kind(template: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
+    def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+        x = e.emit(node.args[0])
+        return template.format(x.code, axis=PREFIX[x.kind]), x.kind
+    return emit
+
+
+def _push(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+    w, x = e.emit(node.args[0]), e.emit(node.args[1])
+    kind = max(w.kind, x.kind, 1)
+    return f"b_push({pad(w, kind, len(w.shape))}, {pad(x, kind, len(w.shape) - 1)}, {PREFIX[kind]})", kind
+
+
+def _roll(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+    x, k = e.emit(node.args[0]), e.emit(node.args[1])
+    kind = max(x.kind, k.kind)
+    return f"b_roll({pad(x, kind, len(x.shape))}, {pad(k, kind, 0)}, {PREFIX[kind]})", kind
+
+
+def _grid_point(fn: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
+    def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+        p = e.emit(node.args[0])
+        kind = max(p.kind, 1)
+        return f"{fn}({pad(p, kind, len(p.shape))})", kind
+    return emit
+
+
+def _window(fn: str, source: str, fill: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
+    def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+        p, r = e.emit(node.args[0]), e.emit(node.args[1])
+        if p.kind == 2:
+            return f"{fn}({source}, {p.code}, {r.code}{fill})", 2
+        return f"{fn}({source}, {pad(p, 1, 1)}[:, None, :], {r.code}{fill})[:, 0]", 1
+    return emit
+
+
+CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
+    "abs": _elementwise("np.abs"),
+    "sign": _elementwise("np.sign"),
+    "sqrt": _elementwise("np.sqrt"),
+    "exp": _elementwise("np.exp"),
+    "log": _elementwise("np.log"),
+    "floor": _to_int("floor"),
+    "ceil": _to_int("ceil"),
+    "round": _to_int("round"),
+    "int": _to_int("int"),
+    "float": _same_kind("b_float({0})"),
+    "bool": _same_kind("(np.asarray({0}) != 0)"),
+    "isclose": _elementwise("rt_isclose"),
+    "max": _nary("np.maximum"),
+    "min": _nary("np.minimum"),
+    "clip": _elementwise("np.clip"),
+    "where": lambda e, n: _where(e, n),
+    "sum": _reduce("np.sum"),
+    "mean": _reduce("np.mean"),
+    "count": _reduce("np.count_nonzero", numeric=False),
+    "any": _reduce("np.any", numeric=False),
+    "all": _reduce("np.all", numeric=False),
+    "argmax": _reduce("np.argmax"),
+    "argmin": _reduce("np.argmin"),
+    "dot": lambda e, n: _dot(e, n),
+    "arange": _const_call("np.arange({0})"),
+    "linspace": _const_call("np.linspace({0}, {1}, {2})"),
+    "zeros": _const_call("np.zeros({shape!r})"),
+    "ones": _const_call("np.ones({shape!r})"),
+    "onehot": lambda e, n: (lambda x: (f"b_onehot({x.code}, {e.emit(n.args[1]).code})", x.kind))(e.emit(n.args[0])),
+    "push": _push,
+    "roll": _roll,
+    "uniform": _random("uniform"),
+    "normal": _random("normal"),
+    "randint": _random("randint"),
+    "bernoulli": _random("bernoulli"),
+    "choice": _choice,
+    "permutation": _permutation,
+    "tile": _grid_point("(lambda q: tile_batch(v.tiles, q))"),
+    "in_bounds": _grid_point("(lambda q: in_bounds_batch(v.tiles.shape[1:], q))"),
+    "manhattan": lambda e, n: (lambda c: (f"b_manhattan({c[0][0]}, {c[0][1]})", c[1]))(e.aligned(list(n.args))),
+    "view": _window("view_batch", "v.tiles", ", -1"),
+    "agents_view": _window("agents_view_batch", "v.pos", ""),
+}
+
+
+def _where(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+    rank = len(_info(node).shape)
+    c, a, b = (e.emit(x) for x in node.args)
+    kind = max(c.kind, a.kind, b.kind)
+    return f"np.where({pad(V(e.truth(c), c.kind, c.shape, 'bool'), kind, rank)}, {pad(a, kind, rank)}, {pad(b, kind, rank)})", kind
+
+
+def _dot(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+    codes, kind = e.aligned(list(node.args), 1, numeric=True)
+    return f"np.sum(np.multiply({codes[0]}, {codes[1]}), axis=-1)", kind

@@ -1,0 +1,140 @@
+# gymwright runtime: batch helpers (standalone: numpy only; inlined into generated batch modules)
+#
+# Values in batch code carry a leading copy axis B (and, in per-agent places, an agent axis).
+# Random draws use the same counter-based stream as runtime/core.py, vectorized over copies:
+# copy b at (seed_b, episode_b, step_b) draws exactly what the Python backend draws.
+
+import numpy as np
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def b_mix(x):
+    """splitmix64 finalizer on uint64 arrays (the same function as mix64 in core)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def b_keys(seeds, episodes, steps, site: int):
+    """Per-copy stream keys; equal to core.stream_key for each copy."""
+    one = np.uint64(1)
+    k = b_mix(seeds.astype(np.uint64))
+    k = b_mix(k + episodes.astype(np.uint64) + one)
+    k = b_mix(k + steps.astype(np.uint64) + one)
+    return b_mix(k + np.uint64(site) + one)
+
+
+def b_uniforms(keys, idx):
+    """Uniforms in [0, 1): keys (B,) and element indices idx (..., n) -> (B, ..., n)."""
+    idx = np.asarray(idx, dtype=np.uint64)
+    k = keys.reshape((-1,) + (1,) * idx.ndim)
+    h = b_mix(idx * _GOLDEN + k)
+    return (h >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+
+
+def b_draw(r, site: int, me, n: int, pairs: bool = False):
+    """The uniforms of one random call: (B, n) globally, (B, A, n) per agent (me: (A,) indices).
+
+    Element indices are me * n + j (2 * (me * n) + j for two-uniform draws), as in core.
+    """
+    keys = b_keys(r.seeds, r.episodes, r.steps, site)
+    m = 2 * n if pairs else n
+    if me is None:
+        return b_uniforms(keys, np.arange(m))
+    base = (2 * n if pairs else n) * np.asarray(me, dtype=np.int64)
+    return b_uniforms(keys, base[:, None] + np.arange(m)[None, :])
+
+
+def b_shape(u, prefix: int, shape: tuple):
+    """Uniforms (prefix..., n) -> (prefix..., *shape)."""
+    return u.reshape(u.shape[:prefix] + tuple(shape))
+
+
+def b_normal(u, prefix: int, shape: tuple):
+    z = np.sqrt(-2.0 * np.log1p(-u[..., 0::2])) * np.cos(2.0 * np.pi * u[..., 1::2])
+    return z.reshape(z.shape[:prefix] + tuple(shape))
+
+
+def b_permutation(u):
+    return np.argsort(u, axis=-1, kind="stable").astype(np.int64)
+
+
+class BatchDraws:
+    """Random state of a batch: per-copy seed, episode counter and step."""
+
+    def __init__(self, size: int) -> None:
+        self.seeds = np.zeros(size, dtype=np.uint64)
+        self.episodes = np.zeros(size, dtype=np.int64)
+        self.steps = np.zeros(size, dtype=np.int64)
+
+    def subset(self, idx):
+        out = BatchDraws(0)
+        out.seeds, out.episodes, out.steps = self.seeds[idx], self.episodes[idx], self.steps[idx]
+        return out
+
+
+# -- indexing and array helpers with a prefix of `axis` leading axes
+
+def b_clip_index(i, n: int):
+    """Indices wrapped like Python for -n..-1 and clipped into range (never raises)."""
+    return np.clip(i, -n, n - 1)
+
+
+def b_push(w, x, axis: int):
+    """Shift the window w along `axis` and append x (broadcast to one entry)."""
+    x = np.expand_dims(x, axis)
+    entry = w.shape[:axis] + (1,) + w.shape[axis + 1:]
+    shape = np.broadcast_shapes(entry, x.shape)
+    w = np.broadcast_to(w, shape[:axis] + (w.shape[axis],) + shape[axis + 1:])
+    x = np.broadcast_to(x, shape)
+    body = w[(slice(None),) * axis + (slice(1, None),)]
+    return np.concatenate([body, x], axis=axis).astype(np.result_type(w, x))
+
+
+def b_roll(x, k, axis: int):
+    """np.roll along `axis` with a shift per copy (k broadcasts against the prefix)."""
+    n = x.shape[axis]
+    k = np.asarray(k)
+    if k.ndim == 0:
+        return np.roll(x, int(k), axis=axis)
+    prefix = np.broadcast_shapes(x.shape[:axis], k.shape)
+    x = np.broadcast_to(x, prefix + x.shape[axis:])
+    idx = (np.arange(n) - np.broadcast_to(k, prefix)[..., None]) % n
+    idx = idx.reshape(idx.shape + (1,) * (x.ndim - idx.ndim))
+    idx = np.broadcast_to(idx, x.shape)
+    return np.take_along_axis(x, idx, axis=axis)
+
+
+def b_onehot(i, n: int):
+    return (np.asarray(i)[..., None] == np.arange(n)).astype(np.float64)
+
+
+def b_float(x):
+    return np.asarray(x, dtype=np.float64)
+
+
+def b_int(x, how: str):
+    """floor / ceil / round (ties to even) / int (toward zero), as int64."""
+    fn = {"floor": np.floor, "ceil": np.ceil, "round": np.rint, "int": np.trunc}[how]
+    return fn(np.asarray(x)).astype(np.int64)
+
+
+def rt_isclose(a, b):
+    return np.isclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def b_choice(a, u):
+    """An element of the 1-D array a (constant or (B, [A,] n)) picked by uniforms u (B, [A,] 1)."""
+    a = np.asarray(a)
+    n = a.shape[-1]
+    i = np.minimum((u[..., 0] * n).astype(np.int64), n - 1)
+    if a.ndim == 1:
+        return a[i]
+    return np.take_along_axis(np.broadcast_to(a, i.shape + (n,)), i[..., None], axis=-1)[..., 0]
+
+
+def b_manhattan(a, b):
+    return np.abs(np.asarray(a) - np.asarray(b)).sum(axis=-1)

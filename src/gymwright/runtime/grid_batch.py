@@ -1,0 +1,240 @@
+"""Batched grid runtime: the movement and view functions of ``grid.py`` over B copies at once.
+
+STANDALONE: this module imports only numpy and the standard library, because its source is
+inlined verbatim into generated modules after ``grid.py``.  Its private helpers are prefixed
+``_gb_`` so that they never shadow the helpers of ``grid.py``.
+
+Every function takes arrays with a leading copy axis B and returns exactly what the scalar
+function of ``grid.py`` (or ``rt_tile`` / ``rt_in_bounds`` of ``core.py``) returns for each copy
+``b``, stacked along that axis.  Positions are ``(row, col)`` and integer results are
+``np.int64``.  Nothing here loops over copies or agents; the only loop is the fixpoint of
+``resolve_moves_batch``, which runs at most N + 1 times.
+"""
+
+import numpy as np
+
+_GB_COLLISION_RULES: tuple[str, ...] = ("none", "block")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _gb_cells(a: np.ndarray, name: str, batch: int | None = None) -> np.ndarray:
+    """``a`` as int64 with shape (B, N, 2), checking the shape (and B when given)."""
+    arr = np.asarray(a, dtype=np.int64)
+    if arr.ndim != 3 or arr.shape[2] != 2 or (batch is not None and arr.shape[0] != batch):
+        want = f"({batch if batch is not None else 'B'}, N, 2)"
+        raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
+    return arr
+
+
+def _gb_inside(height: int, width: int, p: np.ndarray) -> np.ndarray:
+    """Whether each ``(row, col)`` in ``p[..., :]`` lies on a ``height`` x ``width`` grid."""
+    r, c = p[..., 0], p[..., 1]
+    return (r >= 0) & (r < height) & (c >= 0) & (c < width)
+
+
+def _gb_copy_index(p: np.ndarray) -> np.ndarray:
+    """Copy indices broadcastable against ``p[..., 0]`` (p has a leading copy axis)."""
+    return np.arange(p.shape[0]).reshape((-1,) + (1,) * (p.ndim - 2))
+
+
+def _gb_lookup(grid: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``grid[b, p[b, ..., 0], p[b, ..., 1]]`` with the position clipped onto the grid."""
+    _, height, width = grid.shape
+    rows = np.clip(p[..., 0], 0, height - 1)
+    cols = np.clip(p[..., 1], 0, width - 1)
+    return grid[_gb_copy_index(p), rows, cols]
+
+
+def _gb_same_cell(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(B, N, N) bool: ``a[:, i]`` and ``b[:, j]`` are the same cell."""
+    return np.all(a[:, :, None, :] == b[:, None, :, :], axis=3)
+
+
+# --------------------------------------------------------------------------- movement
+
+
+def apply_slip_batch(delta: np.ndarray, slip: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``apply_slip`` for every copy: (B, N, 2) moves, (B,) slip probabilities, (B, 2N) uniforms.
+
+    ``u[b]`` must be the values the scalar path draws with ``uniforms(stream, 2 * N)``: value
+    ``2i`` decides whether agent i slips (``u < slip``), value ``2i + 1`` picks the side
+    (``< 0.5``: the left turn ``(-dc, dr)``, else its opposite).  Zero moves never slip.
+    ``slip`` may also be a scalar shared by all copies.
+    """
+    delta = _gb_cells(delta, "delta")
+    batch, n = delta.shape[0], delta.shape[1]
+    u = np.asarray(u, dtype=np.float64)
+    if u.shape != (batch, 2 * n):
+        raise ValueError(f"u must have shape ({batch}, {2 * n}), got {u.shape}")
+    slip = np.broadcast_to(np.asarray(slip, dtype=np.float64), (batch,))
+    u = u.reshape(batch, n, 2)
+    moving = np.any(delta != 0, axis=2)
+    slips = moving & (u[:, :, 0] < slip[:, None])
+    left = np.stack([-delta[:, :, 1], delta[:, :, 0]], axis=2)
+    turned = np.where((u[:, :, 1] < 0.5)[:, :, None], left, -left)
+    return np.where(slips[:, :, None], turned, delta).astype(np.int64)
+
+
+def _gb_legal_moves(
+    pos: np.ndarray, delta: np.ndarray, can_move: np.ndarray, passable: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Targets and which agents attempt a legal (in-grid, passable, non-zero) move."""
+    _, height, width = passable.shape
+    target = pos + delta
+    inside = _gb_inside(height, width, target)
+    ok = can_move & np.any(delta != 0, axis=2) & inside & _gb_lookup(passable, target)
+    return target, ok
+
+
+def _gb_conflict_tables(pos: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairwise tables the fixpoint needs, which do not change while moves are cancelled.
+
+    For an attempting agent i and another agent j, i is blocked by j when j attempts too and
+    ``moving[b, i, j]`` holds (same target, or a swap), or when j stays and
+    ``staying[b, i, j]`` holds (i's target is j's cell).
+    """
+    n = pos.shape[1]
+    others = ~np.eye(n, dtype=bool)
+    into = _gb_same_cell(target, pos)
+    swap = into & np.swapaxes(into, 1, 2)
+    moving = (_gb_same_cell(target, target) | swap) & others
+    staying = into & others
+    return moving, staying
+
+
+def _gb_blocked(moving: np.ndarray, staying: np.ndarray, attempt: np.ndarray) -> np.ndarray:
+    """Attempting agents that hit a vertex conflict or a swap conflict (``_blocked_moves``)."""
+    other_attempts = attempt[:, None, :]
+    hit = (moving & other_attempts) | (staying & ~other_attempts)
+    return attempt & np.any(hit, axis=2)
+
+
+def resolve_moves_batch(
+    pos: np.ndarray,
+    delta: np.ndarray,
+    can_move: np.ndarray,
+    passable: np.ndarray,
+    collision: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``resolve_moves`` for every copy; returns ``(new_pos (B,N,2), moved (B,N), conflict (B,N))``.
+
+    ``pos`` and ``delta`` are (B, N, 2), ``can_move`` is (B, N) bool (or broadcastable to it)
+    and ``passable`` is (B, H, W) bool.  Under ``"block"`` every copy runs the scalar fixpoint:
+    cancel all vertex and swap conflicts of the still-attempting moves, repeat until none is
+    left; copies that are already settled are unaffected by further rounds.
+    """
+    if collision not in _GB_COLLISION_RULES:
+        valid = list(_GB_COLLISION_RULES)
+        raise ValueError(f"unknown collision rule {collision!r}; valid: {valid}")
+    pos = _gb_cells(pos, "pos")
+    batch, n = pos.shape[0], pos.shape[1]
+    delta = _gb_cells(delta, "delta", batch)
+    if delta.shape[1] != n:
+        raise ValueError(f"delta must have shape {pos.shape}, got {delta.shape}")
+    can_move = np.broadcast_to(np.asarray(can_move, dtype=bool), (batch, n))
+    passable = np.asarray(passable, dtype=bool)
+    if passable.ndim != 3 or passable.shape[0] != batch:
+        raise ValueError(f"passable must have shape ({batch}, H, W), got {passable.shape}")
+    target, attempt = _gb_legal_moves(pos, delta, can_move, passable)
+    conflict = np.zeros((batch, n), dtype=bool)
+    if collision == "block":
+        moving, staying = _gb_conflict_tables(pos, target)
+        while True:
+            cancel = _gb_blocked(moving, staying, attempt)
+            if not cancel.any():
+                break
+            attempt = attempt & ~cancel
+            conflict |= cancel
+    new_pos = np.where(attempt[:, :, None], target, pos).astype(np.int64)
+    return new_pos, attempt, conflict
+
+
+# --------------------------------------------------------------------------- views
+
+
+def _gb_window(center: np.ndarray, radius: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows (B, K, S, 1) and columns (B, K, 1, S) of the windows centred on ``center``."""
+    offsets = np.arange(-radius, radius + 1, dtype=np.int64)
+    rows = center[:, :, 0, None, None] + offsets[:, None]
+    cols = center[:, :, 1, None, None] + offsets[None, :]
+    return rows, cols
+
+
+def _gb_centers(center: np.ndarray, batch: int) -> np.ndarray:
+    """Window centres as int64 (B, K, 2) (truncated like ``int()`` in the scalar ``view``)."""
+    arr = np.asarray(center)
+    if arr.ndim != 3 or arr.shape[0] != batch or arr.shape[2] != 2:
+        raise ValueError(f"center must have shape ({batch}, K, 2), got {arr.shape}")
+    return arr.astype(np.int64)
+
+
+def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int) -> np.ndarray:
+    """``view`` for every copy and centre: (B, H, W) tiles, (B, K, 2) centres -> (B, K, S, S).
+
+    ``S = 2 * radius + 1``; window cells outside the grid are ``fill``.
+    """
+    tiles = np.asarray(tiles)
+    if tiles.ndim != 3:
+        raise ValueError(f"tiles must have shape (B, H, W), got {tiles.shape}")
+    batch, height, width = tiles.shape
+    center = _gb_centers(center, batch)
+    side = 2 * radius + 1
+    if side < 1:
+        raise ValueError(f"radius must be >= 0, got {radius}")
+    if height == 0 or width == 0:
+        return np.full(center.shape[:2] + (side, side), fill, dtype=np.int64)
+    rows, cols = _gb_window(center, radius)
+    inside = (rows >= 0) & (rows < height) & (cols >= 0) & (cols < width)
+    copy = np.arange(batch).reshape(-1, 1, 1, 1)
+    found = tiles[copy, np.clip(rows, 0, height - 1), np.clip(cols, 0, width - 1)]
+    return np.where(inside, found, fill).astype(np.int64)
+
+
+def agents_view_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> np.ndarray:
+    """``agents_view`` for every copy and centre: (B, N, 2) positions, (B, K, 2) centres.
+
+    Returns (B, K, S, S) int64 agent counts per window cell (``S = 2 * radius + 1``).
+    """
+    pos = _gb_cells(pos, "pos")
+    batch = pos.shape[0]
+    center = np.asarray(center, dtype=np.int64)
+    if center.ndim != 3 or center.shape[0] != batch or center.shape[2] != 2:
+        raise ValueError(f"center must have shape ({batch}, K, 2), got {center.shape}")
+    side = 2 * radius + 1
+    if side < 1:
+        raise ValueError(f"radius must be >= 0, got {radius}")
+    n_windows = batch * center.shape[1]
+    rel = pos[:, None, :, :] - center[:, :, None, :] + radius
+    inside = np.all((rel >= 0) & (rel < side), axis=3)
+    window = np.arange(n_windows, dtype=np.int64).reshape(batch, -1, 1)
+    flat = (window * side + rel[..., 0]) * side + rel[..., 1]
+    counts = np.bincount(flat[inside], minlength=n_windows * side * side)
+    return counts.astype(np.int64).reshape(center.shape[:2] + (side, side))
+
+
+# --------------------------------------------------------------------------- lookups
+
+
+def tile_batch(tiles: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``rt_tile`` for every copy: the tile kind at ``p[b, ...]`` in ``tiles[b]``, -1 outside.
+
+    ``tiles`` is (B, H, W) and ``p`` is (B, ..., 2) integer; the result is (B, ...) int64.
+    """
+    tiles = np.asarray(tiles)
+    p = np.asarray(p)
+    if tiles.ndim != 3 or p.ndim < 2 or p.shape[0] != tiles.shape[0] or p.shape[-1] != 2:
+        raise ValueError(f"need tiles (B, H, W) and p (B, ..., 2), got {tiles.shape}, {p.shape}")
+    _, height, width = tiles.shape
+    inside = _gb_inside(height, width, p)
+    return np.where(inside, _gb_lookup(tiles, p), -1).astype(np.int64)
+
+
+def in_bounds_batch(shape_hw: tuple[int, int], p: np.ndarray) -> np.ndarray:
+    """``rt_in_bounds`` for every copy: whether ``p[..., :]`` lies on an H x W grid (bool)."""
+    p = np.asarray(p)
+    if p.ndim < 1 or p.shape[-1] != 2:
+        raise ValueError(f"p must have shape (B, ..., 2), got {p.shape}")
+    height, width = shape_hw
+    return np.asarray(_gb_inside(int(height), int(width), p), dtype=bool)
