@@ -76,7 +76,11 @@ class _BatchGen:
         with w.block(f"class {class_name(cs.spec.name)[:-3]}BatchEnv:"):
             w(f'"""B copies of {cs.spec.name}, stepped together (numpy)."""')
             w("")
+            w("ROLES = ROLES")
+            w("N_AGENTS = N_AGENTS")
+            w("")
             self.init()
+            self.obs_bounds()
             self.reset()
             self.init_copies()
             self.step()
@@ -196,6 +200,18 @@ class _BatchGen:
             w("self.masks = np.zeros((self.size, N_AGENTS, N_ACTIONS), dtype=np.int8)")
             w("self.returns = np.zeros((self.size, N_AGENTS))")
             w(f"self.metric_acc = np.zeros((self.size, {len(self.cs.metrics)}))")
+        w("")
+
+    def obs_bounds(self) -> None:
+        cs, w = self.cs, self.w
+        with w.block("def obs_bounds(self, role):"):
+            w('"""(low, high) float32 bounds of one role\'s observation (as the Python backend\'s Box)."""')
+            for r in cs.roles:
+                lo = np.concatenate([f.low for f in r.features]).tolist()
+                hi = np.concatenate([f.high for f in r.features]).tolist()
+                with w.block(f"if role == {r.name!r}:"):
+                    w(f"return np.array({lo!r}, dtype=np.float32), np.array({hi!r}, dtype=np.float32)")
+            w("raise ValueError(f'unknown role {role!r}')")
         w("")
 
     def reset(self) -> None:
