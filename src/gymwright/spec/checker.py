@@ -725,6 +725,10 @@ class _Builder:
                 total += size
                 lo = f.low if f.low is not None else c.info.lo
                 hi = f.high if f.high is not None else c.info.hi
+                if lo > hi:
+                    self.error(path, f"observation bounds are empty: low {lo:g} is above high {hi:g}",
+                               "set low <= high (or drop the override to use the inferred bounds)")
+                    continue
                 name = f.name or (c.source if len(c.source) <= 40 else f"feature_{i}")
                 role.features.append(CFeature(name, c, size, np.full(size, lo, np.float32), np.full(size, hi, np.float32), path))
                 self._check_private(c, path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from gymwright.spec.checked import CheckedSpec, CRole
 from gymwright.verify.diagnostic import Diagnostic, error, info
 
 STAGE = "dynamic"
+_PATH_COMMENT = re.compile(r"\s*# ((?:state|agent_state|step|rewards|observe|actions|metrics|grid|turns|terminate|truncate|channel)[\w.\[\]]*)")
 
 
 @dataclass
@@ -41,8 +43,8 @@ def api_tests(compiled: CompiledEnv, cycles: int = 100) -> list[Diagnostic]:
     """PettingZoo's parallel_api_test, api_test and seed tests, each reported on its own."""
     out = []
     tests = [
-        ("parallel_api_test", lambda: parallel_api_test(compiled.parallel_env(), num_cycles=cycles)),
-        ("api_test", lambda: api_test(compiled.aec_env(), num_cycles=cycles)),
+        ("parallel_api_test", lambda: parallel_api_test(_seeded(compiled.parallel_env()), num_cycles=cycles)),
+        ("api_test", lambda: api_test(_seeded(compiled.aec_env()), num_cycles=cycles)),
         ("seed_test", lambda: seed_test(lambda: compiled.aec_env(), num_cycles=cycles // 2)),
         ("parallel_seed_test", lambda: parallel_seed_test(lambda: compiled.parallel_env(), num_cycles=cycles // 2)),
     ]
@@ -52,11 +54,19 @@ def api_tests(compiled: CompiledEnv, cycles: int = 100) -> list[Diagnostic]:
             try:
                 run()
             except Exception as e:  # noqa: BLE001 - a failed contract is a finding
-                out.append(error(STAGE, "", f"PettingZoo's {name} failed: {type(e).__name__}: {e}",
+                first = (str(e).strip().splitlines() or [""])[0]
+                out.append(error(STAGE, "", f"PettingZoo's {name} failed: {type(e).__name__}: {first}",
                                  "the compiled env breaks the PettingZoo contract; see the message for which part"))
         for w in {str(w.message) for w in caught if "pettingzoo" in (w.filename or "")}:
             out.append(info(STAGE, "", f"PettingZoo's {name} warns: {w}"))
     return out
+
+
+def _seeded(env: Any) -> Any:
+    """The env with its action spaces seeded, so PettingZoo's tests sample reproducibly."""
+    for i, agent in enumerate(env.possible_agents):
+        env.action_space(agent).seed(i)
+    return env
 
 
 class _Player:
@@ -72,7 +82,7 @@ class _Player:
         self.diags: list[Diagnostic] = []
         self.flagged: set[str] = set()
         self.where = ""  # the episode and step, for messages
-        self.last_hook = ""
+        self.initializing = False
         self.bounds: dict[str, tuple[float, float]] = {}
         self.rule_sets = {r.path: {t for t, _ in r.sets} for r in self.cs.rules}
 
@@ -83,9 +93,12 @@ class _Player:
             self.diags.append(d)
 
     def on_hook(self, path: str) -> None:
-        self.last_hook = path
         v = self.env.v
-        for name, (lo, hi) in self.bounds.items():
+        checked = self.bounds.items()
+        if self.initializing:  # only the variable just initialized holds this episode's value
+            name = path.split(".")[1] if path.count(".") >= 2 else ""
+            checked = [(name, self.bounds[name])] if name in self.bounds else []
+        for name, (lo, hi) in checked:
             x = np.asarray(getattr(v, name, 0.0), dtype=np.float64)
             bad_nan = np.isnan(x).any()
             if not bad_nan and (x >= lo).all() and (x <= hi).all():
@@ -136,10 +149,15 @@ class _Player:
     def episode(self, seed: int, policy: np.random.Generator, keep_states: int) -> bool:
         env = self.env
         self.where = f"seed {seed}, at reset"
-        self.bounds = {}
-        obs, infos = env.reset(seed=seed)
         self.bounds = env.var_bounds()
-        self.on_hook("reset")
+        self.initializing = True
+        try:
+            obs, infos = env.reset(seed=seed)
+        except Exception as e:  # noqa: BLE001 - a crash is a finding, reported where it happened
+            self.crash(e)
+            return False
+        self.initializing = False
+        self.check_step(obs, {}, infos)
         self.record(obs, None, infos)
         steps = 0
         while env.agents:
@@ -153,7 +171,7 @@ class _Player:
             self.where = f"seed {seed}, step {steps}"
             try:
                 obs, rew, term, trunc, infos = env.step(actions)
-            except Exception as e:  # noqa: BLE001 - a crash is a finding, reported at the rule
+            except Exception as e:  # noqa: BLE001 - a crash is a finding, reported where it happened
                 self.crash(e)
                 return False
             self.check_step(obs, rew, infos)
@@ -213,11 +231,29 @@ class _Player:
         self.once("end", error(STAGE, "truncate", msg, hint))
 
     def crash(self, e: Exception) -> None:
-        order = (["grid"] if self.cs.grid else []) + [r.path for r in self.cs.rules]
-        after = order.index(self.last_hook) + 1 if self.last_hook in order else 0
-        path = order[after] if self.last_hook != "reset" and after < len(order) else "rewards/observe"
+        path = spec_path_of(e, self.c.source) or "step"
         self.once(f"crash:{path}", error(STAGE, path, f"the env raised {type(e).__name__}: {e} ({self.where})",
-                                         "check indexing and arithmetic in this part of the spec"))
+                                         "check indexing and arithmetic here: an index may leave its range, "
+                                         "or a value may be of the wrong size"))
+
+
+def spec_path_of(e: BaseException, source: str) -> str | None:
+    """The spec path cited by the generated-code comment nearest above the line that raised."""
+    lines = source.splitlines()
+    tb = e.__traceback__
+    lineno = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith("<gymwright:"):
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    if lineno is None:
+        return None
+    for i in range(min(lineno, len(lines)) - 1, -1, -1):
+        m = _PATH_COMMENT.match(lines[i])
+        if m:
+            path = m.group(1)
+            return path + ".expr" if re.fullmatch(r"rewards\.\w+\[\d+\]", path) else path
+    return None
 
 
 def random_play(compiled: CompiledEnv, episodes: int = 50, seed: int = 0, max_steps: int = 1000,
@@ -235,7 +271,10 @@ def random_play(compiled: CompiledEnv, episodes: int = 50, seed: int = 0, max_st
 def determinism(compiled: CompiledEnv, seeds: tuple[int, ...] = (0, 1, 2), max_steps: int = 300) -> list[Diagnostic]:
     """Same seed and same actions give the same whole episode (obs, rewards, ends, state)."""
     for s in seeds:
-        a, b = _trajectory(compiled, s, max_steps), _trajectory(compiled, s, max_steps)
+        try:
+            a, b = _trajectory(compiled, s, max_steps), _trajectory(compiled, s, max_steps)
+        except Exception:  # noqa: BLE001 - a crash is reported by random play; nothing to compare
+            continue
         for step, (x, y) in enumerate(zip(a, b, strict=False)):
             if not _same(x, y):
                 return [error(STAGE, "", f"seed {s} gave two different episodes (they differ at step {step})",

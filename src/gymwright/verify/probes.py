@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -85,6 +86,12 @@ def run_probe(compiled: CompiledEnv, probe: CProbe) -> Diagnostic | None:
     return None
 
 
+def _as_written(text: str, agents: list[str]) -> str:
+    """Undo the probe rewriting: `reward[0]` -> `reward.walker_0`, `metric_x` -> `metric.x`."""
+    text = re.sub(r"\b(reward|ret)\[(\d+)\]", lambda m: f"{m.group(1)}.{agents[int(m.group(2))]}", text)
+    return re.sub(r"\bmetric_(\w+)", r"metric.\1", text)
+
+
 def _evaluate(c: CompiledEnv, env: Any, P: SimpleNamespace, expect: Checked) -> tuple[bool, list[str]]:
     names = ["reward", "ret", "terminated", "truncated", *(k for k in vars(P) if k.startswith("metric_"))]
     em = PyEmitter(c.checked.symbols, overrides={k: f"P.{k}" for k in names})
@@ -101,5 +108,5 @@ def _evaluate(c: CompiledEnv, env: Any, P: SimpleNamespace, expect: Checked) -> 
         for side in [body.left, *body.comparators]:
             value = run(side)
             shown = value.tolist() if hasattr(value, "tolist") else value
-            detail.append(f"{ast.unparse(side)} = {shown!r}")
+            detail.append(f"{_as_written(ast.unparse(side), c.module.AGENTS)} = {shown!r}")
     return ok, detail

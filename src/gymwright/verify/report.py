@@ -64,7 +64,8 @@ class VerificationReport:
         status = "PASSED" if self.passed else f"FAILED at stage `{self.stopped_at}`"
         counts = ", ".join(f"{len(self.of(s))} {s.value}s" for s in Severity)
         lines = [f"Verification of spec `{self.spec}`: {status} ({counts})."]
-        ranked = sorted(self.diagnostics, key=lambda d: (_ORDER[d.severity], STAGES.index(d.stage) if d.stage in STAGES else 99))
+        ranked = sorted(self.diagnostics, key=lambda d: (_ORDER[d.severity], not d.path,
+                                                          STAGES.index(d.stage) if d.stage in STAGES else 99))
         for i, d in enumerate(ranked[:max_items], 1):
             lines.append(f"{i}. [{d.severity.value}] {d.path or '<spec>'}: {d.message}")
             if d.hint:

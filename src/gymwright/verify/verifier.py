@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -66,9 +67,11 @@ class _Run:
 
     def dynamic(self) -> list[Diagnostic]:
         assert self.compiled is not None and self.instrumented is not None
-        diags = api_tests(self.compiled)
-        found, self.rollouts = random_play(self.instrumented, self.episodes, self.seed, self.max_steps)
-        return diags + found + determinism(self.compiled)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # NaN and inf are reported as findings
+            diags = api_tests(self.compiled)
+            found, self.rollouts = random_play(self.instrumented, self.episodes, self.seed, self.max_steps)
+            return diags + found + determinism(self.compiled)
 
     def probes(self) -> list[Diagnostic]:
         assert self.compiled is not None
@@ -76,7 +79,9 @@ class _Run:
 
     def degeneracy(self) -> list[Diagnostic]:
         assert self.compiled is not None
-        return degeneracy(self.compiled, self.rollouts)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return degeneracy(self.compiled, self.rollouts)
 
 
 def verify(source: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | None = None,
