@@ -30,11 +30,15 @@ class PyEmitter:
         self.symbols = symbols
         self.per_agent = per_agent
         self.overrides = overrides or {}
+        self.hoisted: dict[int, str] = {}  # id(node) -> local name computed before a per-agent loop
 
     def __call__(self, checked: Checked) -> str:
         return self.emit(checked.tree.body)
 
     def emit(self, node: ast.AST) -> str:
+        hoisted = self.hoisted.get(id(node))
+        if hoisted is not None:
+            return hoisted
         handler = _NODES.get(type(node))
         if handler is None:
             raise CompileError(f"cannot lower `{type(node).__name__}`")
@@ -77,14 +81,15 @@ class PyEmitter:
     def binop(self, node: ast.BinOp) -> str:
         op = type(node.op)
         a, b = self.num(node.left), self.num(node.right)
+        scalar = not _info(node.left).shape and not _info(node.right).shape
         if op is ast.Pow:
-            return f"rt_pow({a}, {b})"
+            return f"rt_pow_s({a}, {b})" if scalar else f"rt_pow({a}, {b})"
         if op in (ast.Div, ast.FloorDiv, ast.Mod):
             rinfo = _info(node.right)
             if isinstance(node.right, ast.Constant) and rinfo.value not in (0, 0.0, False):
                 return f"({a} {_BIN[op]} {b})"
             fn = {ast.Div: "rt_div", ast.FloorDiv: "rt_floordiv", ast.Mod: "rt_mod"}[op]
-            return f"{fn}({a}, {b})"
+            return f"{fn}_s({a}, {b})" if scalar else f"{fn}({a}, {b})"
         return f"({a} {_BIN[op]} {b})"
 
     def unary(self, node: ast.UnaryOp) -> str:
@@ -210,8 +215,12 @@ def _reduce(fn: str, wrap: str = "") -> Callable[[PyEmitter, ast.Call], str]:
         axis = e.kw(node, "axis")
         if axis is not None:
             return f"{fn}({x}, axis={axis})"
-        return f"{wrap}({fn}({x}))" if wrap else f"{fn}({x})"
+        call = f"{x}.{fn[3:]}()" if fn in _METHODS else f"{fn}({x})"  # method form: less overhead
+        return f"{wrap}({call})" if wrap else call
     return emit
+
+
+_METHODS = {"np.sum", "np.mean", "np.any", "np.all", "np.argmax", "np.argmin"}
 
 
 def _random(fn: str) -> Callable[[PyEmitter, ast.Call], str]:
@@ -293,9 +302,47 @@ CALLS: dict[str, Callable[[PyEmitter, ast.Call], str]] = {
     "bernoulli": _random("draw_bernoulli"),
     "choice": lambda e, n: f"draw_choice(v.rng, {n.gw_site}, {e.index()}, {e.emit(n.args[0])})",  # type: ignore[attr-defined]
     "permutation": lambda e, n: f"draw_permutation(v.rng, {n.gw_site}, {e.index()}, {e.emit(n.args[0])})",  # type: ignore[attr-defined]
-    "tile": _simple("rt_tile(v.tiles, {0})"),
-    "manhattan": _simple("rt_manhattan({0}, {1})"),
+    "tile": lambda e, n: (f"rt_tile1(v.tiles, {e.emit(n.args[0])})" if _info(n.args[0]).shape == (2,)
+                          else f"rt_tile(v.tiles, {e.emit(n.args[0])})"),
+    "manhattan": lambda e, n: (f"rt_manhattan1({e.emit(n.args[0])}, {e.emit(n.args[1])})"
+                               if _info(n.args[0]).shape == _info(n.args[1]).shape == (2,)
+                               else f"rt_manhattan({e.emit(n.args[0])}, {e.emit(n.args[1])})"),
     "in_bounds": _simple("rt_in_bounds(v.tiles, {0})"),
-    "view": _simple("view(v.tiles, {0}, {1}, -1)"),
-    "agents_view": _simple("agents_view(v.pos, {0}, {1})"),
+    "view": _simple("rt_view(v, {0}, {1})"),
+    "agents_view": _simple("rt_agents_view(v.pos, {0}, {1})"),
 }
+
+
+_HOISTABLE = {"sum", "mean", "count", "any", "all", "dot", "argmax", "argmin", "max", "min"}
+
+
+def hoistable(node: ast.AST) -> bool:
+    """A reduction that does not depend on `me`, draws nothing and cannot raise: same for every agent."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _HOISTABLE):
+        return False
+    if node.func.id in ("max", "min") and len(node.args) != 1:
+        return False
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and sub.id == "me":
+            return False
+        if hasattr(sub, "gw_site") or isinstance(sub, ast.Subscript) or isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div | ast.FloorDiv | ast.Mod | ast.Pow):
+            return False
+    return True
+
+
+def hoist(emitter: PyEmitter, trees: list[ast.AST], prefix: str = "h") -> list[tuple[str, str]]:
+    """Plan loop-invariant reductions of `trees`: returns (local, code) pairs to compute first."""
+    out: list[tuple[str, str]] = []
+    seen: dict[str, str] = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if id(node) in emitter.hoisted or not hoistable(node):
+                continue
+            code = emitter.emit(node)
+            name = seen.get(code)
+            if name is None:
+                name = f"{prefix}{len(out)}"
+                seen[code] = name
+                out.append((name, code))
+            emitter.hoisted[id(node)] = name
+    return out

@@ -8,6 +8,7 @@ Comments cite the spec path each block comes from.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gymwright.compile.pyexpr import PyEmitter
+from gymwright.compile.pyexpr import PyEmitter, hoist
 from gymwright.compile.writer import Writer
 from gymwright.spec.checked import CheckedSpec, CRole, CRule, CVar
 from gymwright.spec.expr.check import Checked
@@ -66,6 +67,22 @@ def _uses_me_or_random(c: Checked) -> bool:
     if "me" in c.names:
         return True
     return any(hasattr(n, "gw_site") for n in ast.walk(c.tree))
+
+
+def all_trees(cs: CheckedSpec) -> list[ast.AST]:
+    """Every checked expression tree of the spec (for whole-spec analyses)."""
+    found: list[Checked | None] = [cs.terminate, cs.truncate, cs.active]
+    found += [x for var in cs.state + cs.agent_state for x in (var.init, var.min_expr, var.max_expr)]
+    found += [r.when for r in cs.rules] + [c for r in cs.rules for _, c in r.sets]
+    found += [m.expr for m in cs.metrics] + [e for pr in cs.probes for e in pr.expect]
+    for role in cs.roles:
+        found += [t.expr for t in role.terms] + [f.expr for f in role.features]
+        found += [c.legal for c in role.choices] + [c.message for c in role.choices]
+        found += [part[0] for part in (role.text_observe or []) if not isinstance(part, str)]
+    found += [part[0] for part in (cs.text_render or []) if not isinstance(part, str)]
+    if cs.grid is not None:
+        found += [cs.grid.can_move, cs.grid.slip, *cs.grid.densities]
+    return [c.tree for c in found if c is not None]
 
 
 def _as_bool(code: str) -> str:
@@ -140,6 +157,7 @@ class _Gen:
         w(f"PARAM_SPECS = {specs!r}")
         w(f"STRUCTURAL = {{{', '.join(f'{k!r}: {cs.params[k]!r}' for k in sorted(cs.structural))}}}")
         w(f"AGENTS = {cs.agent_ids!r}")
+        w("AGENT_INDEX = {a: i for i, a in enumerate(AGENTS)}")
         w(f"N_AGENTS = {self.n}")
         w(f"ROLE_OF = {[cs.role_of(i).name for i in range(self.n)]!r}")
         decode = {}
@@ -238,8 +256,9 @@ class _Gen:
             w("self._hook = None")
             w("self._build_spaces()")
             w("self._masks = [np.ones(N_ACTIONS[ROLE_OF[i]], dtype=np.int8) for i in range(N_AGENTS)]")
-            w("self._last = ['-'] * N_AGENTS")
+            w("self._last = [-1] * N_AGENTS")
             w("self._last_reward = [0.0] * N_AGENTS")
+            w("self._observers = [" + ", ".join(f"self._observe_{self.cs.role_of(i).name}" for i in range(self.n)) + "]")
         w("")
 
     def spaces(self) -> None:
@@ -269,7 +288,7 @@ class _Gen:
         w("")
         with w.block("def action_mask(self, agent):"):
             w('"""1 for each legal action of `agent` now (all 0 when it is not its turn)."""')
-            w("return self._masks[AGENTS.index(agent)]")
+            w("return self._masks[AGENT_INDEX[agent]]")
         w("")
         with w.block("def turn_agent(self):"):
             w('"""The agent whose turn it is (turn-based specs), or None when all act at once."""')
@@ -297,7 +316,7 @@ class _Gen:
                     w(f"v.msg = np.full({self.n}, -1, dtype=np.int64)")
             self.clear_actions()
             w("self.agents = list(AGENTS)")
-            w("self._last = ['-'] * N_AGENTS")
+            w("self._last = [-1] * N_AGENTS")
             w("self._last_reward = [0.0] * N_AGENTS")
             w("self._returns = [0.0] * N_AGENTS")
             w("self._metric_acc = [" + ", ".join(self.metric_start(m.reduce) for m in cs.metrics) + "]")
@@ -351,11 +370,30 @@ class _Gen:
 
     def clear_actions(self) -> None:
         w = self.w
+        lists = self.list_actions
+        zero = {"bool": "False", "int": "0", "float": "0.0"}
         for c in self.cs.choice_names:
-            w(f"v.{c} = np.zeros({self.n}, dtype=bool)")
+            w(f"v.{c} = [False] * {self.n}" if c in lists else f"v.{c} = np.zeros({self.n}, dtype=bool)")
         for a, dt in self.cs.arg_names.items():
-            w(f"v.{a} = np.zeros({self.n}, dtype={_NP_DTYPE[dt]})")
-        w(f"v.action = np.full({self.n}, -1, dtype=np.int64)")
+            w(f"v.{a} = [{zero[dt]}] * {self.n}" if a in lists else f"v.{a} = np.zeros({self.n}, dtype={_NP_DTYPE[dt]})")
+        w(f"v.action = [-1] * {self.n}" if "action" in lists else f"v.action = np.full({self.n}, -1, dtype=np.int64)")
+
+    @functools.cached_property
+    def list_actions(self) -> set[str]:
+        """Action names read only as `x[scalar]`: plain lists are faster than numpy for those."""
+        names = set(self.cs.choice_names) | set(self.cs.arg_names) | {"action"}
+        names -= {c.name for r in self.cs.roles for c in r.choices if c.move is not None}
+        for tree in all_trees(self.cs):
+            parents = {id(ch): node for node in ast.walk(tree) for ch in ast.iter_child_nodes(node)}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and node.id in names:
+                    parent = parents.get(id(node))
+                    scalar_index = (isinstance(parent, ast.Subscript) and parent.value is node
+                                    and not isinstance(parent.slice, ast.Tuple | ast.Slice)
+                                    and not parent.slice.gw.shape)  # type: ignore[attr-defined]
+                    if not scalar_index:
+                        names.discard(node.id)
+        return names
 
     # ------------------------------------------------------------------ step
     def step(self) -> None:
@@ -394,7 +432,7 @@ class _Gen:
             w("obs = {a: self.observe(a) for a in agents}")
             w("rew, term, trunc, infos = {}, {}, {}, {}")
             with w.block("for a in agents:"):
-                w("i = AGENTS.index(a)")
+                w("i = AGENT_INDEX[a]")
                 w("rew[a] = rewards[i]")
                 w("self._returns[i] += rewards[i]")
                 w("self._last_reward[i] = rewards[i]")
@@ -406,7 +444,7 @@ class _Gen:
                 w("metrics = self.episode_metrics()")
                 with w.block("for a in agents:"):
                     w("infos[a]['metrics'] = metrics")
-                    w("infos[a]['episode'] = {'length': v.t, 'return': self._returns[AGENTS.index(a)]}")
+                    w("infos[a]['episode'] = {'length': v.t, 'return': self._returns[AGENT_INDEX[a]]}")
                 w("self.agents = []")
             w("return obs, rew, term, trunc, infos")
         w("")
@@ -436,7 +474,8 @@ class _Gen:
             w(f"slip = float({self.em()(g.slip)})", comment=f"grid.slip: {g.slip.source}")
             with w.block("if slip > 0:"):
                 w("delta = apply_slip(delta, slip, lambda stream, n: v.rng.u(GRID_SITE + stream, 0, n), 0)")
-        w(f"v.pos, v.moved, v.conflict = resolve_moves(v.pos, delta, can_move, GRID_PASSABLE[v.tiles], {g.collision!r})")
+        resolve = "resolve_moves_small" if self.n <= 16 else "resolve_moves"
+        w(f"v.pos, v.moved, v.conflict = {resolve}(v.pos, delta, can_move, GRID_PASSABLE[v.tiles], {g.collision!r})")
 
     def channel_step(self) -> None:
         w = self.w
@@ -463,6 +502,8 @@ class _Gen:
                 for j, (target, _) in enumerate(rule.sets):
                     w(f"v.{target} = new{j}")
             return
+        for name, code in hoist(em, [rule.when.tree.body] + [c.tree.body for _, c in rule.sets], f"h{rule.index}_"):
+            w(f"{name} = {code}", comment="the same for every agent")
         for j, (target, _) in enumerate(rule.sets):
             w(f"new{j} = v.{target}.copy()")
         with w.block(f"for me in range({self.n}):"):
@@ -480,14 +521,14 @@ class _Gen:
             w('"""Set this step\'s action arrays from the action dict; return agents whose action was illegal."""')
             w("v = self.v")
             self.clear_actions()
-            w("self._last = ['-'] * N_AGENTS")
+            w("self._last = [-1] * N_AGENTS")
             w("illegal = set()")
             with w.block("for agent, a in actions.items():"):
                 with w.block("if agent not in self.agents:"):
                     with w.block("if agent not in AGENTS:"):
                         w("raise ValueError(f'unknown agent {agent!r}; agents: {AGENTS}')")
                     w("continue")
-                w("i = AGENTS.index(agent)")
+                w("i = AGENT_INDEX[agent]")
                 w("role = ROLE_OF[i]")
                 with w.block("if a is None:"):
                     w("continue")
@@ -496,14 +537,14 @@ class _Gen:
                     w("raise ValueError(f'action {a} of {agent} is outside Discrete({N_ACTIONS[role]})')")
                 with w.block("if not self._masks[i][a]:"):
                     w("illegal.add(agent)")
-                    w("self._last[i] = f'illegal({a})'")
+                    w("self._last[i] = -2 - a")
                     w("continue")
                 w("choice, args = DECODE[role][a]")
                 w("getattr(v, choice)[i] = True")
                 with w.block("for name, value in args.items():"):
                     w("getattr(v, name)[i] = value")
                 w("v.action[i] = a")
-                w("self._last[i] = choice + ('(' + ', '.join(f'{k}={x:g}' for k, x in args.items()) + ')' if args else '')")
+                w("self._last[i] = a")
             w("return illegal")
         w("")
 
@@ -537,6 +578,8 @@ class _Gen:
             w(f"terms = [None] * {self.n}")
             for r in cs.roles:
                 em = self.em(per_agent=True)
+                for name, code in hoist(em, [t.expr.tree.body for t in r.terms], f"h_{r.name}_"):
+                    w(f"{name} = {code}", comment="the same for every agent")
                 with w.block(f"for me in range({r.start}, {r.start + r.count}):", comment=f"rewards.{r.name}"):
                     names = []
                     for j, term in enumerate(r.terms):
@@ -552,10 +595,8 @@ class _Gen:
         cs, w = self.cs, self.w
         with w.block("def observe(self, agent):"):
             w('"""The current observation of `agent` (a float32 vector)."""')
-            w("i = AGENTS.index(agent)")
-            for r in cs.roles:
-                with w.block(f"if i < {r.start + r.count}:"):
-                    w(f"return self._observe_{r.name}(i)")
+            w("i = AGENT_INDEX[agent]")
+            w("return self._observers[i](i)")
         w("")
         for r in cs.roles:
             self.observe_role(r)
@@ -570,7 +611,7 @@ class _Gen:
             for f in r.features:
                 code = em(f.expr)
                 if f.expr.info.shape:
-                    w(f"o[{at}:{at + f.size}] = np.ravel({code})", comment=f"{f.path}: {f.expr.source}")
+                    w(f"o[{at}:{at + f.size}] = ({code}).ravel()", comment=f"{f.path}: {f.expr.source}")
                 else:
                     w(f"o[{at}] = {code}", comment=f"{f.path}: {f.expr.source}")
                 at += f.size
@@ -625,13 +666,13 @@ class _Gen:
             shown = [x for x in cs.agent_state if not x.shape and not x.builtin]
             with w.block("for i, agent in enumerate(AGENTS):"):
                 extra = "".join(f" + '  {x.name}=' + _fmt(v.{x.name}[i])" for x in shown)
-                w(f"lines.append(f'{{agent}}: {{self._last[i]}}  reward={{self._last_reward[i]:.3g}}'{extra})")
+                w(f"lines.append(f'{{agent}}: {{_action_text(ROLE_OF[i], self._last[i])}}  reward={{self._last_reward[i]:.3g}}'{extra})")
             w("return '\\n'.join(lines)")
         w("")
         with w.block("def text_observation(self, agent):"):
             w('"""The text observation of `agent` (spec `text.observe`), or the rendering."""')
             w("p, v = self.p, self.v")
-            w("me = AGENTS.index(agent)")
+            w("me = AGENT_INDEX[agent]")
             for r in cs.roles:
                 if r.text_observe:
                     with w.block(f"if ROLE_OF[me] == {r.name!r}:"):
@@ -668,6 +709,16 @@ class _Gen:
             with w.block("if isinstance(x, np.ndarray):"):
                 w("return np.array2string(x, precision=3, separator=',')")
             w("return str(x)")
+        w("")
+        w("")
+        with w.block("def _action_text(role, a):"):
+            w('"""The last action as text: `propose(share=0.9)`, `-` for none, `illegal(7)`."""')
+            with w.block("if a == -1:"):
+                w("return '-'")
+            with w.block("if a < -1:"):
+                w("return f'illegal({-2 - a})'")
+            w("choice, args = DECODE[role][a]")
+            w("return choice + ('(' + ', '.join(f'{k}={x:g}' for k, x in args.items()) + ')' if args else '')")
         w("")
         w("")
         with w.block("class raw_env(AECFromParallel):"):

@@ -151,6 +151,28 @@ def rt_pow(a, b):
     return out if out.shape else float(out)
 
 
+def rt_div_s(a, b):
+    """Scalar a / b; numpy's inf/nan (not an exception) when b == 0."""
+    return a / b if b else rt_div(a, b)
+
+
+def rt_floordiv_s(a, b):
+    return a // b if b else rt_floordiv(a, b)
+
+
+def rt_mod_s(a, b):
+    return a % b if b else rt_mod(a, b)
+
+
+def rt_pow_s(a, b):
+    """Scalar power in float; overflow gives inf, a complex result nan."""
+    try:
+        out = float(a) ** b
+    except (OverflowError, ZeroDivisionError):
+        return rt_pow(a, b)
+    return out if out.__class__ is float else math.nan
+
+
 # -- array helpers
 
 def rt_onehot(i, n: int):
@@ -181,6 +203,40 @@ def rt_in_bounds(tiles, p):
     return out if out.shape else bool(out)
 
 
+def rt_tile1(tiles, p):
+    """The tile kind at one position (-1 outside the grid)."""
+    r, c = int(p[0]), int(p[1])
+    h, w = tiles.shape
+    return int(tiles[r, c]) if 0 <= r < h and 0 <= c < w else -1
+
+
+def rt_manhattan1(a, b):
+    return abs(int(a[0]) - int(b[0])) + abs(int(a[1]) - int(b[1]))
+
+
+def rt_view(v, p, r: int):
+    """The (2r+1)x(2r+1) window of tiles around p, -1 outside (from a padded copy kept on v)."""
+    pad = getattr(v, "_tiles_pad", None)
+    if pad is None or v._tiles_src is not v.tiles or v._pad_r < r:
+        v._pad_r = max(r, getattr(v, "_pad_r", 0))
+        v._tiles_pad = pad = np.pad(v.tiles, v._pad_r, constant_values=-1)
+        v._tiles_src = v.tiles
+    o = v._pad_r - r
+    row, col = int(p[0]) + o, int(p[1]) + o
+    return pad[row:row + 2 * r + 1, col:col + 2 * r + 1]
+
+
+def rt_agents_view(pos, p, r: int):
+    """Agent counts in the (2r+1)x(2r+1) window around p."""
+    out = np.zeros((2 * r + 1, 2 * r + 1), dtype=np.int64)
+    r0, c0 = int(p[0]) - r, int(p[1]) - r
+    for row, col in pos.tolist():
+        dr, dc = row - r0, col - c0
+        if 0 <= dr <= 2 * r and 0 <= dc <= 2 * r:
+            out[dr, dc] += 1
+    return out
+
+
 def rt_manhattan(a, b):
     out = np.abs(np.asarray(a) - np.asarray(b)).sum(axis=-1)
     return out if out.shape else int(out)
@@ -200,3 +256,31 @@ def rt_floor(x):
 
 def rt_ceil(x):
     return np.ceil(x).astype(np.int64) if isinstance(x, np.ndarray) else math.ceil(x)
+
+
+def resolve_moves_small(pos, delta, can_move, passable, collision):
+    """grid.resolve_moves in plain Python, for the few agents of one env (same results).
+
+    Moves off the grid or into impassable cells stay put; under "block", vertex conflicts
+    (several agents ending in one cell, a staying occupant included) and swaps cancel the
+    moves involved, repeated until none is left; following is allowed.
+    """
+    P = [tuple(p) for p in pos.tolist()]
+    D = delta.tolist()
+    h, w = passable.shape
+    n = len(P)
+    target = [(P[i][0] + D[i][0], P[i][1] + D[i][1]) for i in range(n)]
+    attempt = [bool(can_move[i]) and (D[i][0] != 0 or D[i][1] != 0) and 0 <= target[i][0] < h
+               and 0 <= target[i][1] < w and bool(passable[target[i][0], target[i][1]]) for i in range(n)]
+    conflict = [False] * n
+    while collision == "block":
+        final = [target[i] if attempt[i] else P[i] for i in range(n)]
+        cancel = [attempt[i] and any(j != i and (final[j] == final[i] or attempt[j] and target[i] == P[j]
+                                                 and target[j] == P[i]) for j in range(n))
+                  for i in range(n)]
+        if not any(cancel):
+            break
+        attempt = [a and not c for a, c in zip(attempt, cancel)]
+        conflict = [a or c for a, c in zip(conflict, cancel)]
+    new_pos = np.array([target[i] if attempt[i] else P[i] for i in range(n)], dtype=np.int64).reshape(n, 2)
+    return new_pos, np.array(attempt, dtype=bool), np.array(conflict, dtype=bool)

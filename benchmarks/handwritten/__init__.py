@@ -1,0 +1,1 @@
+"""Hand-written PettingZoo ParallelEnvs of three library specs (the throughput baseline)."""
