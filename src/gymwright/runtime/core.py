@@ -280,7 +280,7 @@ def resolve_moves_small(pos, delta, can_move, passable, collision):
                   for i in range(n)]
         if not any(cancel):
             break
-        attempt = [a and not c for a, c in zip(attempt, cancel)]
-        conflict = [a or c for a, c in zip(conflict, cancel)]
+        attempt = [a and not c for a, c in zip(attempt, cancel, strict=True)]
+        conflict = [a or c for a, c in zip(conflict, cancel, strict=True)]
     new_pos = np.array([target[i] if attempt[i] else P[i] for i in range(n)], dtype=np.int64).reshape(n, 2)
     return new_pos, np.array(attempt, dtype=bool), np.array(conflict, dtype=bool)
