@@ -295,7 +295,7 @@ CALLS: dict[str, Callable[[PyEmitter, ast.Call], str]] = {
     "ones": _filled("1.0"),
     "onehot": _simple("rt_onehot({0}, {1})"),
     "push": _simple("rt_push({0}, {1})"),
-    "roll": _simple("np.roll({0}, {1}, axis=0)"),
+    "roll": _simple("rt_roll({0}, {1})"),
     "uniform": _random("draw_uniform"),
     "normal": _random("draw_normal"),
     "randint": _random("draw_randint"),

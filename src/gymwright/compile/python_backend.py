@@ -89,6 +89,21 @@ def _as_bool(code: str) -> str:
     return code if code.startswith("bool(") or code in ("True", "False") else f"bool({code})"
 
 
+def _unconditional(root: ast.AST, target: ast.AST) -> bool:
+    """True if `target` is evaluated whenever `root` is (not inside a branch or a short-circuit)."""
+    def walk(node: ast.AST) -> bool | None:
+        if node is target:
+            return True
+        for child in ast.iter_child_nodes(node):
+            found = walk(child)
+            if found is not None:
+                guarded = isinstance(node, ast.IfExp) and child is not node.test or \
+                    isinstance(node, ast.BoolOp) and child is not node.values[0]
+                return found and not guarded
+        return None
+    return bool(walk(root))
+
+
 def _is_true(c: Checked | None) -> bool:
     return c is None or c.source == "True"
 
@@ -606,17 +621,47 @@ class _Gen:
         em = self.em(per_agent=True)
         with w.block(f"def _observe_{r.name}(self, me):"):
             w("p, v = self.p, self.v")
+            for name, code in self.shared_calls(em, r):
+                w(f"{name} = {code}", comment="used by several features")
             w(f"o = np.empty({r.obs_dim}, dtype=np.float32)")
             at = 0
             for f in r.features:
-                code = em(f.expr)
-                if f.expr.info.shape:
-                    w(f"o[{at}:{at + f.size}] = ({code}).ravel()", comment=f"{f.path}: {f.expr.source}")
-                else:
-                    w(f"o[{at}] = {code}", comment=f"{f.path}: {f.expr.source}")
+                self.feature(em, f, at)
                 at += f.size
             w("return o")
         w("")
+
+    def feature(self, em: PyEmitter, f: Any, at: int) -> None:
+        w = self.w
+        body = f.expr.tree.body
+        shape = f.expr.info.shape
+        comment = f"{f.path}: {f.expr.source}"
+        if isinstance(body, ast.List) and len(shape) == 1:  # [a, b, c]: one write each, no array
+            for k, item in enumerate(body.elts):
+                w(f"o[{at + k}] = {em.emit(item)}", comment=comment if k == 0 else "")
+        elif len(shape) == 1:
+            w(f"o[{at}:{at + f.size}] = {em(f.expr)}", comment=comment)
+        elif shape:
+            w(f"o[{at}:{at + f.size}] = ({em(f.expr)}).ravel()", comment=comment)
+        else:
+            w(f"o[{at}] = {em(f.expr)}", comment=comment)
+
+    @staticmethod
+    def shared_calls(em: PyEmitter, r: CRole) -> list[tuple[str, str]]:
+        """Calls that several features evaluate identically (e.g. one view window): compute once."""
+        seen: dict[str, list[ast.AST]] = {}
+        for f in r.features:
+            for node in ast.walk(f.expr.tree.body):
+                if isinstance(node, ast.Call) and not hasattr(node, "gw_site") and _unconditional(f.expr.tree.body, node):
+                    seen.setdefault(em.emit(node), []).append(node)
+        out = []
+        for code, nodes in seen.items():
+            if len(nodes) > 1 and not any(id(n) in em.hoisted for n in nodes):
+                name = f"c{len(out)}"
+                out.append((name, code))
+                for n in nodes:
+                    em.hoisted[id(n)] = name
+        return out
 
     def state(self) -> None:
         cs, w = self.cs, self.w
