@@ -273,6 +273,7 @@ class _Gen:
             w("self._masks = [np.ones(N_ACTIONS[ROLE_OF[i]], dtype=np.int8) for i in range(N_AGENTS)]")
             w("self._last = [-1] * N_AGENTS")
             w("self._last_reward = [0.0] * N_AGENTS")
+            w("self._mask_cache = {}")
             w("self._observers = [" + ", ".join(f"self._observe_{self.cs.role_of(i).name}" for i in range(self.n)) + "]")
         w("")
 
@@ -566,23 +567,54 @@ class _Gen:
     def masks(self) -> None:
         cs, w = self.cs, self.w
         with w.block("def _compute_masks(self):"):
+            w('"""Action masks of every agent. Masks made only of per-choice flags are cached, read-only."""')
             w("p, v = self.p, self.v")
             w("masks = []")
+            w("cache = self._mask_cache")
             if cs.active is not None:
                 w(f"active = int({self.em()(cs.active)})", comment=f"turns.active: {cs.active.source}")
             for r in cs.roles:
+                scalar = all(c.legal is None or not c.legal.info.shape for c in r.choices)
                 with w.block(f"for me in range({r.start}, {r.start + r.count}):", comment=f"actions.{r.name}"):
-                    w(f"m = np.zeros({r.n_actions}, dtype=np.int8)")
-                    ctx = w.block("if me == active:") if cs.active is not None else _null()
-                    with ctx:
-                        for c in r.choices:
-                            over = {a.name: f"p.argv_{r.name}_{c.name}_{a.name}" for a in c.args}
-                            code = "True" if _is_true(c.legal) else self.em(per_agent=True, **over)(c.legal)  # type: ignore[arg-type]
-                            sl = f"{c.offset}" if c.n == 1 else f"{c.offset}:{c.offset + c.n}"
-                            w(f"m[{sl}] = {code}", comment=f"{c.path}.legal: {c.legal.source if c.legal else True}")
+                    if scalar:
+                        self.cached_mask(r)
+                    else:
+                        self.built_mask(r)
                     w("masks.append(m)")
             w("self._masks = masks")
         w("")
+        with w.block("def _frozen_mask(self, key, role, spans):"):
+            w("m = np.zeros(N_ACTIONS[role], dtype=np.int8)")
+            with w.block("if key is not None:"):
+                with w.block("for flag, (lo, hi) in zip(key, spans):"):
+                    w("m[lo:hi] = flag")
+            w("m.setflags(write=False)")
+            w("return m")
+        w("")
+
+    def legal_code(self, r: CRole, c: Any) -> str:
+        over = {a.name: f"p.argv_{r.name}_{c.name}_{a.name}" for a in c.args}
+        return "True" if _is_true(c.legal) else self.em(per_agent=True, **over)(c.legal)  # type: ignore[arg-type]
+
+    def cached_mask(self, r: CRole) -> None:
+        w, cs = self.w, self.cs
+        flags = ", ".join(f"bool({self.legal_code(r, c)})" for c in r.choices)
+        w(f"key = ({r.name!r},) + ({flags},)" if cs.active is None else f"key = ({r.name!r},) + ({flags},) if me == active else ({r.name!r}, None)",
+          comment="; ".join(f"{c.path}.legal: {c.legal.source if c.legal else True}" for c in r.choices))
+        spans = [(c.offset, c.offset + c.n) for c in r.choices]
+        w("m = cache.get(key)")
+        with w.block("if m is None:"):
+            w(f"m = self._frozen_mask(key[1:] if key[1] is not None else None, {r.name!r}, {spans!r})")
+            w("cache[key] = m")
+
+    def built_mask(self, r: CRole) -> None:
+        w, cs = self.w, self.cs
+        w(f"m = np.zeros({r.n_actions}, dtype=np.int8)")
+        ctx = w.block("if me == active:") if cs.active is not None else _null()
+        with ctx:
+            for c in r.choices:
+                sl = f"{c.offset}" if c.n == 1 else f"{c.offset}:{c.offset + c.n}"
+                w(f"m[{sl}] = {self.legal_code(r, c)}", comment=f"{c.path}.legal: {c.legal.source if c.legal else True}")
 
     def rewards(self) -> None:
         cs, w = self.cs, self.w
