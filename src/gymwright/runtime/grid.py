@@ -64,21 +64,32 @@ def _permutation(uniforms: Uniforms, stream: int, n: int) -> np.ndarray:
 def _bfs_from(passable: np.ndarray, start: Sequence[int] | np.ndarray) -> np.ndarray:
     """Distances (int64, -1 = unreachable) from ``start`` over passable cells.
 
-    The start cell itself gets distance 0 even when it is not passable.
+    The start cell itself gets distance 0 even when it is not passable. Plain lists inside:
+    numpy element access is slow for the cell-by-cell walk.
     """
     height, width = passable.shape
-    dist = np.full((height, width), -1, dtype=np.int64)
-    sr, sc = int(start[0]), int(start[1])
-    dist[sr, sc] = 0
-    queue = collections.deque([(sr, sc)])
+    free = np.asarray(passable, dtype=bool).ravel().tolist()
+    dist = [-1] * (height * width)
+    s = int(start[0]) * width + int(start[1])
+    dist[s] = 0
+    queue = collections.deque([s])
     while queue:
-        r, c = queue.popleft()
-        for dr, dc in _NEIGHBOURS:
-            nr, nc = r + dr, c + dc
-            if 0 <= nr < height and 0 <= nc < width and passable[nr, nc] and dist[nr, nc] < 0:
-                dist[nr, nc] = dist[r, c] + 1
-                queue.append((nr, nc))
-    return dist
+        i = queue.popleft()
+        r, c = divmod(i, width)
+        d = dist[i] + 1
+        if r > 0 and free[i - width] and dist[i - width] < 0:
+            dist[i - width] = d
+            queue.append(i - width)
+        if r < height - 1 and free[i + width] and dist[i + width] < 0:
+            dist[i + width] = d
+            queue.append(i + width)
+        if c > 0 and free[i - 1] and dist[i - 1] < 0:
+            dist[i - 1] = d
+            queue.append(i - 1)
+        if c < width - 1 and free[i + 1] and dist[i + 1] < 0:
+            dist[i + 1] = d
+            queue.append(i + 1)
+    return np.array(dist, dtype=np.int64).reshape(height, width)
 
 
 def bfs_distance(
@@ -94,14 +105,26 @@ def bfs_distance(
 
 
 def _label_components(free: np.ndarray) -> np.ndarray:
-    """Label 4-connected components of ``free`` cells 0, 1, ...; blocked cells get -1."""
-    labels = np.full(free.shape, -1, dtype=np.int64)
+    """Label 4-connected components of ``free`` cells 0, 1, ... (in row-major order of their
+    first cell); blocked cells get -1."""
+    height, width = free.shape
+    cells = np.asarray(free, dtype=bool).ravel().tolist()
+    labels = [-1] * (height * width)
     count = 0
-    for r, c in zip(*np.nonzero(free), strict=True):
-        if labels[r, c] < 0:
-            labels[(_bfs_from(free, (r, c)) >= 0) & free] = count
-            count += 1
-    return labels
+    for s in range(height * width):
+        if not cells[s] or labels[s] >= 0:
+            continue
+        labels[s] = count
+        stack = [s]
+        while stack:
+            i = stack.pop()
+            r, c = divmod(i, width)
+            for j, ok in ((i - width, r > 0), (i + width, r < height - 1), (i - 1, c > 0), (i + 1, c < width - 1)):
+                if ok and cells[j] and labels[j] < 0:
+                    labels[j] = count
+                    stack.append(j)
+        count += 1
+    return np.array(labels, dtype=np.int64).reshape(height, width)
 
 
 # --------------------------------------------------------------------------- layout helpers
