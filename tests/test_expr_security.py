@@ -388,6 +388,10 @@ def assert_checked_tree_is_whitelisted(checked: Checked, scope: Scope) -> None:
                 f"name `{node.id}` is neither declared nor a builtin in {checked.source!r}")
 
 
+# numpy array methods the lowering may call on values it computed (reductions in method form)
+ARRAY_METHODS = {"astype", "sum", "mean", "any", "all", "argmax", "argmin", "ravel"}
+
+
 def assert_lowered_code_is_closed(code: str, source: str) -> None:
     tree = ast.parse(code, mode="eval")
     for node in ast.walk(tree):
@@ -396,7 +400,7 @@ def assert_lowered_code_is_closed(code: str, source: str) -> None:
             assert ok, f"lowered code names `{node.id}`: {code!r} (from {source!r})"
         elif isinstance(node, ast.Attribute):
             owner = node.value.id if isinstance(node.value, ast.Name) else None
-            ok = (owner in ATTRIBUTE_OWNERS or node.attr == "astype") and not node.attr.startswith("_")
+            ok = (owner in ATTRIBUTE_OWNERS or node.attr in ARRAY_METHODS) and not node.attr.startswith("_")
             assert ok, f"lowered code reads `.{node.attr}`: {code!r} (from {source!r})"
         else:
             assert not isinstance(node, ast.Lambda | ast.NamedExpr | ast.comprehension), code

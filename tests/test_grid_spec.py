@@ -136,3 +136,18 @@ def test_rgb_and_ansi_rendering() -> None:
     assert img.shape == (4 * 16, 4 * 16, 3) and img.dtype == np.uint8
     text = make(["...", ".H.", "..."], [[0, 0], [2, 2]], [[0, 2], [2, 0]]).render()
     assert "0.a\n.H.\nb.1" in text
+
+
+def test_layout_pool_draws_from_a_fixed_set_and_fresh_mode_does_not() -> None:
+    c = compile_spec("mapf_frozenlake")
+    pooled, fresh = c.parallel_env(layout_pool=3), c.parallel_env(layout_pool=0)
+    seen_pooled, seen_fresh = set(), set()
+    for seed in range(30):
+        for env, seen in ((pooled, seen_pooled), (fresh, seen_fresh)):
+            env.reset(seed=seed)
+            seen.add(env.v.tiles.tobytes() + env.v.pos.tobytes() + env.v.goal.tobytes())
+    assert len(seen_pooled) <= 3 and len(seen_fresh) > 10
+    other = compile_spec("mapf_frozenlake").parallel_env(layout_pool=3)
+    other.reset(seed=5)
+    pooled.reset(seed=5)
+    assert np.array_equal(other.v.tiles, pooled.v.tiles), "a pool is the same for every env of a config"

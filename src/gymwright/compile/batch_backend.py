@@ -275,7 +275,19 @@ class _BatchGen:
         w(f"v.tiles = np.zeros((K, {g.height}, {g.width}), dtype=np.int64)")
         w(f"v.pos = np.zeros((K, {self.n}, 2), dtype=np.int64)")
         w(f"goals = np.zeros((K, {self.n}, 2), dtype=np.int64)")
-        with w.block("for j in range(K):"):
+        pool = pad(em(g.pool), 1, 0) if g.pool is not None else "0"
+        w(f"pools = np.broadcast_to({pool}, (K,)).astype(np.int64)")
+        w("pooled = np.flatnonzero(pools > 0)")
+        with w.block("if len(pooled):"):
+            w("u = b_draw(r, GRID_SITE - 1, None, 1)[:, 0]")
+            w("configs = np.concatenate([dens, pools[:, None]], axis=1)[pooled]")
+            with w.block("for config in np.unique(configs, axis=0):"):
+                w("group = pooled[(configs == config).all(axis=1)]")
+                w("size = int(config[-1])")
+                w(f"tiles, starts, gl = layout_pool(size, {g.height}, {g.width}, {self.n}, config[:-1].tolist(), GRID_BLOCKED, GRID_MAP, GRID_STARTS, GRID_GOALS, GRID_SITE)")
+                w("k = np.minimum((u[group] * size).astype(np.int64), size - 1)")
+                w("v.tiles[group], v.pos[group], goals[group] = tiles[k], starts[k], gl[k]")
+        with w.block("for j in np.flatnonzero(pools <= 0):"):
             w("seed_j, ep_j = int(r.seeds[j]), int(r.episodes[j])")
             w("uni = lambda stream, n, s=seed_j, e=ep_j: uniforms(s, e, 0, GRID_SITE + stream, 0, n)")
             w(f"v.tiles[j], v.pos[j], goals[j] = generate_layout({g.height}, {g.width}, {self.n}, [float(x) for x in dens[j]], GRID_BLOCKED, uni, GRID_MAP, GRID_STARTS, GRID_GOALS)")

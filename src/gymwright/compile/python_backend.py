@@ -350,8 +350,15 @@ class _Gen:
         g, w = self.cs.grid, self.w
         assert g is not None
         dens = ", ".join(("float(" + self.em()(d) + ")") if d is not None else "0.0" for d in g.densities)
-        w("uniforms = lambda stream, n: v.rng.u(GRID_SITE + stream, 0, n)", comment="grid: layout, starts and goals")
-        w(f"v.tiles, starts, goals = generate_layout({g.height}, {g.width}, {self.n}, [{dens}], GRID_BLOCKED, uniforms, GRID_MAP, GRID_STARTS, GRID_GOALS)")
+        pool = self.em()(g.pool) if g.pool is not None else "0"
+        w(f"pool = int({pool})", comment="grid: layout, starts and goals (from a pool, or fresh)")
+        with w.block("if pool > 0:"):
+            w(f"tiles, starts, goals = layout_pool(pool, {g.height}, {g.width}, {self.n}, [{dens}], GRID_BLOCKED, GRID_MAP, GRID_STARTS, GRID_GOALS, GRID_SITE)")
+            w("k = min(int(v.rng.u(GRID_SITE - 1, 0, 1)[0] * pool), pool - 1)")
+            w("v.tiles, starts, goals = tiles[k].copy(), starts[k], goals[k]")
+        with w.block("else:"):
+            w("uniforms = lambda stream, n: v.rng.u(GRID_SITE + stream, 0, n)")
+            w(f"v.tiles, starts, goals = generate_layout({g.height}, {g.width}, {self.n}, [{dens}], GRID_BLOCKED, uniforms, GRID_MAP, GRID_STARTS, GRID_GOALS)")
         w("v.pos, v.goal = starts.copy(), goals.copy()" if g.has_goals else "v.pos = starts.copy()")
 
     def hook(self, path: str) -> None:

@@ -291,3 +291,28 @@ def resolve_moves_small(pos, delta, can_move, passable, collision):
         conflict = [a or c for a, c in zip(conflict, cancel, strict=True)]
     new_pos = np.array([target[i] if attempt[i] else P[i] for i in range(n)], dtype=np.int64).reshape(n, 2)
     return new_pos, np.array(attempt, dtype=bool), np.array(conflict, dtype=bool)
+
+
+POOL_SEED = 0x5EED5EED5EED5EED
+_POOLS: dict = {}
+
+
+def layout_pool(size, height, width, n_agents, densities, blocked, fixed_tiles, fixed_starts, fixed_goals, site):
+    """`size` grid layouts generated once per config and cached; entry k draws its numbers from
+    the stream (POOL_SEED, k), so every env and both backends build the same pool."""
+    key = (size, height, width, n_agents, tuple(float(d) for d in densities), tuple(blocked),
+           None if fixed_tiles is None else fixed_tiles.tobytes(),
+           None if fixed_starts is None else fixed_starts.tobytes(),
+           None if fixed_goals is None else fixed_goals.tobytes())
+    pool = _POOLS.get(key)
+    if pool is None:
+        tiles = np.zeros((size, height, width), dtype=np.int64)
+        starts = np.zeros((size, n_agents, 2), dtype=np.int64)
+        goals = np.zeros((size, n_agents, 2), dtype=np.int64)
+        for k in range(size):
+            def uni(stream, n, k=k):
+                return uniforms(POOL_SEED, k, 0, site + stream, 0, n)
+            tiles[k], starts[k], goals[k] = generate_layout(  # noqa: F821 - from grid.py, inlined after
+                height, width, n_agents, list(densities), list(blocked), uni, fixed_tiles, fixed_starts, fixed_goals)
+        pool = _POOLS[key] = (tiles, starts, goals)
+    return pool

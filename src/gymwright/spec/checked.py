@@ -147,6 +147,7 @@ class CGrid:
     can_move: Checked
     n_agents: int
     has_goals: bool = True
+    pool: Checked | None = None
 
 
 @dataclass

@@ -323,6 +323,11 @@ class _Builder:
         starts = self._grid_points(g.starts, "grid.starts", h, w, n)
         goals = self._grid_points(g.goals, "grid.goals", h, w, n)
         slip = self.expr(g.slip, self.scope("grid slip"), "grid.slip")
+        pool = self.expr(g.pool, self.scope("grid pool"), "grid.pool")
+        if pool is not None and (pool.info.dtype != "int" or pool.info.shape or not pool.info.const):
+            self.error("grid.pool", f"pool must be a constant int (a literal or an int param), got {pool.info.describe()}")
+        elif pool is not None and (pool.info.lo < 0 or pool.info.hi > 100_000):
+            self.error("grid.pool", "pool must be 0..100000", "0 draws a fresh layout at every reset")
         for sym in (Symbol("height", "builtin", Info("int", (), h, h, True, h), "p.height"),
                     Symbol("width", "builtin", Info("int", (), w, w, True, w), "p.width")):
             self.declare(sym, "grid")
@@ -342,7 +347,7 @@ class _Builder:
         self.grid = CGrid(h, w, kinds, chars, [tuple(t.color) for t in g.tiles.values()],  # type: ignore[misc]
                           densities, [t.blocked for t in g.tiles.values()],  # type: ignore[arg-type]
                           [t.passable for t in g.tiles.values()], fixed, starts, goals,
-                          slip, g.collision, None, n, g.goals != "none")  # type: ignore[arg-type]
+                          slip, g.collision, None, n, g.goals != "none", pool)  # type: ignore[arg-type]
 
     def _check_fixed_layout(self, tiles: np.ndarray, starts: np.ndarray | None, goals: np.ndarray | None,
                             blocked: list[bool]) -> None:

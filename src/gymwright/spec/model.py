@@ -176,6 +176,7 @@ class Grid(_Strict):
     map: list[str] | None = Field(None, description="Fixed layout, one string per row of tile chars. Omit to generate from densities.")
     starts: Literal["random"] | list[list[int]] = Field("random", description="`random` (distinct free cells) or one [row, col] per agent.")
     goals: Literal["random", "none"] | list[list[int]] = Field("random", description="`random` (reachable from the start), `none` (no goals: no `goal` variable), or one [row, col] per agent.")
+    pool: Expr = Field(0, description="Draw layouts from a pool of this many, generated once per config (fast resets, as MAPF pools); 0 = a fresh layout every reset.")
     slip: Expr = Field(0.0, description="Probability a move is replaced by a perpendicular one.")
     collision: Literal["block", "none"] = Field("block", description="block: vertex and swap conflicts cancel the moves involved.")
     can_move: Expr = Field(True, description="Per-agent bool: whether the agent moves this step (e.g. `not done[me]`).")
