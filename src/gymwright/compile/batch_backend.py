@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from gymwright.compile.npexpr import NpEmitter, V, pad
-from gymwright.compile.python_backend import GRID_SITE, RUNTIME_DIR, _literal, class_name, spec_hash
+from gymwright.compile.python_backend import RUNTIME_DIR, class_name, spec_hash
+from gymwright.compile.tables import fixed_values, grid_tables
+from gymwright.compile.tables import literal as _literal
 from gymwright.compile.writer import Writer
 from gymwright.spec.checked import CheckedSpec, CRule, CVar
 from gymwright.spec.expr.check import Checked
@@ -114,14 +116,7 @@ class _BatchGen:
             for a in sorted({a for c in r.choices for a in (x.name for x in c.args)}):
                 vals = [combo.get(a, 0) for combo in combos]
                 w(f"ARGV_{r.name}_{a} = {_literal(np.array(vals))}")
-        if cs.grid:
-            g = cs.grid
-            w(f"GRID_BLOCKED = {g.blocked!r}")
-            w(f"GRID_PASSABLE = np.array({g.passable!r}, dtype=bool)")
-            w(f"GRID_MAP = {_literal(g.fixed_map) if g.fixed_map is not None else None}")
-            w(f"GRID_STARTS = {_literal(g.starts) if g.starts is not None else None}")
-            w(f"GRID_GOALS = {_literal(g.goals) if g.goals is not None else None}")
-            w(f"GRID_SITE = {GRID_SITE}")
+        grid_tables(w, cs)
         w("")
         w("")
 
@@ -155,23 +150,7 @@ class _BatchGen:
                     w("dtype = {'bool': bool, 'int': np.int64, 'float': np.float64}[kind]")
                     w("arr = np.array(values, dtype=dtype)")
                     w("setattr(p, name, np.broadcast_to(arr, (size,)).copy() if len(arr) == 1 else arr)")
-            for name, value in cs.consts.items():
-                w(f"p.{name} = {_literal(value)}")
-            w(f"p.n_agents = {self.n}")
-            for r in cs.roles:
-                w(f"p.n_{r.name} = {r.count}")
-                w(f"p.is_{r.name} = {_literal(np.array([i in r.indices for i in range(self.n)]))}")
-            if cs.grid:
-                w(f"p.height, p.width = {cs.grid.height}, {cs.grid.width}")
-                for k, kind in enumerate(cs.grid.kinds):
-                    w(f"p.{kind} = {k}")
-            if cs.vocab is not None:
-                w(f"p.vocab = {cs.vocab}")
-            for r in cs.roles:
-                for c in r.choices:
-                    combos = c.combos()
-                    for a in c.args:
-                        w(f"p.argv_{r.name}_{c.name}_{a.name} = {_literal(np.array([x[a.name] for x in combos]))}")
+            fixed_values(w, cs)
             w("return p")
         w("")
         w("")

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 from gymwright.compile.pyexpr import PyEmitter, hoist
+from gymwright.compile.tables import fixed_values, grid_tables
 from gymwright.compile.writer import Writer
 from gymwright.spec.checked import CheckedSpec, CRole, CRule, CVar
 from gymwright.spec.expr.check import Checked
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
 RUNTIME_MODULES = ("core.py", "grid.py", "aec.py")
-GRID_SITE = 1 << 20
 _NP_DTYPE = {"bool": "bool", "int": "np.int64", "float": "np.float64"}
 
 
@@ -52,15 +52,6 @@ def generate(cs: CheckedSpec, instrument: bool = False) -> str:
     step rule: the verifier uses it to check bounds where a value goes wrong.
     """
     return _Gen(cs, instrument).module()
-
-
-def _literal(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        dt = {"b": "bool", "i": "np.int64", "u": "np.int64", "f": "np.float64"}[value.dtype.kind]
-        return f"np.array({value.tolist()!r}, dtype={dt})"
-    if isinstance(value, np.generic):
-        return repr(value.item())
-    return repr(value)
 
 
 def _uses_me_or_random(c: Checked) -> bool:
@@ -183,16 +174,7 @@ class _Gen:
         w(f"N_ACTIONS = {{{', '.join(f'{r.name!r}: {r.n_actions}' for r in cs.roles)}}}")
         w(f"CHOICES = {cs.choice_names!r}")
         w(f"ARGS = {cs.arg_names!r}")
-        if cs.grid:
-            g = cs.grid
-            w(f"GRID_CHARS = {g.chars!r}")
-            w(f"GRID_COLORS = {[list(c) for c in g.colors]!r}")
-            w(f"GRID_BLOCKED = {g.blocked!r}")
-            w(f"GRID_PASSABLE = np.array({g.passable!r}, dtype=bool)")
-            w(f"GRID_MAP = {_literal(g.fixed_map) if g.fixed_map is not None else None}")
-            w(f"GRID_STARTS = {_literal(g.starts) if g.starts is not None else None}")
-            w(f"GRID_GOALS = {_literal(g.goals) if g.goals is not None else None}")
-            w(f"GRID_SITE = {GRID_SITE}")
+        grid_tables(w, cs)
         w("")
         w("")
 
@@ -228,26 +210,7 @@ class _Gen:
                     w("raise ValueError(f'param `{name}` fixes shapes or agent counts; this module was generated for '")
                     w("                 f'{name}={STRUCTURAL[name]!r}. Generate it again with that value (gymwright export --param).')")
                 w("setattr(p, name, x)")
-            for name, value in cs.consts.items():
-                w(f"p.{name} = {_literal(value)}", comment=f"consts.{name}")
-            w(f"p.n_agents = {self.n}")
-            for r in cs.roles:
-                w(f"p.n_{r.name} = {r.count}")
-                mask = np.array([i in r.indices for i in range(self.n)])
-                w(f"p.is_{r.name} = {_literal(mask)}")
-            if cs.grid:
-                g = cs.grid
-                w(f"p.height, p.width = {g.height}, {g.width}")
-                for k, kind in enumerate(g.kinds):
-                    w(f"p.{kind} = {k}")
-            if cs.vocab is not None:
-                w(f"p.vocab = {cs.vocab}")
-            for r in cs.roles:
-                for c in r.choices:
-                    combos = c.combos()
-                    for a in c.args:
-                        vals = np.array([x[a.name] for x in combos])
-                        w(f"p.argv_{r.name}_{c.name}_{a.name} = {_literal(vals)}", comment=f"{c.path}.args.{a.name}")
+            fixed_values(w, cs)
             w("return p")
         w("")
         w("")
