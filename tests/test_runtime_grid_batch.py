@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from gymwright.compile.python_backend import GRID_SITE
+from gymwright.compile.tables import GRID_SITE
 from gymwright.runtime import core, grid, grid_batch
 from gymwright.runtime.core import rt_in_bounds, rt_tile
 from gymwright.runtime.grid import agents_view, apply_slip, resolve_moves, view
