@@ -415,17 +415,19 @@ class _Gen:
             with w.block("else:"):
                 w("self._masks = [np.ones(N_ACTIONS[ROLE_OF[i]], dtype=np.int8) for i in range(N_AGENTS)]")
             w("agents = self.agents")
-            w("obs = {a: self.observe(a) for a in agents}")
-            w("rew, term, trunc, infos = {}, {}, {}, {}")
+            w("obs, rew, term, trunc, infos = {}, {}, {}, {}, {}")
+            w("observers, masks, returns = self._observers, self._masks, self._returns")
             with w.block("for a in agents:"):
                 w("i = AGENT_INDEX[a]")
-                w("rew[a] = rewards[i]")
-                w("self._returns[i] += rewards[i]")
-                w("self._last_reward[i] = rewards[i]")
-                w("term[a], trunc[a] = terminated, truncated")
-                w("infos[a] = {'action_mask': self._masks[i], 'reward_terms': terms[i]}")
-                with w.block("if a in illegal:"):
-                    w("infos[a]['illegal_action'] = True")
+                w("obs[a] = observers[i](i)")
+                w("r = rew[a] = rewards[i]")
+                w("returns[i] += r")
+                w("term[a] = terminated")
+                w("trunc[a] = truncated")
+                w("infos[a] = {'action_mask': masks[i], 'reward_terms': terms[i]}")
+            w("self._last_reward = rewards")
+            with w.block("for a in illegal:"):
+                w("infos[a]['illegal_action'] = True")
             with w.block("if done:"):
                 w("metrics = self.episode_metrics()")
                 with w.block("for a in agents:"):
@@ -625,12 +627,16 @@ class _Gen:
             w("p, v = self.p, self.v")
             for name, code in self.shared_calls(em, r):
                 w(f"{name} = {code}", comment="used by several features")
-            w(f"o = np.empty({r.obs_dim}, dtype=np.float32)")
-            at = 0
-            for f in r.features:
-                self.feature(em, f, at)
-                at += f.size
-            w("return o")
+            if all(not f.expr.info.shape for f in r.features):  # all scalars: one array call
+                items = ", ".join(em(f.expr) for f in r.features)
+                w(f"return np.array([{items}], dtype=np.float32)", comment="; ".join(f.path for f in r.features))
+            else:
+                w(f"o = np.empty({r.obs_dim}, dtype=np.float32)")
+                at = 0
+                for f in r.features:
+                    self.feature(em, f, at)
+                    at += f.size
+                w("return o")
         w("")
 
     def feature(self, em: PyEmitter, f: Any, at: int) -> None:
