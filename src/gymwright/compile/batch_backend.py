@@ -9,6 +9,8 @@ Per-copy params: a batch may mix configs of the same spec (non-structural params
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 from gymwright.compile.npexpr import NpEmitter, V, pad
@@ -471,14 +473,32 @@ class _BatchGen:
             w(f"out = np.zeros((K, {self.n}, OBS_DIM), dtype=np.float32)")
             for r in cs.roles:
                 self.role_locals(r.start, r.count)
+                em = self.em(True)
+                self.share_calls(em, [f.expr.tree.body for f in r.features])
                 at = 0
                 for f in r.features:
-                    code = self.value(f.expr, 2, f.expr.info.shape, per_agent=True, agents=r.count)
+                    v = em(f.expr)
+                    full = f"(K, {r.count}, " + "".join(f"{d}, " for d in f.expr.info.shape) + ")"
+                    code = f"np.broadcast_to({pad(v, 2, len(f.expr.info.shape))}, {full})"
                     w(f"out[:, {r.start}:{r.start + r.count}, {at}:{at + f.size}] = np.reshape({code}, (K, {r.count}, {f.size}))",
                       comment=f"{f.path}: {f.expr.source}")
                     at += f.size
             w("return out")
         w("")
+
+    def share_calls(self, em: NpEmitter, trees: list[ast.AST]) -> None:
+        """Compute calls that several expressions make identically once (batch code evaluates
+        every branch anyway, so sharing never runs anything that would not have run)."""
+        seen: dict[str, list[ast.AST]] = {}
+        for tree in trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and not hasattr(node, "gw_site"):
+                    seen.setdefault(em.emit(node).code, []).append(node)
+        for k, (code, nodes) in enumerate(c for c in seen.items() if len(c[1]) > 1):
+            kind = em.emit(nodes[0]).kind
+            self.w(f"c{k} = {code}", comment="used by several features")
+            for n in nodes:
+                em.shared[id(n)] = (f"c{k}", kind)
 
     def state(self) -> None:
         cs, w = self.cs, self.w

@@ -64,11 +64,16 @@ class NpEmitter:
         self.kinds = kinds
         self.per_agent = per_agent
         self.overrides = overrides or {}
+        self.shared: dict[int, tuple[str, int]] = {}  # id(node) -> (local name, kind) computed once
 
     def __call__(self, checked: Checked) -> V:
         return self.emit(checked.tree.body)
 
     def emit(self, node: ast.AST) -> V:
+        shared = self.shared.get(id(node))
+        if shared is not None:
+            info = _info(node)
+            return V(shared[0], shared[1], info.shape, info.dtype)
         handler = _NODES.get(type(node))
         if handler is None:
             raise CompileError(f"cannot lower `{type(node).__name__}` to batch code")
