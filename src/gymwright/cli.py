@@ -239,7 +239,7 @@ def fill_tags(tags: list[str], width: int = 24) -> str:
 
 @app.command()
 def library(as_json: JsonOpt = False) -> None:
-    """List the library specs: tags, agents, params (default [min, max]) and description."""
+    """List the library specs: tags, agents, params with their defaults and ranges, description."""
     cards = library_cards()
     if as_json:
         typer.echo(to_json(cards))
@@ -325,8 +325,7 @@ def verify(
     seed: Annotated[int, typer.Option("--seed", "-s", help="First seed of the random episodes.")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Verify a spec: schema, static, compile, dynamic (PettingZoo tests, random play), probes,
-    degeneracy. Exit 0 if it passed, 1 if not."""
+    """Verify a spec: schema, static, compile, dynamic, probes, degeneracy. Exit 0 if it passed."""
     params = parse_params(param)
     with domain_errors(spec):
         report = verify_spec(spec, params, episodes=episodes, seed=seed)

@@ -56,7 +56,8 @@ def api_tests(compiled: CompiledEnv, cycles: int = 100) -> list[Diagnostic]:
             except Exception as e:  # noqa: BLE001 - a failed contract is a finding
                 first = (str(e).strip().splitlines() or [""])[0]
                 out.append(error(STAGE, "", f"PettingZoo's {name} failed: {type(e).__name__}: {first}",
-                                 "the compiled env breaks the PettingZoo contract; see the message for which part"))
+                                 "the compiled env breaks the PettingZoo contract; see the message for which part "
+                                 "(a NaN found below also fails the seed tests, since NaN != NaN: fix that first)"))
         for w in {str(w.message) for w in caught if "pettingzoo" in (w.filename or "")}:
             out.append(info(STAGE, "", f"PettingZoo's {name} warns: {w}"))
     return out
