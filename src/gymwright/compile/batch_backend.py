@@ -204,7 +204,7 @@ class _BatchGen:
             w("self.r.episodes = np.zeros(self.size, dtype=np.int64)")
             w("idx = np.arange(self.size)")
             w("self._init_copies(idx, full=True)")
-            w("return self.obs_buf.copy(), self.masks.copy()")
+            w("return self.obs_buf, self.masks")
         w("")
 
     def init_copies(self) -> None:
@@ -297,7 +297,10 @@ class _BatchGen:
     def step(self) -> None:
         cs, w = self.cs, self.w
         with w.block("def step(self, actions):"):
-            w('"""actions: int (B, N) (-1 = no action). Returns obs, rewards, terminated, truncated, infos."""')
+            w('"""actions: int (B, N) (-1 = no action). Returns obs, rewards, terminated, truncated, infos.')
+            w("")
+            w("obs (and `self.masks`) are the env's own buffers, written in place by every step.")
+            w('"""')
             w("p, v, r = self.p, self.v, self.r")
             w("K = self.size")
             w("BI = np.arange(K)")
@@ -317,8 +320,8 @@ class _BatchGen:
                 w(f"terminated = np.broadcast_to({pad(em(cs.terminate), 1, 0)}, (K,)).copy()", comment=f"terminate: {cs.terminate.source}")
                 w(f"truncated = np.broadcast_to({pad(em(cs.truncate), 1, 0)}, (K,)).copy()", comment=f"truncate: {cs.truncate.source}")
                 w("self.returns += rewards")
-                w("self.obs_buf[:] = self._observe(p, v, BI)")
-                w("self.masks[:] = self._compute_masks(p, v, BI)")
+                self.w("self._observe(p, v, BI, self.obs_buf)")
+                self.w("self._compute_masks(p, v, BI, self.masks)")
                 w("done = terminated | truncated")
                 w("infos = {'reward_terms': terms, 'illegal': illegal, 'done': done}")
                 with w.block("if done.any():"):
@@ -326,7 +329,7 @@ class _BatchGen:
                     w("infos.update(self._finish(idx))")
                     w("self.r.episodes[idx] += 1")
                     w("self._init_copies(idx)")
-            w("obs = self.obs_buf.copy()")
+            w("obs = self.obs_buf  # the env's buffer, overwritten by the next step: copy it to keep it")
             w("term = np.repeat(terminated[:, None], N_AGENTS, axis=1)")
             w("trunc = np.repeat(truncated[:, None], N_AGENTS, axis=1)")
             w("return obs, rewards, term, trunc, infos")
@@ -444,9 +447,10 @@ class _BatchGen:
 
     def masks(self) -> None:
         cs, w = self.cs, self.w
-        with w.block("def _compute_masks(self, p, v, BI):"):
+        with w.block("def _compute_masks(self, p, v, BI, m=None):"):
             w("K = len(BI)")
-            w(f"m = np.zeros((K, {self.n}, N_ACTIONS), dtype=np.int8)")
+            with w.block("if m is None:"):
+                w(f"m = np.zeros((K, {self.n}, N_ACTIONS), dtype=np.int8)")
             if cs.active is not None:
                 w(f"active = np.broadcast_to({pad(self.em()(cs.active), 1, 0)}, (K,))", comment=f"turns.active: {cs.active.source}")
             for r in cs.roles:
@@ -468,9 +472,10 @@ class _BatchGen:
 
     def observe(self) -> None:
         cs, w = self.cs, self.w
-        with w.block("def _observe(self, p, v, BI):"):
+        with w.block("def _observe(self, p, v, BI, out=None):"):
             w("K = len(BI)")
-            w(f"out = np.zeros((K, {self.n}, OBS_DIM), dtype=np.float32)")
+            with w.block("if out is None:"):
+                w(f"out = np.zeros((K, {self.n}, OBS_DIM), dtype=np.float32)")
             for r in cs.roles:
                 self.role_locals(r.start, r.count)
                 em = self.em(True)

@@ -57,7 +57,7 @@ class RoleVectorEnv(VectorEnv):
     def _mine(self, x: np.ndarray, last: int | None = None) -> np.ndarray:
         part = x[:, self._sl]
         part = part[..., :last] if last is not None else part
-        return part.reshape((self.num_envs,) + part.shape[2:])
+        return np.array(part.reshape((self.num_envs,) + part.shape[2:]))  # a copy: x is a live buffer
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
