@@ -11,8 +11,6 @@ import ast
 import math
 import re
 import string
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -935,8 +933,3 @@ def _parse_action(text: str) -> tuple[str, dict[str, Any]] | None:
 
 def _fmt(v: float | None) -> str:
     return "-inf" if v is None else f"{v:g}"
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
