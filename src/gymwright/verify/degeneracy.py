@@ -15,7 +15,7 @@ import numpy as np
 
 from gymwright.compile.build import CompiledEnv
 from gymwright.verify.diagnostic import Diagnostic, info, warning
-from gymwright.verify.dynamic import Rollouts
+from gymwright.verify.dynamic import Rollouts, same
 
 STAGE = "degeneracy"
 
@@ -129,7 +129,7 @@ def _probe_state(c: CompiledEnv, env: Any, actions: dict[str, int], seen: dict[t
             stat = seen.setdefault((role.name, ch.name), [0, 0])
             stat[0] += 1
             tries = legal[np.linspace(0, len(legal) - 1, min(len(legal), 8)).astype(int)]
-            if any(not _equal(_outcome(env, {**others, agent: ch.offset + int(k)}), base) for k in tries):
+            if any(not same(_outcome(env, {**others, agent: ch.offset + int(k)}), base) for k in tries):
                 stat[1] += 1
 
 
@@ -137,11 +137,3 @@ def _outcome(env: Any, actions: dict[str, int]) -> tuple[Any, ...]:
     e = copy.deepcopy(env)
     obs, rew, term, trunc, _ = e.step(actions)
     return e.state(), obs, rew, term, trunc
-
-
-def _equal(a: Any, b: Any) -> bool:
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    if isinstance(a, tuple | list):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True))

@@ -63,6 +63,12 @@ def api_tests(compiled: CompiledEnv, cycles: int = 100) -> list[Diagnostic]:
     return out
 
 
+def acting_agents(env: Any) -> list[str]:
+    """Who must act now: the agent whose turn it is, or every live agent."""
+    turn = env.turn_agent()
+    return [turn] if turn is not None else list(env.agents)
+
+
 def _seeded(env: Any) -> Any:
     """The env with its action spaces seeded, so PettingZoo's tests sample reproducibly."""
     for i, agent in enumerate(env.possible_agents):
@@ -192,8 +198,7 @@ class _Player:
 
     def choose(self, infos: dict[str, Any], policy: np.random.Generator, step: int) -> dict[str, int]:
         env = self.env
-        turn = env.turn_agent()
-        acting = [turn] if turn is not None else list(env.agents)
+        acting = acting_agents(env)
         actions = {}
         for agent in acting:
             legal = np.flatnonzero(infos[agent]["action_mask"])
@@ -277,7 +282,7 @@ def determinism(compiled: CompiledEnv, seeds: tuple[int, ...] = (0, 1, 2), max_s
         except Exception:  # noqa: BLE001 - a crash is reported by random play; nothing to compare
             continue
         for step, (x, y) in enumerate(zip(a, b, strict=False)):
-            if not _same(x, y):
+            if not same(x, y):
                 return [error(STAGE, "", f"seed {s} gave two different episodes (they differ at step {step})",
                               "randomness must come only from the spec's random functions")]
         if len(a) != len(b):
@@ -293,8 +298,7 @@ def _trajectory(compiled: CompiledEnv, seed: int, max_steps: int) -> list[Any]:
     for _ in range(max_steps):
         if not env.agents:
             break
-        turn = env.turn_agent()
-        acting = [turn] if turn is not None else list(env.agents)
+        acting = acting_agents(env)
         actions = {}
         for agent in acting:
             legal = np.flatnonzero(infos[agent]["action_mask"])
@@ -305,9 +309,10 @@ def _trajectory(compiled: CompiledEnv, seed: int, max_steps: int) -> list[Any]:
     return out
 
 
-def _same(x: Any, y: Any) -> bool:
+def same(x: Any, y: Any) -> bool:
+    """Equal step outcomes: nested dicts, tuples and arrays, NaN equal to NaN."""
     if isinstance(x, dict):
-        return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+        return x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
     if isinstance(x, tuple | list):
-        return len(x) == len(y) and all(_same(a, b) for a, b in zip(x, y, strict=True))
+        return len(x) == len(y) and all(same(a, b) for a, b in zip(x, y, strict=True))
     return bool(np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True))
