@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from gymwright.compile.pyexpr import PyEmitter, hoist
+from gymwright.compile.sharing import repeated_calls
 from gymwright.compile.tables import fixed_values, grid_tables
 from gymwright.compile.writer import Writer
 from gymwright.spec.checked import CheckedSpec, CRole, CRule, CVar
@@ -31,10 +32,10 @@ def class_name(spec_name: str) -> str:
     return "".join(part.capitalize() for part in spec_name.split("_")) + "Env"
 
 
-def runtime_source() -> str:
+def runtime_source(modules: tuple[str, ...] = RUNTIME_MODULES) -> str:
     """The runtime modules, concatenated (each is standalone)."""
     parts = []
-    for name in RUNTIME_MODULES:
+    for name in modules:
         parts.append(f"# ---- gymwright runtime: {name} " + "-" * 40)
         parts.append((RUNTIME_DIR / name).read_text())
     return "\n".join(parts)
@@ -657,18 +658,12 @@ class _Gen:
     @staticmethod
     def shared_calls(em: PyEmitter, r: CRole) -> list[tuple[str, str]]:
         """Calls that several features evaluate identically (e.g. one view window): compute once."""
-        seen: dict[str, list[ast.AST]] = {}
-        for f in r.features:
-            for node in ast.walk(f.expr.tree.body):
-                if isinstance(node, ast.Call) and not hasattr(node, "gw_site") and _unconditional(f.expr.tree.body, node):
-                    seen.setdefault(em.emit(node), []).append(node)
         out = []
-        for code, nodes in seen.items():
-            if len(nodes) > 1 and not any(id(n) in em.hoisted for n in nodes):
-                name = f"c{len(out)}"
-                out.append((name, code))
-                for n in nodes:
-                    em.hoisted[id(n)] = name
+        trees = [f.expr.tree.body for f in r.features]
+        for k, (code, nodes) in enumerate(repeated_calls(trees, em.emit, _unconditional)):
+            out.append((f"c{k}", code))
+            for n in nodes:
+                em.hoisted[id(n)] = f"c{k}"
         return out
 
     def state(self) -> None:
