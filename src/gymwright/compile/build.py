@@ -62,9 +62,15 @@ def compile_spec(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, 
     cs, diags = check_spec(es, params)
     if cs is None:
         raise SpecError([d for d in diags if d.severity.value == "error"])
+    return compile_checked(cs, params, instrument, diags)
+
+
+def compile_checked(cs: CheckedSpec, params: dict[str, Any] | None = None, instrument: bool = False,
+                    diagnostics: list[Diagnostic] | None = None) -> CompiledEnv:
+    """Generate and load the module of an already checked spec (no second check)."""
     source = generate(cs, instrument)
-    module = load_module(source, es.name)
-    return CompiledEnv(cs, source, module, dict(params or {}), diags)
+    module = load_module(source, cs.spec.name)
+    return CompiledEnv(cs, source, module, dict(params or {}), list(diagnostics or []))
 
 
 def load_module(source: str, name: str) -> types.ModuleType:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gymwright.compile.build import compile_spec
+from gymwright.compile.build import compile_checked
 from gymwright.errors import GymwrightError, SpecError
 from gymwright.spec.checker import check_spec
 from gymwright.spec.loader import load_spec
@@ -25,7 +25,7 @@ def validate(source: EnvSpec | str | Path | dict[str, Any], params: dict[str, An
     if cs is None or has_errors(diags):
         return diags
     try:
-        compiled = compile_spec(spec, params)
+        compiled = compile_checked(cs, params, diagnostics=diags)
     except GymwrightError as e:
         return diags + [error("compile", e.path, e.message, e.hint)]
     except Exception as e:  # noqa: BLE001 - a generator bug must still come back as a finding

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gymwright.compile.build import CompiledEnv, compile_spec
+from gymwright.compile.build import CompiledEnv, compile_checked
 from gymwright.errors import GymwrightError, SpecError
 from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.checker import check_spec
@@ -52,10 +52,10 @@ class _Run:
         return diags + (static_findings(self.checked) if self.checked is not None else [])
 
     def compile(self) -> list[Diagnostic]:
-        assert self.spec is not None
+        assert self.checked is not None
         try:
-            self.compiled = compile_spec(self.spec, self.params)
-            self.instrumented = compile_spec(self.spec, self.params, instrument=True)
+            self.compiled = compile_checked(self.checked, self.params)
+            self.instrumented = compile_checked(self.checked, self.params, instrument=True)
             self.compiled.parallel_env().reset(seed=self.seed)
             self.compiled.aec_env().reset(seed=self.seed)
         except GymwrightError as e:
