@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from gymwright.compile import compile_spec
 from gymwright.compile.batch import compile_batch
+from gymwright.compile.vector import random_legal
 from gymwright.spec import library_names, load_spec
 
 NAMES = library_names()
@@ -47,7 +48,7 @@ def compare(name: str, params: dict, size: int, seed: int, steps: int, policy_se
         check_masks(infos, masks_b[b], agents, nact, f"reset copy {b}")
     rng = np.random.default_rng(policy_seed)
     for t in range(steps):
-        actions = random_actions(benv.masks, rng)
+        actions = random_legal(None, benv.masks, rng)
         obs_b, rew_b, term_b, trunc_b, info_b = benv.step(actions)
         final = dict(zip(info_b.get("done_idx", []), info_b.get("final_obs", []), strict=False))
         for b, env in enumerate(envs):
@@ -66,13 +67,6 @@ def compare(name: str, params: dict, size: int, seed: int, steps: int, policy_se
                 o, infos = env.reset()
                 check_obs(o, obs_b[b], agents, dims, where + " (auto-reset)")
                 check_masks(infos, benv.masks[b], agents, nact, where + " (auto-reset)")
-
-
-def random_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    score = rng.random(masks.shape) * masks
-    out = score.argmax(axis=-1)
-    out[masks.sum(axis=-1) == 0] = -1
-    return out
 
 
 def check_obs(obs: dict, row: np.ndarray, agents: list, dims: dict, where: str) -> None:

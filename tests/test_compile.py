@@ -40,7 +40,7 @@ def test_episodes_of_one_seed_differ_and_replay() -> None:
     env = c.parallel_env()
     first = env.reset(seed=3)[0]
     second = env.reset()[0]  # next episode of seed 3
-    assert any(not np.array_equal(first[a], second[a]) for a in first) or not np.array_equal(env.v.tiles, env.v.tiles)
+    assert any(not np.array_equal(first[a], second[a]) for a in first)
     layouts = set()
     for _ in range(5):
         env.reset()
