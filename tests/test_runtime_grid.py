@@ -1,6 +1,5 @@
 """Tests for the standalone grid runtime (gymwright.runtime.grid)."""
 
-import ast
 import inspect
 
 import numpy as np
@@ -51,19 +50,6 @@ def assert_valid_layout(tiles, starts, goals, blocked, n_agents, shape) -> None:
 
 
 # --------------------------------------------------------------------------- standalone
-
-
-def test_module_imports_only_numpy_and_stdlib() -> None:
-    tree = ast.parse(inspect.getsource(grid))
-    roots = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "relative import"
-            roots.add(node.module.split(".")[0])
-    assert roots <= {"numpy", "collections", "typing"}, roots
-    assert "__future__" not in roots
 
 
 def test_module_source_runs_standalone() -> None:

@@ -48,18 +48,6 @@ def _top_level_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def test_module_imports_only_numpy_and_stdlib() -> None:
-    tree = ast.parse(inspect.getsource(grid_batch))
-    roots = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "relative import"
-            roots.add(node.module.split(".")[0])
-    assert roots == {"numpy"}, roots
-
-
 def test_names_do_not_shadow_grid_module() -> None:
     names = _top_level_names(ast.parse(inspect.getsource(grid_batch)))
     assert names & _top_level_names(ast.parse(inspect.getsource(grid))) == set()
