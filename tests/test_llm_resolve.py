@@ -1,0 +1,99 @@
+"""`provider_from_name` (scheme registry) and `choose_model` (where the model comes from)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fake_openai_server import LLM_ENV_VARS
+
+from gymwright.llm import (
+    PROVIDERS,
+    LLMError,
+    ProviderUnavailable,
+    ScriptedProvider,
+    choose_model,
+    provider_from_name,
+)
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in LLM_ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_schemes() -> None:
+    assert list(PROVIDERS) == ["openai", "ollama", "anthropic", "scripted"]
+    openai = provider_from_name("openai:gpt-4o", base_url="http://localhost:8000/v1")
+    assert (openai.name, openai.model, openai.base_url) == (
+        "openai",
+        "gpt-4o",
+        "http://localhost:8000/v1",
+    )
+    ollama = provider_from_name("ollama:qwen3:8b")  # the model may contain colons
+    assert (ollama.name, ollama.model) == ("ollama", "qwen3:8b")
+    claude = provider_from_name("anthropic:claude-x", api_key="sk-ant", timeout=5)
+    assert (claude.name, claude.model, claude.timeout) == ("anthropic", "claude-x", 5)
+
+
+def test_scripted_scheme(tmp_path: Path) -> None:
+    path = tmp_path / "cake.yaml"
+    path.write_text("- hi\n")
+    provider = provider_from_name(f"scripted:{path}")
+    assert isinstance(provider, ScriptedProvider) and provider.model == "cake"
+
+
+def test_missing_keys_surface_at_resolution() -> None:
+    with pytest.raises(ProviderUnavailable, match="OPENAI_API_KEY is not set"):
+        provider_from_name("openai:gpt-4o")
+    with pytest.raises(ProviderUnavailable, match="ANTHROPIC_API_KEY is not set"):
+        provider_from_name("anthropic:claude-x")
+
+
+def test_unknown_scheme_lists_the_known_ones() -> None:
+    with pytest.raises(LLMError) as caught:
+        provider_from_name("gemini:pro")
+    assert caught.value.message == "model 'gemini:pro': unknown provider 'gemini'"
+    assert caught.value.hint.startswith(
+        "write SCHEME:MODEL with SCHEME one of openai, ollama, anthropic, scripted"
+    )
+
+
+def test_name_without_scheme_or_model() -> None:
+    with pytest.raises(LLMError, match="model 'gpt-4o': no provider scheme"):
+        provider_from_name("gpt-4o")
+    with pytest.raises(LLMError, match="names no model after openai:"):
+        provider_from_name("openai:")
+
+
+def test_a_new_scheme_is_one_dict_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    made = []
+
+    def local(model: str, *, base_url: str | None, api_key: str | None, timeout: float):
+        made.append(model)
+        return "provider"
+
+    monkeypatch.setitem(PROVIDERS, "local", local)
+    assert provider_from_name("local:tiny") == "provider" and made == ["tiny"]
+
+
+@pytest.mark.parametrize(
+    ("cli", "env", "expected"),
+    [
+        ("openai:gpt-4o", "ollama:qwen3", ("openai:gpt-4o", "--model")),
+        (None, "ollama:qwen3", ("ollama:qwen3", "GYMWRIGHT_MODEL")),
+        ("", " ollama:qwen3 ", ("ollama:qwen3", "GYMWRIGHT_MODEL")),
+        (None, None, (None, "default (offline designer)")),
+        ("offline", "ollama:qwen3", (None, "--model")),
+        (None, "offline", (None, "GYMWRIGHT_MODEL")),
+    ],
+)
+def test_choose_model_precedence(cli: str | None, env: str | None, expected: tuple) -> None:
+    environ = {} if env is None else {"GYMWRIGHT_MODEL": env}
+    assert choose_model(cli, environ) == expected
+
+
+def test_choose_model_reads_os_environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GYMWRIGHT_MODEL", "anthropic:claude-x")
+    assert choose_model(None) == ("anthropic:claude-x", "GYMWRIGHT_MODEL")
