@@ -1,0 +1,89 @@
+"""What the store holds, as plain dataclasses, and the canonical JSON that addresses specs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from gymwright.llm.base import Usage
+
+STATUSES = ("running", "passed", "failed", "interrupted", "error")
+FINAL_STATUSES = STATUSES[1:]
+
+
+def canonical_json(obj: Any) -> str:
+    """One text per value: keys sorted, no spaces, UTF-8 kept as is."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def spec_hash(spec: dict[str, Any]) -> str:
+    """sha256 (hex) of the spec's canonical JSON: the spec's address in the store."""
+    return hashlib.sha256(canonical_json(spec).encode("utf-8")).hexdigest()
+
+
+@dataclass
+class AttemptRecord:
+    """One model call (or offline step) of a design, with what came of it."""
+
+    index: int  # 0, 1, 2, ... within the design
+    stage: str  # "roles", "dynamics", "rewards", "spec", "repair", "template", "offline"
+    prompt: list[dict[str, Any]]  # messages [{role, content}]; [] for the offline designer
+    reply: str | None = None
+    parsed: Any = None  # the parsed JSON / spec dict when the reply parsed
+    parse_error: str | None = None
+    report: dict[str, Any] | None = None  # a VerificationReport as a JSON-serialisable dict
+    passed: bool | None = None
+    spec_sha: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    cached: bool = False  # the reply came from the reply cache (no call was paid for)
+    wall_s: float = 0.0
+    id: int | None = None  # filled when read back
+
+
+@dataclass
+class DesignSummary:
+    """One line of `gymwright designs`. `status` is "interrupted" for a design whose writer
+    died while it was "running"; `usage` and `wall_s` sum its attempts until it finishes."""
+
+    id: int
+    task: str
+    model: str
+    mode: str
+    status: str  # "running" | "passed" | "failed" | "interrupted" | "error"
+    started_at: str  # ISO 8601, UTC
+    wall_s: float
+    n_attempts: int
+    usage: Usage
+    spec_sha: str | None
+    template_hash: str
+
+
+@dataclass
+class DesignRecord(DesignSummary):
+    """A whole design: its settings, its result and every attempt, in order."""
+
+    settings: dict[str, Any]
+    result: dict[str, Any]
+    attempts: list[AttemptRecord]
+
+
+@dataclass(frozen=True)
+class LineageEdge:
+    """`child` was made from `parent` (full sha256s), and why."""
+
+    parent: str
+    child: str
+    reason: str
+    design_id: int | None
+    created_at: str
+
+
+@dataclass(frozen=True)
+class SpecSummary:
+    """A stored spec, without its body."""
+
+    sha: str
+    name: str
+    created_at: str
