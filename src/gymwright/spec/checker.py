@@ -819,29 +819,34 @@ class _Builder:
         }
         for name in self.spec.metrics:  # all of them: a broken metric is reported once, where it is
             extra[f"metric_{name}"] = Symbol(f"metric_{name}", "probe", Info("float", ()), f"P.metric_{name}")
-        at_defaults = all(self.params.get(k) == self.spec.params[k].default for k in self.structural if k in self.spec.params)
         for i, probe in enumerate(self.spec.probes):
             path = f"probes[{i}]"
-            before = len(self.diags)
-            checked = self._check_probe(i, probe, path, ids, extra)
-            if not at_defaults and len(self.diags) > before:
-                # probes are written for the default structure (agent counts, sizes); skip, don't fail
-                first = self.diags[before]
-                del self.diags[before:]
-                self.diags.append(warning(STAGE, path, f"probe `{probe.name}` skipped: it does not fit these structural params ({first.message})",
-                                          "probes run with the default agent counts and sizes"))
+            skip = self._probe_skip_reason(probe)
+            if skip:
+                self.diags.append(warning(STAGE, path, f"probe `{probe.name}` skipped: {skip}",
+                                          "a probe runs only at the structure (agent counts, sizes) it is "
+                                          "written for: the spec's defaults, or what its `params` pin"))
                 continue
+            checked = self._check_probe(i, probe, path, ids, extra)
             if checked is not None:
                 out.append(checked)
         return out
+
+    def _probe_skip_reason(self, probe: Any) -> str:
+        """Why a probe does not run at this build's structure ('' when it does)."""
+        written_for = {k: probe.params.get(k, self.spec.params[k].default)
+                       for k in self.structural if k in self.spec.params}
+        differs = {k: v for k, v in written_for.items() if self.params.get(k) != v}
+        if not differs:
+            return ""
+        want = ", ".join(f"{k}={v}" for k, v in differs.items())
+        have = ", ".join(f"{k}={self.params.get(k)}" for k in differs)
+        return f"it is written for {want}; this build has {have}"
 
     def _check_probe(self, i: int, probe: Any, path: str, ids: dict[str, int], extra: dict[str, Symbol]) -> CProbe | None:
         for k in probe.params:
             if k not in self.spec.params:
                 self.error(f"{path}.params.{k}", f"unknown param `{k}`", f"this spec's params: {', '.join(self.spec.params) or 'none'}")
-            elif k in self.structural and probe.params[k] != self.params.get(k):
-                self.error(f"{path}.params.{k}", f"param `{k}` fixes shapes or agent counts and cannot change inside a probe",
-                           "write the probe for the default value")
         steps = [self._probe_step(step, f"{path}.actions[{j}]", ids) for j, step in enumerate(probe.actions)]
         expects = []
         for j, src in enumerate(probe.expect):

@@ -145,7 +145,7 @@ class Probe(_Strict):
     """A scenario test: scripted actions from reset, then expected relations."""
 
     name: str = Field(description="What the scenario shows.")
-    params: dict[Name, bool | int | float] = Field(default_factory=dict, description="Param overrides for this probe (not structural ones).")
+    params: dict[Name, bool | int | float] = Field(default_factory=dict, description="Param values the probe is written for (unset ones: the spec defaults). Other params are set for the probe; structural ones (agent counts, sizes) name the structure it needs, and at another structure it is skipped with a warning.")
     seed: int = Field(0, description="Reset seed.")
     actions: list[dict[str, str]] = Field(default_factory=list, description="One dict per step: agent id -> `choice` or `choice(arg=value)`.")
     expect: list[str] = Field(min_length=1, description="Bool expressions checked after the last step; may use state, metrics via `metric.NAME`, `reward.AGENT` (last step), `ret.AGENT` (episode return), `terminated`, `truncated`.")
