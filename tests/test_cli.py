@@ -385,7 +385,9 @@ def test_exported_module_runs_without_gymwright(tmp_path: Path) -> None:
 def test_demo_runs_and_stays_short() -> None:
     result = invoke("demo")
     assert result.exit_code == 0, result.output
-    assert "cake_negotiation: passed" in result.stdout and "mapf_frozenlake: passed" in result.stdout
+    assert "design 1: passed" in result.stdout and "cake_negotiation: passed" in result.stdout
+    assert "chose template cake_negotiation" in result.stdout and "retrieval" in result.stdout
+    assert "max_rounds=10 from 'ten rounds'" in result.stdout
     assert "seed 0: reset" in result.stdout and "seed 0: step 1" in result.stdout  # rendered
     assert "random legal play, 2 episodes" in result.stdout
     assert len(result.stdout.splitlines()) < 200

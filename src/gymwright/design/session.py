@@ -1,0 +1,196 @@
+"""One design in progress: asks the model, records every attempt, verifies candidate specs.
+
+Every attempt (the prompt, the reply, the parsed JSON or the parse error, the verification
+report) is written to the store as soon as it is finished, in its own transaction, so a design
+killed half-way leaves every finished attempt readable.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from gymwright.design.prompts import PromptSet, compact_json
+from gymwright.errors import GymwrightError
+from gymwright.llm.base import Completion, Message, Request, Usage
+from gymwright.llm.client import LLM
+from gymwright.llm.jsonreply import JSONReplyError, extract_json, schema_instruction
+from gymwright.store import AttemptRecord, Store, spec_hash
+from gymwright.verify.diagnostic import error
+from gymwright.verify.report import StageResult, VerificationReport
+from gymwright.verify.verifier import verify
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class DesignEvent:
+    """A step of a design, for a live progress display."""
+
+    kind: str  # "ask", "reply", "verify", "verified", "note"
+    stage: str
+    attempt: int
+    message: str = ""
+    passed: bool | None = None
+
+
+Progress = Callable[[DesignEvent], None]
+
+
+class DesignStopped(GymwrightError):
+    """The design cannot go on (no usable reply after every repair, a spent budget, ...)."""
+
+
+class ReplyUnusable(Exception):
+    """A reply that parsed as JSON but is not what the stage asked for."""
+
+
+def validation_message(e: ValidationError) -> str:
+    """Pydantic errors as `path: message` lines, short enough for a repair prompt."""
+    lines = []
+    for err in e.errors()[:8]:
+        path = ".".join(str(p) for p in err["loc"]) or "<reply>"
+        lines.append(f"{path}: {err['msg']}")
+    return "the JSON does not match the schema:\n" + "\n".join(lines)
+
+
+class DesignSession:
+    def __init__(self, *, store: Store, design_id: int, prompts: PromptSet, llm: LLM | None,
+                 max_repairs: int, verify_episodes: int, progress: Progress) -> None:
+        self.store = store
+        self.design_id = design_id
+        self.prompts = prompts
+        self.llm = llm
+        self.max_repairs = max_repairs
+        self.verify_episodes = verify_episodes
+        self.progress = progress
+        self.attempts: list[AttemptRecord] = []
+        self.last_report: VerificationReport | None = None
+
+    # ------------------------------------------------------------------------ recording
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for a in self.attempts:
+            total = total + a.usage
+        return total
+
+    def record(self, attempt: AttemptRecord) -> AttemptRecord:
+        attempt.index = len(self.attempts)
+        attempt.id = self.store.add_attempt(self.design_id, attempt)
+        self.attempts.append(attempt)
+        return attempt
+
+    def note(self, stage: str, message: str) -> None:
+        self.progress(DesignEvent("note", stage, len(self.attempts), message))
+
+    # ------------------------------------------------------------------------ asking
+    def system(self) -> Message:
+        return Message("system", self.prompts.render("system"))
+
+    def call(self, stage: str, messages: list[Message], schema: dict[str, Any] | None) -> Completion:
+        assert self.llm is not None, "a model call in a design without a model"
+        self.progress(DesignEvent("ask", stage, len(self.attempts), self.llm.label))
+        if schema is not None and not self.llm.supports_schema and len(compact_json(schema)) < 4000:
+            last = messages[-1]
+            messages = [*messages[:-1], Message(last.role, last.content + "\n\n"
+                                                + schema_instruction(schema, stage))]
+        return self.llm.complete(Request(tuple(messages), schema=schema, schema_name=stage))
+
+    def ask_json(self, stage: str, messages: list[Message], schema: dict[str, Any],
+                 parse: Callable[[Any], T]) -> tuple[T, str]:
+        """Ask until a reply parses (at most 1 + max_repairs tries); the value and its text."""
+        last_error = ""
+        for _ in range(self.max_repairs + 1):
+            start = time.perf_counter()
+            completion = self.call(stage, messages, schema)
+            value, data, last_error = self.parse_reply(completion.text, parse)
+            self.record_reply(stage, messages, completion, data, last_error, start)
+            if not last_error:
+                return value, completion.text  # type: ignore[return-value]
+            messages = [*messages[:2], Message("assistant", completion.text),
+                        Message("user", self.prompts.render("parse_error", error=last_error))]
+        raise DesignStopped(
+            f"stage `{stage}`: no usable reply after {self.max_repairs + 1} tries; "
+            f"the last one: {last_error}",
+            hint="try a stronger model (--model), or raise --max-repairs")
+
+    def record_reply(self, stage: str, messages: list[Message], completion: Completion,
+                     data: Any, problem: str, start: float) -> None:
+        """Record a reply that is not a spec candidate (a plan, or one that did not parse)."""
+        self.record(AttemptRecord(
+            index=0, stage=stage, prompt=[m.to_dict() for m in messages], reply=completion.text,
+            parsed=data, parse_error=problem or None, passed=False if problem else None,
+            usage=completion.usage, cached=completion.cached, wall_s=time.perf_counter() - start))
+        self.progress(DesignEvent("reply", stage, len(self.attempts) - 1, problem or "ok",
+                                  passed=not problem))
+
+    @staticmethod
+    def parse_reply(text: str, parse: Callable[[Any], T]) -> tuple[T | None, Any, str]:
+        """(value, raw JSON, "") when the reply is usable, else (None, raw JSON or None, why)."""
+        try:
+            data = extract_json(text)
+        except JSONReplyError as e:
+            return None, None, e.message
+        try:
+            return parse(data), data, ""
+        except ValidationError as e:
+            return None, data, validation_message(e)
+        except ReplyUnusable as e:
+            return None, data, str(e)
+
+    # ------------------------------------------------------------------------ verifying
+    def verify(self, stage: str, spec: dict[str, Any]) -> VerificationReport:
+        self.progress(DesignEvent("verify", stage, len(self.attempts)))
+        try:
+            report = verify(spec, episodes=self.verify_episodes)
+        except Exception as e:  # noqa: BLE001 - a verifier bug must not lose the design
+            report = VerificationReport(str(spec.get("name", "<spec>")), {})
+            report.stages.append(StageResult("compile", 0.0, 1, 0))
+            report.stopped_at = "compile"
+            report.diagnostics.append(error(
+                "compile", "", f"the verifier failed on this spec ({type(e).__name__}: {e}); "
+                "this is a gymwright bug, please report it with `gymwright show`"))
+        self.last_report = report
+        self.progress(DesignEvent("verified", stage, len(self.attempts),
+                                  report.to_prompt(max_items=3).splitlines()[0], report.passed))
+        return report
+
+    def record_candidate(self, stage: str, messages: list[Message], completion: Completion | None,
+                         spec: dict[str, Any], report: VerificationReport, wall_s: float,
+                         ) -> AttemptRecord:
+        """Store the spec (content-addressed) and the attempt that produced it."""
+        sha = self.store.put_spec(spec, name=str(spec.get("name", "")))
+        return self.record(AttemptRecord(
+            index=0, stage=stage, prompt=[m.to_dict() for m in messages],
+            reply=completion.text if completion else None, parsed=spec,
+            report=report.to_dict(), passed=report.passed, spec_sha=sha,
+            usage=completion.usage if completion else Usage(),
+            cached=completion.cached if completion else False, wall_s=wall_s))
+
+
+def with_defaults(spec: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `spec` whose params default to `params` (so the spec stands on its own).
+
+    Its probes were written for the old defaults, so each probe pins the old value of every
+    param that changed (unless it sets that param itself): the probe still tests the game it was
+    written for, and one written for another structure is skipped with a warning, not failed.
+    """
+    out = dict(spec)
+    old = {name: p.get("default") for name, p in (spec.get("params") or {}).items()}
+    out["params"] = {name: dict(p) for name, p in (spec.get("params") or {}).items()}
+    for name, value in params.items():
+        out["params"][name]["default"] = value
+    changed = {k: old[k] for k, v in params.items() if old.get(k) != v}
+    if changed and spec.get("probes"):
+        out["probes"] = [{**probe, "params": {**changed, **(probe.get("params") or {})}}
+                         for probe in spec["probes"]]
+    return out
+
+
+__all__ = ["DesignEvent", "DesignSession", "DesignStopped", "Progress", "ReplyUnusable",
+           "spec_hash", "with_defaults"]

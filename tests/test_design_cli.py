@@ -1,0 +1,168 @@
+"""`gymwright design`, `designs` and `show`: offline, over real HTTP to a fake OpenAI-compatible
+server on loopback, and killed half-way (kill -9 and Ctrl-C) with the store checked after."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from fake_openai_server import FakeOpenAIServer
+from test_design import BUTTON, PLANS, TASK, broken_button
+from typer.testing import CliRunner, Result
+
+from gymwright.cli import app
+from gymwright.store import Store
+
+runner = CliRunner()
+PIE = "two robots divide a pie by taking turns making offers, ten rounds at most"
+
+
+def invoke(*args: str) -> Result:
+    return runner.invoke(app, list(args))
+
+
+def design_json(*args: str) -> tuple[Result, dict]:
+    result = invoke("design", *args, "--json")
+    return result, json.loads(result.stdout)
+
+
+# ----------------------------------------------------------------------------- offline
+def test_design_offline_json_names_the_template_and_score(tmp_path: Path) -> None:
+    out = tmp_path / "pie.yaml"
+    result, data = design_json(PIE, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert data["passed"] is True and data["mode"] == "offline" and data["attempts"] == 1
+    assert data["template"] == "cake_negotiation" and 0 < data["score"] <= 1
+    assert data["spec_path"] == str(out) and isinstance(data["design_id"], int)
+    assert "retrieval" in data["explanation"]
+    spec = yaml.safe_load(out.read_text())
+    assert spec["name"] == "cake_negotiation" and spec["params"]["max_rounds"]["default"] == 10
+
+
+def test_design_offline_refuses_an_off_library_task(tmp_path: Path) -> None:
+    result, data = design_json("a Cournot duopoly where two firms choose quantities")
+    assert result.exit_code == 1
+    assert data["passed"] is False and data["spec_path"] is None and data["template"] is None
+    assert data["best_match"] and data["score"] is not None
+    assert "--model" in data["explanation"]
+
+
+def test_design_refuses_to_overwrite_out(tmp_path: Path) -> None:
+    out = tmp_path / "exists.yaml"
+    out.write_text("keep me")
+    result = invoke("design", PIE, "--out", str(out))
+    assert result.exit_code == 1 and "--force" in result.output
+    assert out.read_text() == "keep me"
+
+
+def test_design_spec_mode_without_model_is_a_clear_cli_error() -> None:
+    result = invoke("design", PIE, "--mode", "spec")
+    assert result.exit_code == 1 and "--mode" in result.output and "--model" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_designs_and_show_list_what_was_designed() -> None:
+    _, first = design_json(PIE)
+    listing = invoke("designs")
+    assert listing.exit_code == 0 and "passed" in listing.stdout and "offline" in listing.stdout
+    rows = json.loads(invoke("designs", "--json").stdout)
+    assert rows[0]["id"] == first["design_id"] and rows[0]["status"] == "passed"
+    shown = invoke("show", str(first["design_id"]))
+    assert shown.exit_code == 0, shown.output
+    assert "cake_negotiation" in shown.stdout and "final spec" in shown.stdout
+    assert "attempt 0: offline" in shown.stdout
+    data = json.loads(invoke("show", str(first["design_id"]), "--json").stdout)
+    assert data["spec"]["name"] == "cake_negotiation" and len(data["attempts"]) == 1
+
+
+def test_show_an_unknown_design_is_a_clear_error() -> None:
+    result = invoke("show", "999")
+    assert result.exit_code == 1 and "999" in result.output and "gymwright designs" in result.output
+
+
+# ----------------------------------------------------------------------------- over HTTP
+def test_template_mode_over_http_with_structured_output_and_a_429() -> None:
+    choice = {"template": "stag_hunt", "params": {}, "reason": "hunters choose stag or hare"}
+    with FakeOpenAIServer([{"status": 429, "retry_after": 0}, choice]) as server:
+        result, data = design_json("two hunters choose between a stag and a hare",
+                                   "--model", "openai:fake-model", "--base-url", server.base_url,
+                                   "--mode", "template")
+    assert result.exit_code == 0, result.output
+    assert data["passed"] and data["spec_name"] == "stag_hunt" and data["model"] == "openai:fake-model"
+    assert data["provider_calls"] == 2 and len(server.requests) == 2
+    fmt = server.requests[-1]["response_format"]
+    assert fmt["type"] == "json_schema" and "stag_hunt" in json.dumps(fmt["json_schema"]["schema"])
+
+
+def test_spec_mode_over_http_repairs_and_passes() -> None:
+    replies = [p["json"] for p in PLANS] + [broken_button(), BUTTON]
+    with FakeOpenAIServer(replies) as server:
+        result, data = design_json(TASK, "--model", "openai:fake-model",
+                                   "--base-url", server.base_url)
+    assert result.exit_code == 0, result.output
+    assert data["passed"] and data["attempts"] == 5 and data["spec_name"] == "button_coordination"
+    assert data["usage"]["prompt_tokens"] > 0
+    assert "togther" in server.requests[-1]["messages"][-1]["content"]
+
+
+# ----------------------------------------------------------------------------- interrupted
+def start_slow_design(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
+    """A design whose spec reply takes a minute: the stage plans are stored before it."""
+    script = tmp_path / "slow.yaml"
+    script.write_text(yaml.safe_dump([*PLANS, {"delay": 60, "json": BUTTON}]))
+    store = tmp_path / "store"
+    env = {**os.environ, "GYMWRIGHT_STORE": str(store), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gymwright.cli", "design", TASK, "--model", f"scripted:{script}",
+         "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_attempts(store / "gymwright.db", 3, proc)
+    return proc, store
+
+
+def wait_for_attempts(db: Path, n: int, proc: subprocess.Popen[str], limit: float = 60) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        if db.exists():
+            with sqlite3.connect(db) as conn:
+                try:
+                    if conn.execute("select count(*) from attempts").fetchone()[0] >= n:
+                        return
+                except sqlite3.OperationalError:
+                    pass
+        time.sleep(0.1)
+    raise AssertionError(f"no {n} attempts in {db} after {limit} s")
+
+
+def check_store_after(store: Path, status: str) -> None:
+    with sqlite3.connect(store / "gymwright.db") as conn:
+        assert conn.execute("pragma integrity_check").fetchone()[0] == "ok"
+    with Store.open(store) as st:
+        (summary,) = st.designs()
+        assert summary.status == status
+        rec = st.design(summary.id)
+    assert [a.stage for a in rec.attempts] == ["roles", "dynamics", "rewards"]
+    assert all(a.parsed and a.reply for a in rec.attempts)
+
+
+def test_kill_9_mid_design_leaves_finished_attempts_readable(tmp_path: Path) -> None:
+    proc, store = start_slow_design(tmp_path)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    check_store_after(store, "interrupted")
+
+
+def test_ctrl_c_mid_design_marks_it_interrupted(tmp_path: Path) -> None:
+    proc, store = start_slow_design(tmp_path)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    check_store_after(store, "interrupted")
