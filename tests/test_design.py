@@ -283,3 +283,22 @@ def test_every_library_spec_still_verifies_with_its_params_at_an_end_of_their_ra
                   for p, v in spec.params.items() if v.type != "bool" and getattr(v, end) is not None}
         report = verify(with_defaults(data, params), episodes=3)
         assert report.passed, (name, params, report.to_prompt())
+
+
+def test_lineage_links_a_repaired_spec_to_the_one_it_repairs(tmp_path: Path, store: Store) -> None:
+    result, _ = run(tmp_path, [*PLANS, {"json": broken_button()}, {"json": BUTTON}], store)
+    broken_sha = result.attempts[3].spec_sha
+    (edge,) = store.lineage(result.spec_sha)
+    assert edge.parent == broken_sha and edge.child == result.spec_sha
+    assert "repair" in edge.reason and "togther" in edge.reason
+    assert edge.design_id == result.design_id
+
+
+def test_lineage_links_a_template_design_to_its_library_spec(store: Store) -> None:
+    from gymwright.spec.loader import read_data
+    from gymwright.store import spec_hash
+
+    result = design("two robots divide a pie by taking turns making offers, six rounds", store=store)
+    (edge,) = store.lineage(result.spec_sha)
+    assert edge.parent == spec_hash(read_data("cake_negotiation")[0])
+    assert "library template cake_negotiation with max_rounds=6" in edge.reason

@@ -4,10 +4,13 @@ The public verbs, by pipeline stage:
 """
 
 from gymwright.compile import CompiledEnv, compile_spec, export_source
+from gymwright.design import DesignOptions, DesignResult, design
 from gymwright.errors import CompileError, ExprError, GymwrightError, SpecError
 from gymwright.spec import EnvSpec, check_spec, library_names, load_spec
+from gymwright.store import Store
 from gymwright.verify.diagnostic import Diagnostic, Severity
 from gymwright.verify.validate import validate
+from gymwright.verify.verifier import verify
 
 __version__ = "0.1.0"
 
@@ -17,11 +20,17 @@ __all__ = [
     "load_spec",
     "check_spec",
     "library_names",
+    # design
+    "design",
+    "DesignOptions",
+    "DesignResult",
+    "Store",
     # compile
     "compile_spec",
     "export_source",
     "CompiledEnv",
     # verify
+    "verify",
     "validate",
     "Diagnostic",
     "Severity",

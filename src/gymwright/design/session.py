@@ -19,6 +19,7 @@ from gymwright.errors import GymwrightError
 from gymwright.llm.base import Completion, Message, Request, Usage
 from gymwright.llm.client import LLM
 from gymwright.llm.jsonreply import JSONReplyError, extract_json, schema_instruction
+from gymwright.spec.loader import read_data
 from gymwright.store import AttemptRecord, Store, spec_hash
 from gymwright.verify.diagnostic import error
 from gymwright.verify.report import StageResult, VerificationReport
@@ -70,6 +71,7 @@ class DesignSession:
         self.progress = progress
         self.attempts: list[AttemptRecord] = []
         self.last_report: VerificationReport | None = None
+        self.parent: tuple[str, str] | None = None  # (spec sha, why the next spec derives from it)
 
     # ------------------------------------------------------------------------ recording
     @property
@@ -143,6 +145,18 @@ class DesignSession:
         except ReplyUnusable as e:
             return None, data, str(e)
 
+    def link(self, sha: str) -> None:
+        """Record lineage from the spec this one derives from (a repair, a template), if any."""
+        if self.parent is not None and self.parent[0] != sha:
+            self.store.add_lineage(self.parent[0], sha, self.parent[1][:500], self.design_id)
+
+    def derive_from_library(self, name: str, params: dict[str, Any]) -> None:
+        """The next spec is library spec `name` with `params` written in as defaults."""
+        data, _ = read_data(name)
+        sha = self.store.put_spec(data, name=name)
+        given = ", ".join(f"{k}={v}" for k, v in params.items()) or "its defaults"
+        self.parent = (sha, f"library template {name} with {given}")
+
     # ------------------------------------------------------------------------ verifying
     def verify(self, stage: str, spec: dict[str, Any]) -> VerificationReport:
         self.progress(DesignEvent("verify", stage, len(self.attempts)))
@@ -165,6 +179,11 @@ class DesignSession:
                          ) -> AttemptRecord:
         """Store the spec (content-addressed) and the attempt that produced it."""
         sha = self.store.put_spec(spec, name=str(spec.get("name", "")))
+        self.link(sha)
+        if not report.passed:
+            first = next((d for d in report.diagnostics if d.severity.value == "error"), None)
+            why = f"{first.path}: {first.message}" if first else "it failed verification"
+            self.parent = (sha, f"repair after verification failed at {report.stopped_at} ({why})")
         return self.record(AttemptRecord(
             index=0, stage=stage, prompt=[m.to_dict() for m in messages],
             reply=completion.text if completion else None, parsed=spec,

@@ -63,6 +63,7 @@ def run_template_mode(session: DesignSession, task: str) -> Outcome:
         if choice is not None:
             try:
                 spec = library_spec(choice.template, choice.params)  # type: ignore[attr-defined]
+                session.derive_from_library(choice.template, choice.params)  # type: ignore[attr-defined]
             except ReplyUnusable as e:
                 problem = str(e)
         if spec is None:
@@ -95,8 +96,10 @@ def run_offline_mode(session: DesignSession, task: str) -> tuple[Outcome, Offlin
                                      wall_s=time.perf_counter() - start))
         return (None, None), choice
     spec = library_spec(choice.template, choice.params)
+    session.derive_from_library(choice.template, choice.params)
     report = session.verify("offline", spec)
     sha = session.store.put_spec(spec, name=str(spec.get("name", "")))
+    session.link(sha)
     session.record(AttemptRecord(index=0, stage="offline", prompt=[], parsed=choice_dict(choice),
                                  report=report.to_dict(), passed=report.passed, spec_sha=sha,
                                  wall_s=time.perf_counter() - start))
