@@ -157,6 +157,33 @@ class DesignSession:
         given = ", ".join(f"{k}={v}" for k, v in params.items()) or "its defaults"
         self.parent = (sha, f"library template {name} with {given}")
 
+    def repair_loop(self, first_stage: str, base: list[Message], schema: dict[str, Any],
+                    to_spec: Callable[[str], tuple[dict[str, Any] | None, Any, str]],
+                    ) -> tuple[dict[str, Any] | None, VerificationReport | None]:
+        """Ask for a spec, verify it, send the report (or the parse error) back with the previous
+        reply; at most 1 + max_repairs tries. The passing spec, or None and the last report.
+
+        `to_spec(reply text)` gives (spec or None, the parsed JSON, why it is unusable).
+        """
+        messages, report = base, None
+        for attempt in range(self.max_repairs + 1):
+            stage = first_stage if attempt == 0 else "repair"
+            start = time.perf_counter()
+            completion = self.call(stage, messages, schema)
+            spec, data, problem = to_spec(completion.text)
+            if spec is None:
+                self.record_reply(stage, messages, completion, data, problem, start)
+                feedback = self.prompts.render("parse_error", error=problem)
+            else:
+                report = self.verify(stage, spec)
+                self.record_candidate(stage, messages, completion, spec, report,
+                                      time.perf_counter() - start)
+                if report.passed:
+                    return spec, report
+                feedback = self.prompts.render("repair", report=report.to_prompt())
+            messages = [*base, Message("assistant", completion.text), Message("user", feedback)]
+        return None, report
+
     # ------------------------------------------------------------------------ verifying
     def verify(self, stage: str, spec: dict[str, Any]) -> VerificationReport:
         self.progress(DesignEvent("verify", stage, len(self.attempts)))

@@ -10,7 +10,6 @@ the model with the previous spec, up to `max_repairs` times.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from gymwright.design.plans import STAGE_PLANS
@@ -18,7 +17,6 @@ from gymwright.design.prompts import compact_json, example_block, spec_reference
 from gymwright.design.retrieval import rank_library
 from gymwright.design.session import DesignSession, DesignStopped, ReplyUnusable
 from gymwright.llm.base import Message
-from gymwright.llm.jsonreply import JSONReplyError, extract_json
 from gymwright.spec.model import EnvSpec
 from gymwright.verify.report import VerificationReport
 
@@ -57,27 +55,8 @@ def as_spec_dict(data: Any) -> dict[str, Any]:
 
 def write_spec(session: DesignSession, base: list[Message]) -> tuple[dict[str, Any] | None, VerificationReport | None]:
     """Stage 4 and the repair loop: the passing spec, or None and the last report."""
-    messages, spec, report = base, None, None
-    schema = EnvSpec.model_json_schema()
-    for attempt in range(session.max_repairs + 1):
-        stage = "spec" if attempt == 0 else "repair"
-        start = time.perf_counter()
-        completion = session.call(stage, messages, schema)
-        try:
-            spec = as_spec_dict(extract_json(completion.text))
-        except (JSONReplyError, ReplyUnusable) as e:
-            problem = e.message if isinstance(e, JSONReplyError) else str(e)
-            session.record_reply(stage, messages, completion, None, problem, start)
-            feedback = session.prompts.render("parse_error", error=problem)
-        else:
-            report = session.verify(stage, spec)
-            session.record_candidate(stage, messages, completion, spec, report,
-                                     time.perf_counter() - start)
-            if report.passed:
-                return spec, report
-            feedback = session.prompts.render("repair", report=report.to_prompt())
-        messages = [*base, Message("assistant", completion.text), Message("user", feedback)]
-    return None, report
+    return session.repair_loop("spec", base, EnvSpec.model_json_schema(),
+                               lambda text: session.parse_reply(text, as_spec_dict))
 
 
 def run_spec_mode(session: DesignSession, task: str) -> tuple[dict[str, Any] | None, VerificationReport | None]:

@@ -49,35 +49,22 @@ def library_spec(name: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_template_mode(session: DesignSession, task: str) -> Outcome:
-    names = library_names()
-    choice_model = template_choice_model(names)
+    choice_model = template_choice_model(library_names())
     base = [session.system(),
             Message("user", session.prompts.render("template", task=task, catalog=catalog()))]
-    messages, report = base, None
-    for attempt in range(session.max_repairs + 1):
-        stage = "template" if attempt == 0 else "repair"
-        start = time.perf_counter()
-        completion = session.call(stage, messages, choice_model.model_json_schema())
-        choice, data, problem = session.parse_reply(completion.text, choice_model.model_validate)
-        spec = None
-        if choice is not None:
-            try:
-                spec = library_spec(choice.template, choice.params)  # type: ignore[attr-defined]
-                session.derive_from_library(choice.template, choice.params)  # type: ignore[attr-defined]
-            except ReplyUnusable as e:
-                problem = str(e)
-        if spec is None:
-            session.record_reply(stage, messages, completion, data, problem, start)
-            feedback = session.prompts.render("parse_error", error=problem)
-        else:
-            report = session.verify(stage, spec)
-            session.record_candidate(stage, messages, completion, spec, report,
-                                     time.perf_counter() - start)
-            if report.passed:
-                return spec, report
-            feedback = session.prompts.render("repair", report=report.to_prompt())
-        messages = [*base, Message("assistant", completion.text), Message("user", feedback)]
-    return None, report
+
+    def to_spec(text: str) -> tuple[dict[str, Any] | None, Any, str]:
+        choice, data, problem = session.parse_reply(text, choice_model.model_validate)
+        if choice is None:
+            return None, data, problem
+        try:
+            spec = library_spec(choice.template, choice.params)  # type: ignore[attr-defined]
+        except ReplyUnusable as e:
+            return None, data, str(e)
+        session.derive_from_library(choice.template, choice.params)  # type: ignore[attr-defined]
+        return spec, data, ""
+
+    return session.repair_loop("template", base, choice_model.model_json_schema(), to_spec)
 
 
 def choice_dict(choice: OfflineChoice) -> dict[str, Any]:
