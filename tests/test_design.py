@@ -183,34 +183,45 @@ def test_no_cache_asks_the_model_again(tmp_path: Path, store: Store) -> None:
 
 
 # ----------------------------------------------------------------------------- template mode
-def test_template_mode_picks_a_library_spec_and_sets_params(tmp_path: Path, store: Store) -> None:
-    choice = {"template": "cake_negotiation", "params": {"discount": 0.8, "max_rounds": 6},
-              "reason": "alternating offers over a shrinking cake"}
-    result, provider = run(tmp_path, [{"json": choice}], store, mode="template")
+CAKE = {"json": {"template": "cake_negotiation", "reason": "alternating offers over a cake"}}
+
+
+def test_template_mode_picks_a_library_spec_then_sets_its_params(tmp_path: Path, store: Store) -> None:
+    params = {"json": {"params": {"discount": 0.8, "max_rounds": 6}}}
+    result, provider = run(tmp_path, [CAKE, params], store, mode="template")
     assert result.passed, result.explanation
+    assert [a.stage for a in result.attempts] == ["template", "params"]
     assert result.spec["name"] == "cake_negotiation"
     assert result.spec["params"]["discount"]["default"] == 0.8
     assert result.spec["params"]["max_rounds"]["default"] == 6
-    schema = provider.requests[0].schema
-    assert "cake_negotiation" in json.dumps(schema) and "mapf_frozenlake" in json.dumps(schema)
+    choice_schema = json.dumps(provider.requests[0].schema)
+    assert "cake_negotiation" in choice_schema and "mapf_frozenlake" in choice_schema
+    # the params schema has exactly the template's params, typed and bounded
+    inner = provider.requests[1].schema["properties"]["params"]
+    from gymwright.spec.loader import load_spec
+
+    assert set(inner["properties"]) == set(load_spec("cake_negotiation").params)
+    assert not inner["additionalProperties"] and set(inner["required"]) == set(inner["properties"])
+    assert inner["properties"]["max_rounds"] == {"type": "integer", "minimum": 1, "maximum": 50}
+    assert "share of the cake left" in provider.requests[1].messages[-1].content
 
 
 def test_template_mode_repairs_an_unknown_param(tmp_path: Path, store: Store) -> None:
-    wrong = {"template": "cake_negotiation", "params": {"rounds": 6}, "reason": ""}
-    right = {"template": "cake_negotiation", "params": {"max_rounds": 6}, "reason": ""}
-    result, provider = run(tmp_path, [{"json": wrong}, {"json": right}], store, mode="template")
+    wrong = {"json": {"params": {"rounds": 6}}}
+    right = {"json": {"params": {"max_rounds": 6}}}
+    result, provider = run(tmp_path, [CAKE, wrong, right], store, mode="template")
     assert result.passed, result.explanation
-    assert "has no param rounds" in provider.requests[1].messages[-1].content
-    assert "max_rounds" in provider.requests[1].messages[-1].content
+    assert "has no param rounds" in provider.requests[2].messages[-1].content
+    assert "max_rounds" in provider.requests[2].messages[-1].content
 
 
 def test_template_mode_repairs_a_param_out_of_range(tmp_path: Path, store: Store) -> None:
-    wrong = {"template": "cake_negotiation", "params": {"discount": 3.0}, "reason": ""}
-    right = {"template": "cake_negotiation", "params": {"discount": 0.9}, "reason": ""}
-    result, provider = run(tmp_path, [{"json": wrong}, {"json": right}], store, mode="template")
+    wrong = {"json": {"params": {"discount": 3.0}}}
+    right = {"json": {"params": {"discount": 0.9}}}
+    result, provider = run(tmp_path, [CAKE, wrong, right], store, mode="template")
     assert result.passed, result.explanation
-    assert result.attempts[0].passed is False
-    assert "params.discount" in provider.requests[1].messages[-1].content
+    assert result.attempts[1].passed is False
+    assert "params.discount" in provider.requests[2].messages[-1].content
 
 
 # ----------------------------------------------------------------------------- offline designer
@@ -244,7 +255,8 @@ def test_spec_mode_without_a_model_is_a_clear_error(store: Store) -> None:
 
 def test_gymwright_model_env_picks_the_model(tmp_path: Path, store: Store,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    path = script(tmp_path, [{"json": {"template": "stag_hunt", "params": {}, "reason": "r"}}])
+    path = script(tmp_path, [{"json": {"template": "stag_hunt", "reason": "r"}},
+                             {"json": {"params": {}}}])
     monkeypatch.setenv("GYMWRIGHT_MODEL", f"scripted:{path}")
     result = design("two hunters choose a stag or a hare", DesignOptions(mode="template"), store=store)
     assert result.passed and result.model_source == "GYMWRIGHT_MODEL"

@@ -89,15 +89,15 @@ def test_show_an_unknown_design_is_a_clear_error() -> None:
 
 # ----------------------------------------------------------------------------- over HTTP
 def test_template_mode_over_http_with_structured_output_and_a_429() -> None:
-    choice = {"template": "stag_hunt", "params": {}, "reason": "hunters choose stag or hare"}
-    with FakeOpenAIServer([{"status": 429, "retry_after": 0}, choice]) as server:
+    choice = {"template": "stag_hunt", "reason": "hunters choose stag or hare"}
+    with FakeOpenAIServer([{"status": 429, "retry_after": 0}, choice, {"params": {}}]) as server:
         result, data = design_json("two hunters choose between a stag and a hare",
                                    "--model", "openai:fake-model", "--base-url", server.base_url,
                                    "--mode", "template")
     assert result.exit_code == 0, result.output
     assert data["passed"] and data["spec_name"] == "stag_hunt" and data["model"] == "openai:fake-model"
-    assert data["provider_calls"] == 2 and len(server.requests) == 2
-    fmt = server.requests[-1]["response_format"]
+    assert data["provider_calls"] == 3 and len(server.requests) == 3
+    fmt = server.requests[1]["response_format"]
     assert fmt["type"] == "json_schema" and "stag_hunt" in json.dumps(fmt["json_schema"]["schema"])
 
 

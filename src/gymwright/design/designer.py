@@ -127,10 +127,13 @@ def design(task: str, options: DesignOptions | None = None, *, store: Store | No
     mode = resolve_mode(opts.mode, name is not None)
     own_store = store is None
     store = store or Store.open()
+    llm = None
     try:
         llm = make_llm(name, opts, store, provider) if name is not None and mode != "offline" else None
         return _run(task, opts, mode, llm, source, store, out, progress or (lambda e: None))
     finally:
+        if llm is not None and provider is None and hasattr(llm.provider, "close"):
+            llm.provider.close()  # e.g. stop a local model's server
         if own_store:
             store.close()
 

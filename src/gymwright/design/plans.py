@@ -73,11 +73,10 @@ STAGE_PLANS: dict[str, type[_Plan]] = {
 
 
 def template_choice_model(names: list[str]) -> type[BaseModel]:
-    """`{template, params, reason}` with `template` an enum of the library's names."""
+    """`{template, reason}` with `template` an enum of the library's names."""
     return create_model(
         "TemplateChoice",
-        __config__=ConfigDict(extra="forbid"),
+        __config__=ConfigDict(extra="ignore"),
         template=(Literal[tuple(names)], Field(description="the library spec that fits best")),  # type: ignore[valid-type]
-        params=(dict[str, bool | int | float], Field(default_factory=dict)),
-        reason=(str, Field("", description="why this template and these params")),
+        reason=(str, Field("", max_length=300, description="why this template, in one sentence")),
     )

@@ -24,7 +24,7 @@ from gymwright.spec.loader import read_data
 from gymwright.spec.reference import reference_markdown
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
-PROMPTS_VERSION = "1"
+PROMPTS_VERSION = "2"
 
 
 @dataclass(frozen=True)

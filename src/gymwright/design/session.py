@@ -41,6 +41,11 @@ class DesignEvent:
 
 Progress = Callable[[DesignEvent], None]
 
+# The longest reply each stage may need, in tokens: small replies stay small (a local model's
+# context is short, and a bounded reply cannot run away repeating itself).
+REPLY_TOKENS = {"roles": 700, "dynamics": 1200, "rewards": 1200, "template": 200, "params": 400}
+DEFAULT_REPLY_TOKENS = 4096
+
 
 class DesignStopped(GymwrightError):
     """The design cannot go on (no usable reply after every repair, a spent budget, ...)."""
@@ -101,7 +106,13 @@ class DesignSession:
             last = messages[-1]
             messages = [*messages[:-1], Message(last.role, last.content + "\n\n"
                                                 + schema_instruction(schema, stage))]
-        return self.llm.complete(Request(tuple(messages), schema=schema, schema_name=stage))
+        if stage == "repair":
+            stage_of_reply = "params" if schema and "params" in schema.get("properties", {}) else "spec"
+        else:
+            stage_of_reply = stage
+        max_tokens = REPLY_TOKENS.get(stage_of_reply, DEFAULT_REPLY_TOKENS)
+        return self.llm.complete(Request(tuple(messages), schema=schema, schema_name=stage,
+                                         max_tokens=max_tokens))
 
     def ask_json(self, stage: str, messages: list[Message], schema: dict[str, Any],
                  parse: Callable[[Any], T]) -> tuple[T, str]:

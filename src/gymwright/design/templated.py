@@ -1,8 +1,10 @@
 """Designs that start from a library spec: template mode (a model picks) and the offline designer.
 
 Both end the same way: the chosen library spec with the chosen params written in as its
-defaults, so the designed spec stands on its own, then the verifier. Template mode repairs like
-spec mode: an unknown param or a failed verification goes back to the model.
+defaults, so the designed spec stands on its own, then the verifier. Template mode asks twice,
+each reply small and bounded so that even a 0.5B local model can answer: which template (an
+enum of the library's names), then its params (exactly that template's params, typed, with
+their ranges). The params step repairs like spec mode: a failed verification goes back.
 """
 
 from __future__ import annotations
@@ -13,27 +15,50 @@ from typing import Any
 
 from gymwright.design.offline import OfflineChoice, offline_design
 from gymwright.design.plans import template_choice_model
+from gymwright.design.retrieval import rank_library
 from gymwright.design.session import DesignSession, ReplyUnusable, with_defaults
 from gymwright.llm.base import Message
 from gymwright.spec.loader import library_names, load_spec, read_data
+from gymwright.spec.model import EnvSpec
 from gymwright.store import AttemptRecord
 from gymwright.verify.report import VerificationReport
 
 Outcome = tuple[dict[str, Any] | None, VerificationReport | None]
 
 
-def catalog() -> str:
-    """One line per library spec: name, description, roles, params with defaults and ranges."""
+def catalog(task: str) -> str:
+    """One line per library spec, nearest the task first: name, description, roles."""
     lines = []
-    for name in library_names():
-        spec = load_spec(name)
+    for match in rank_library(task):
+        spec = load_spec(match.name)
         roles = ", ".join(f"{r} x {role.count}" for r, role in spec.agents.items())
-        params = "; ".join(
-            f"{p}={v.default} [{v.min:g}, {v.max:g}] {v.doc}".rstrip()
-            if v.min is not None and v.max is not None else f"{p}={v.default} {v.doc}".rstrip()
-            for p, v in spec.params.items())
-        lines.append(f"- {name}: {spec.description.strip()} Agents: {roles}. Params: {params or 'none'}")
+        lines.append(f"- {match.name}: {spec.description.strip()} ({roles})")
     return "\n".join(lines)
+
+
+def param_lines(spec: EnvSpec) -> str:
+    """One line per param: name, type and range, default, doc."""
+    def one(name: str, p: Any) -> str:
+        kind = {"int": "int", "float": "number", "bool": "true/false"}[p.type]
+        rng = f" in [{p.min:g}, {p.max:g}]" if p.min is not None and p.max is not None else ""
+        return f"- {name} ({kind}{rng}, default {p.default}): {p.doc}".rstrip(": ")
+    return "\n".join(one(n, p) for n, p in spec.params.items()) or "(none)"
+
+
+def params_schema(spec: EnvSpec) -> dict[str, Any]:
+    """`{"params": {...}}` with exactly the template's params, typed and bounded (a server that
+    enforces schemas cannot return an unknown param or a value out of range)."""
+    props: dict[str, Any] = {}
+    for name, p in spec.params.items():
+        prop: dict[str, Any] = {"type": {"int": "integer", "float": "number", "bool": "boolean"}[p.type]}
+        if p.type != "bool":
+            prop |= {k: (int(v) if p.type == "int" else v)
+                     for k, v in (("minimum", p.min), ("maximum", p.max)) if v is not None}
+        props[name] = prop
+    inner = {"type": "object", "properties": props, "required": list(props),
+             "additionalProperties": False}
+    return {"type": "object", "properties": {"params": inner}, "required": ["params"],
+            "additionalProperties": False}
 
 
 def library_spec(name: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -48,23 +73,44 @@ def library_spec(name: str, params: dict[str, Any]) -> dict[str, Any]:
     return with_defaults(data, params)
 
 
+def choose_template(session: DesignSession, task: str) -> str:
+    """Call 1: which library spec (an enum of the library's names)."""
+    model = template_choice_model(library_names())
+    user = session.prompts.render("template", task=task, catalog=catalog(task))
+    choice, _ = session.ask_json("template", [session.system(), Message("user", user)],
+                                 model.model_json_schema(), model.model_validate)
+    return str(choice.template)  # type: ignore[attr-defined]
+
+
 def run_template_mode(session: DesignSession, task: str) -> Outcome:
-    choice_model = template_choice_model(library_names())
-    base = [session.system(),
-            Message("user", session.prompts.render("template", task=task, catalog=catalog()))]
+    """Template mode: pick a library spec, then set its params (two small, bounded replies)."""
+    name = choose_template(session, task)
+    spec = load_spec(name)
+    user = session.prompts.render("params", task=task, template=name,
+                                  description=spec.description.strip(), params=param_lines(spec))
+    base = [session.system(), Message("user", user)]
 
     def to_spec(text: str) -> tuple[dict[str, Any] | None, Any, str]:
-        choice, data, problem = session.parse_reply(text, choice_model.model_validate)
-        if choice is None:
+        params, data, problem = session.parse_reply(text, params_of)
+        if params is None:
             return None, data, problem
         try:
-            spec = library_spec(choice.template, choice.params)  # type: ignore[attr-defined]
+            designed = library_spec(name, params)
         except ReplyUnusable as e:
             return None, data, str(e)
-        session.derive_from_library(choice.template, choice.params)  # type: ignore[attr-defined]
-        return spec, data, ""
+        session.derive_from_library(name, params)
+        return designed, data, ""
 
-    return session.repair_loop("template", base, choice_model.model_json_schema(), to_spec)
+    return session.repair_loop("params", base, params_schema(spec), to_spec)
+
+
+def params_of(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict) or not isinstance(data.get("params"), dict):
+        raise ReplyUnusable('expected {"params": {NAME: VALUE, ...}}')
+    bad = [k for k, v in data["params"].items() if not isinstance(v, bool | int | float)]
+    if bad:
+        raise ReplyUnusable(f"params must be numbers or true/false; not: {', '.join(bad)}")
+    return dict(data["params"])
 
 
 def choice_dict(choice: OfflineChoice) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from gymwright.llm.base import LLMError, Provider
 OFFLINE = "offline"
 MODEL_ENV = "GYMWRIGHT_MODEL"
 DEFAULT_SOURCE = "default (offline designer)"
+LOCAL_SOURCE = "default (local model: gymwright[local] is installed)"
 
 
 class ProviderFactory(Protocol):
@@ -54,11 +55,18 @@ def _scripted(model: str, *, base_url: str | None, api_key: str | None, timeout:
     return ScriptedProvider(model)
 
 
+def _local(model: str, *, base_url: str | None, api_key: str | None, timeout: float) -> Provider:
+    from gymwright.llm.local_provider import LocalProvider
+
+    return LocalProvider(model, timeout=max(timeout, 600.0))
+
+
 PROVIDERS: dict[str, ProviderFactory] = {
     "openai": _openai,  # api.openai.com, or any OpenAI-compatible server via --base-url
     "ollama": _ollama,
     "anthropic": _anthropic,
     "scripted": _scripted,  # replies replayed from a file: tests and demos
+    "local": _local,  # a GGUF model served by llama.cpp on this machine (gymwright[local])
 }
 
 
@@ -91,9 +99,15 @@ def choose_model(
     cli_model: str | None, environ: Mapping[str, str] = os.environ
 ) -> tuple[str | None, str]:
     """(model name, or None for the offline designer; where the choice came from):
-    `--model` beats `GYMWRIGHT_MODEL`, which beats the offline default. `offline` means None."""
+    `--model` beats `GYMWRIGHT_MODEL`, which beats the defaults: the local model when
+    `gymwright[local]` is installed (unless `GYMWRIGHT_LOCAL_DEFAULT=0`), else the offline
+    designer. `offline` means None."""
     for value, source in ((cli_model, "--model"), (environ.get(MODEL_ENV), MODEL_ENV)):
         if value and value.strip():
             value = value.strip()
             return (None if value.lower() == OFFLINE else value), source
+    from gymwright.llm.local_models import DEFAULT_LOCAL, local_default_available
+
+    if local_default_available(environ):
+        return f"local:{DEFAULT_LOCAL}", LOCAL_SOURCE
     return None, DEFAULT_SOURCE
