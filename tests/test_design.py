@@ -314,3 +314,18 @@ def test_lineage_links_a_template_design_to_its_library_spec(store: Store) -> No
     (edge,) = store.lineage(result.spec_sha)
     assert edge.parent == spec_hash(read_data("cake_negotiation")[0])
     assert "library template cake_negotiation with max_rounds=6" in edge.reason
+
+
+def test_a_short_context_model_gets_the_compact_reference_and_one_example(tmp_path: Path,
+                                                                          store: Store) -> None:
+    from gymwright.spec.reference import SECTIONS, compact_reference
+
+    provider = ScriptedProvider(script(tmp_path, [*PLANS, {"json": BUTTON}]))
+    provider.context_tokens = 4096  # type: ignore[attr-defined]
+    result = design(TASK, DesignOptions(retry_backoff=0.0), store=store, provider=provider)
+    assert result.passed, result.explanation
+    prompt = provider.requests[3].messages[-1].content
+    assert compact_reference() in prompt and "### `EnvSpec`" not in prompt
+    assert prompt.count("\n## ") == 1 and len(prompt) < 9000  # one example; about 2k tokens
+    assert all(f"{m.__name__}: " in compact_reference() for m in SECTIONS)
+    assert all(r.max_tokens <= 1500 for r in provider.requests)

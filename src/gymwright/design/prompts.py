@@ -21,7 +21,7 @@ from typing import Any
 
 from gymwright.errors import GymwrightError
 from gymwright.spec.loader import read_data
-from gymwright.spec.reference import reference_markdown
+from gymwright.spec.reference import compact_reference, reference_markdown
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 PROMPTS_VERSION = "2"
@@ -65,19 +65,24 @@ def load_prompts(folder: Path = PROMPT_DIR) -> PromptSet:
 
 
 @cache
-def spec_reference() -> str:
-    """The spec-language reference, generated from the pydantic models and function table."""
-    return reference_markdown()
+def spec_reference(compact: bool = False) -> str:
+    """The spec-language reference, generated from the pydantic models and function table
+    (`compact`: one line per section, for models with a short context)."""
+    return compact_reference() if compact else reference_markdown()
 
 
 def compact_json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def example_block(names: list[str]) -> str:
-    """Library specs as compact JSON, one per block: the few-shot examples."""
+def example_block(names: list[str], compact: bool = False) -> str:
+    """Library specs as compact JSON, one per block: the few-shot examples (`compact`: without
+    their prose docs and text templates, and with one probe)."""
     blocks = []
     for name in names:
         data, _ = read_data(name)
+        if compact:
+            data = {k: v for k, v in data.items() if k not in ("doc", "text")}
+            data["probes"] = data.get("probes", [])[:1]
         blocks.append(f"## {name}\n{compact_json(data)}")
     return "\n\n".join(blocks) or "(none)"

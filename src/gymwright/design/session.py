@@ -45,6 +45,7 @@ Progress = Callable[[DesignEvent], None]
 # context is short, and a bounded reply cannot run away repeating itself).
 REPLY_TOKENS = {"roles": 700, "dynamics": 1200, "rewards": 1200, "template": 200, "params": 400}
 DEFAULT_REPLY_TOKENS = 4096
+SHORT_CONTEXT = 8192  # tokens; at or below it the spec prompt is compact
 
 
 class DesignStopped(GymwrightError):
@@ -77,6 +78,12 @@ class DesignSession:
         self.attempts: list[AttemptRecord] = []
         self.last_report: VerificationReport | None = None
         self.parent: tuple[str, str] | None = None  # (spec sha, why the next spec derives from it)
+
+    @property
+    def short_context(self) -> bool:
+        """The model's context is short (a local model): prompts are made compact."""
+        ctx = getattr(self.llm.provider, "context_tokens", None) if self.llm else None
+        return ctx is not None and ctx <= SHORT_CONTEXT
 
     # ------------------------------------------------------------------------ recording
     @property
@@ -111,6 +118,8 @@ class DesignSession:
         else:
             stage_of_reply = stage
         max_tokens = REPLY_TOKENS.get(stage_of_reply, DEFAULT_REPLY_TOKENS)
+        if self.short_context:
+            max_tokens = min(max_tokens, 1500)
         return self.llm.complete(Request(tuple(messages), schema=schema, schema_name=stage,
                                          max_tokens=max_tokens))
 

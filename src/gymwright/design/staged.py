@@ -40,10 +40,12 @@ def plan_stages(session: DesignSession, task: str) -> dict[str, str]:
 
 
 def spec_prompt(session: DesignSession, task: str, plans: dict[str, str]) -> list[Message]:
-    examples = nearest_examples(task)
-    session.note("spec", f"few-shot examples: {', '.join(examples) or 'none'}")
-    user = session.prompts.render("spec", task=task, reference=spec_reference(),
-                                  examples=example_block(examples), **plans)
+    compact = session.short_context
+    examples = nearest_examples(task, 1 if compact else N_EXAMPLES)
+    session.note("spec", f"few-shot examples: {', '.join(examples) or 'none'}"
+                         + (" (compact prompt for a short context)" if compact else ""))
+    user = session.prompts.render("spec", task=task, reference=spec_reference(compact),
+                                  examples=example_block(examples, compact), **plans)
     return [session.system(), Message("user", user)]
 
 

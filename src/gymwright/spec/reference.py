@@ -87,6 +87,20 @@ def reference_markdown() -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
+def compact_reference() -> str:
+    """The same reference in a few hundred tokens (for models with a short context): one line
+    per section with its keys (`?` = optional) and types, one line per function category."""
+    lines = []
+    for model in SECTIONS:
+        keys = ", ".join(
+            f"{name}{'' if field.is_required() else '?'}: {_type_name(field.annotation).split('](')[0].lstrip('[')}"
+            for name, field in model.model_fields.items() if name != "doc")
+        lines.append(f"{model.__name__}: {keys}")
+    for cat in CATEGORIES:
+        lines.append(f"functions ({cat}): " + ", ".join(f.signature for f in FUNCTIONS.values() if f.category == cat))
+    return "\n".join(lines)
+
+
 def embed(doc: str) -> str:
     """`doc` with the generated block replaced (appended if the markers are missing)."""
     block = f"{BEGIN}\n\n{reference_markdown()}\n{END}"
