@@ -5,64 +5,105 @@ reward terms with the reasoning about hacking and equilibria); it is carried for
 next stage's prompt. Stage 4 replies with a whole spec, validated against `EnvSpec` by the
 verifier's schema stage. Template mode replies with a `TemplateChoice`.
 
-The models are lenient on purpose (extra keys allowed, most fields optional): a plan is
+The models are lenient on purpose (extra keys ignored, most fields optional): a plan is
 guidance for the next prompt, not a contract, and a small model should not fail a stage over
-a missing note. Only what the next stage cannot do without is required.
+a missing note. Only what the next stage cannot do without is required. Their schemas bound
+every string and list, so that a constrained decoder must close the JSON within budget.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
+
+# Bounded strings and lists: a server that enforces the schema (llama.cpp's grammar) then cannot
+# let a small model ramble past its token budget and cut the JSON off.
+Name = Annotated[str, StringConstraints(max_length=40)]
+Expr = Annotated[str, StringConstraints(max_length=200)]
+Prose = Annotated[str, StringConstraints(max_length=300)]
+Number = int | float | bool
 
 
 class _Plan(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    # extra keys in a reply are ignored; the schema sent to the model forbids them
+    model_config = ConfigDict(extra="ignore", json_schema_extra={"additionalProperties": False})
 
 
 class RolePlan(_Plan):
-    name: str = Field(description="snake_case role name, e.g. bargainer")
-    count: int | str = Field(description="agents in this role: a number or a param name")
-    goal: str = Field("", description="what agents of this role want")
+    name: Name = Field(description="snake_case role name, e.g. bargainer")
+    count: int | Name = Field(description="agents in this role: a number or a param name")
+    goal: Prose = Field("", description="what agents of this role want")
 
 
 class RolesPlan(_Plan):
     """Stage 1: roles, goals, turn structure, what success means."""
 
-    roles: list[RolePlan] = Field(min_length=1)
+    roles: list[RolePlan] = Field(min_length=1, max_length=4)
     turns: Literal["simultaneous", "turn-based"] = "simultaneous"
-    success: list[str] = Field(default_factory=list, description="task metrics, in words")
-    notes: str = ""
+    success: list[Prose] = Field(default_factory=list, max_length=4, description="task metrics, in words")
+    notes: Prose = ""
+
+
+class ParamPlan(_Plan):
+    name: Name
+    type: Literal["int", "float", "bool"] = "float"
+    default: Number = 0
+    min: Number | None = None
+    max: Number | None = None
+    doc: Prose = ""
+
+
+class VarPlan(_Plan):
+    name: Name
+    type: Literal["int", "float", "bool"] = "float"
+    per_agent: bool = False
+    init: Expr = ""
+    min: Number | Name | None = None
+    max: Number | Name | None = None
+    meaning: Prose = ""
+
+
+class ActionPlan(_Plan):
+    role: Name = ""
+    name: Name
+    args: Expr = Field("", description="discrete argument values, e.g. share in linspace(0, 1, 11)")
+    legal: Expr = Field("", description="when the action is legal")
 
 
 class DynamicsPlan(_Plan):
     """Stage 2: params, state, actions, how episodes start and end."""
 
-    params: list[dict[str, Any]] = Field(default_factory=list)
-    state: list[dict[str, Any]] = Field(min_length=1)
-    actions: list[dict[str, Any]] = Field(min_length=1)
-    start: str = ""
-    end: str = Field(description="the terminal condition, in words or as an expression")
+    params: list[ParamPlan] = Field(default_factory=list, max_length=8)
+    state: list[VarPlan] = Field(min_length=1, max_length=10)
+    actions: list[ActionPlan] = Field(min_length=1, max_length=8)
+    start: Prose = ""
+    end: Prose = Field(description="the terminal condition, in words or as an expression")
     max_steps: int | None = None
 
 
 class RewardTermPlan(_Plan):
-    role: str
-    name: str
-    kind: str = Field("task", description="task, shaping, penalty or efficiency")
-    expr: str = Field(description="the term as an expression or in words")
+    role: Name
+    name: Name
+    kind: Literal["task", "shaping", "penalty", "efficiency"] = "task"
+    expr: Expr = Field(description="the term as an expression or in words")
     weight: float = 1.0
-    why: str = ""
+    why: Prose = ""
+
+
+class MetricPlan(_Plan):
+    name: Name
+    expr: Expr = ""
+    reduce: Literal["last", "sum", "mean", "max", "min"] = "last"
 
 
 class RewardsPlan(_Plan):
     """Stage 3: reward terms, the hacking risks considered, the behaviour expected."""
 
-    terms: list[RewardTermPlan] = Field(min_length=1)
-    hacking_risks: list[str] = Field(default_factory=list)
-    expected_behaviour: str = ""
-    metrics: list[dict[str, Any]] = Field(default_factory=list)
+    terms: list[RewardTermPlan] = Field(min_length=1, max_length=8)
+    hacking_risks: list[Prose] = Field(default_factory=list, max_length=4)
+    expected_behaviour: Prose = ""
+    metrics: list[MetricPlan] = Field(default_factory=list, max_length=6)
 
 
 STAGE_PLANS: dict[str, type[_Plan]] = {
