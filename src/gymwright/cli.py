@@ -623,6 +623,12 @@ app.command("design")(cli_design.design_command)
 app.command("designs")(cli_design.designs_command)
 app.command("show")(cli_design.show_command)
 
+# --------------------------------------------------------------------------- training commands
+from gymwright import cli_train  # noqa: E402  (registers its commands on this app)
+
+app.command("train")(cli_train.train_command)
+app.command("play")(cli_train.play_command)
+
 
 if __name__ == "__main__":
     app()

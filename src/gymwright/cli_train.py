@@ -1,0 +1,229 @@
+"""The training commands of the CLI: `train` and `play` (registered in `gymwright.cli`).
+
+Progress goes to stderr (a rich bar with steps/s, the return per role and the spec's first
+metric), results to stdout, so `--json` output stays clean for scripts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from gymwright.train import Policy
+
+ALGOS = ("ippo", "mappo")  # gymwright.train.ALGOS, imported lazily below (torch is slow to import)
+BACKENDS = ("builtin", "rllib")
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+# --------------------------------------------------------------------------- train
+class TrainProgress:
+    """A rich progress bar over updates: steps/s, return per role, the first metric."""
+
+    def __init__(self, console: Console, total: int) -> None:
+        self.bar = Progress(
+            TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TextColumn("updates"),
+            TimeElapsedColumn(), TextColumn("{task.fields[figures]}"), console=console,
+            transient=False,
+        )
+        self.task = self.bar.add_task("train", total=total, figures="")
+        self.bar.start()
+
+    def __call__(self, row: dict[str, Any]) -> None:
+        figures = [f"{row['charts/agent_sps']:,.0f} agent-steps/s"]
+        figures += [f"return {k.split('/')[-1]} {v:.3f}" for k, v in row.items() if k.startswith("charts/return/")]
+        metric = next(((k, v) for k, v in row.items() if k.startswith("metrics/")), None)
+        if metric is not None:
+            figures.append(f"{metric[0].removeprefix('metrics/')} {metric[1]:.3f}")
+        self.bar.update(self.task, completed=row["update"], total=row["updates_total"], figures="  ".join(figures))
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def default_out(spec: str, algo: str, seed: int) -> Path:
+    return Path("runs") / f"{Path(spec).stem}-{algo}-s{seed}"
+
+
+def train_command(
+    spec: Annotated[str, typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False)],
+    steps: Annotated[int, typer.Option("--steps", "-n", min=1, help="Env steps to train for (copies x steps).")] = 1_000_000,
+    algo: Annotated[str, typer.Option("--algo", help="ippo (a critic per agent's observation) or mappo (centralized critic on state()).")] = "ippo",
+    param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="Set a spec param (repeatable).")] = None,
+    num_envs: Annotated[int, typer.Option("--num-envs", min=1, help="Copies of the env stepped together.")] = 1024,
+    seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the networks and the envs.")] = 0,
+    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default: runs/SPEC-ALGO-sSEED).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out from its checkpoint.")] = False,
+    tensorboard: Annotated[bool, typer.Option("--tensorboard", help="Also write TensorBoard events to OUT/tb.")] = False,
+    backend: Annotated[str, typer.Option("--backend", help="builtin (PPO on the batch backend) or rllib (Ray RLlib).")] = "builtin",
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster address for --backend rllib (default: a local Ray).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
+) -> None:
+    """Train agents with PPO (IPPO or MAPPO) on the batch backend, or with RLlib on Ray."""
+    from gymwright.cli import domain_errors, fail, parse_params, to_json
+
+    params = parse_params(param)
+    if algo not in ALGOS:
+        fail([f"unknown --algo {algo!r}; choose one of {', '.join(ALGOS)}"], f"e.g. `gymwright train {spec} --algo mappo`")
+    if backend not in BACKENDS:
+        fail([f"unknown --backend {backend!r}; choose one of {', '.join(BACKENDS)}"])
+    folder = out_dir or default_out(spec, algo, seed)
+    if backend == "rllib":
+        with domain_errors(spec):
+            result = train_with_rllib(spec, params, steps, folder, seed, ray_address)
+        if as_json:
+            typer.echo(to_json(result))
+        else:
+            out.print(to_json(result))
+        return
+    if not resume and (folder / "checkpoint.pt").exists():
+        fail([f"{folder} already holds a run (checkpoint.pt)"], "pass --resume to continue it, or choose another folder with --out")
+
+    from gymwright.train import TrainConfig, train
+
+    cfg = TrainConfig(spec=spec, params=params, algo=algo, total_steps=steps, num_envs=num_envs,
+                      seed=seed, out=folder, resume=resume, tensorboard=tensorboard)
+    progress = TrainProgress(err, cfg.updates)
+    try:
+        with domain_errors(spec):
+            result = train(cfg, progress=progress)
+    finally:
+        progress.stop()
+    if as_json:
+        typer.echo(to_json({**result.to_dict(), "out": str(folder), "log": str(folder / "train.jsonl")}))
+        return
+    returns = "  ".join(f"{k}={v:.4g}" for k, v in result.final_return.items())
+    metrics = "  ".join(f"{k}={v:.4g}" for k, v in result.metrics.items()) or "-"
+    out.print(f"[bold]trained[/bold] {result.updates} updates, {result.env_steps:,} env steps, "
+              f"{result.agent_steps_per_second:,.0f} agent-steps/s "
+              f"(env {result.time['env_s']:.1f} s, network {result.time['network_s']:.1f} s)")
+    out.print(Text(f"  return   {returns}\n  metrics  {metrics}"))
+    out.print(f"Wrote {result.checkpoint} and {folder / 'train.jsonl'}.")
+    out.print(f"Next: `gymwright play {spec} --policy {result.checkpoint} --render --episodes 1`.")
+
+
+def train_with_rllib(spec: str, params: dict[str, Any], steps: int, folder: Path, seed: int,
+                     ray_address: str | None) -> dict[str, Any]:
+    from gymwright.cli import fail
+
+    try:
+        from gymwright.train.rllib import train_rllib
+    except ImportError as e:
+        missing = getattr(e, "name", "") or ""
+        what = "--backend rllib: the RLlib adapter (gymwright.train.rllib) is not in this install" if missing.startswith("gymwright") \
+            else f"--backend rllib needs Ray RLlib ({e})"
+        fail([what], "install the extra: pip install 'gymwright[rllib]', or use --backend builtin")
+    return train_rllib(spec, params, steps=steps, out=folder, seed=seed, ray_address=ray_address)
+
+
+# --------------------------------------------------------------------------- play
+def policy_actions(env: Any, policy: Policy, obs: dict[str, Any], infos: dict[str, Any],
+                   deterministic: bool) -> dict[str, int]:
+    """The policy's actions for the live agents of a PettingZoo parallel env (one copy)."""
+    agents = env.possible_agents
+    n_actions = max(env.action_space(a).n for a in agents)
+    dim = max(env.observation_space(a).shape[0] for a in agents)
+    o = np.zeros((1, len(agents), dim), dtype=np.float32)
+    m = np.zeros((1, len(agents), n_actions), dtype=np.int8)
+    for i, a in enumerate(agents):
+        if a in obs:
+            x = np.asarray(obs[a], dtype=np.float32).reshape(-1)
+            o[0, i, : x.size] = x
+        mask = infos.get(a, {}).get("action_mask")
+        if mask is not None:
+            m[0, i, : len(mask)] = mask
+        elif a in env.agents:
+            m[0, i, : env.action_space(a).n] = 1
+    acts = policy.act(o, m, deterministic=deterministic)[0]
+    return {a: int(acts[i]) for i, a in enumerate(agents) if a in env.agents and acts[i] >= 0}
+
+
+def play_policy_episode(env: Any, policy: Policy, seed: int, *, frames: int, max_steps: int,
+                        deterministic: bool) -> Any:
+    """One episode of the policy from `reset(seed)`; render the first `frames` steps (-1 = all)."""
+    from gymwright.cli import Episode, show_frame
+    from gymwright.cli import out as cli_out
+
+    obs, infos = env.reset(seed=seed)
+    ep = Episode(seed, returns={a: 0.0 for a in env.agents})
+    if frames:
+        show_frame(env, f"seed {seed}: reset")
+    while env.agents and ep.length < max_steps:
+        actions = policy_actions(env, policy, obs, infos, deterministic)
+        obs, rewards, _, _, infos = env.step(actions)
+        ep.length += 1
+        for agent, r in rewards.items():
+            ep.returns[agent] = ep.returns.get(agent, 0.0) + float(r)
+        ep.metrics = next((dict(i["metrics"]) for i in infos.values() if "metrics" in i), ep.metrics)
+        if frames < 0 or ep.length <= frames:
+            cli_out.print(Text("actions: " + ", ".join(f"{a}={k}" for a, k in actions.items()), style="dim"))
+            show_frame(env, f"seed {seed}: step {ep.length}")
+    ep.ended = not env.agents
+    return ep
+
+
+def play_command(
+    spec: Annotated[str, typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False)],
+    policy_path: Annotated[Path, typer.Option("--policy", help="A checkpoint (checkpoint.pt) or a run folder.")],
+    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 3,
+    seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first episode, then +1.")] = 0,
+    param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="Override a param the policy was trained with.")] = None,
+    render: Annotated[bool, typer.Option("--render", help="Print the ansi frame after every step.")] = False,
+    deterministic: Annotated[bool, typer.Option("--deterministic", help="Play the most likely action, not a sample.")] = False,
+    max_steps: Annotated[int, typer.Option("--max-steps", min=1, help="Cut episodes this long.")] = 1000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
+) -> None:
+    """Watch a trained policy play (the spec must be the one it was trained on)."""
+    from dataclasses import asdict
+
+    from gymwright.cli import (
+        domain_errors,
+        fail,
+        parse_params,
+        print_episode,
+        summary_table,
+        to_json,
+        warn_unended,
+    )
+    from gymwright.compile import compile_spec
+    from gymwright.train import checkpoint as ck
+    from gymwright.train.policy import roles_of
+    from gymwright.train.rollout import make_env
+
+    if render and as_json:
+        fail(["--render and --json both write to stdout; choose one"], f"e.g. `gymwright play {spec} --policy {policy_path} --render`")
+    with domain_errors(spec):
+        saved = ck.load(policy_path)
+        sha = ck.spec_identity(spec)[0]
+        ck.check_fits(saved, sha, None)
+        params = {**saved["params"][0], **parse_params(param)}
+        ck.check_fits(saved, sha, roles_of(make_env(spec, [params], 1)))
+        policy = ck.policy_from(saved)
+        env = compile_spec(spec, params).parallel_env(render_mode="ansi")
+        results = []
+        try:
+            for i in range(episodes):
+                ep = play_policy_episode(env, policy, seed + i, frames=-1 if render else 0,
+                                         max_steps=max_steps, deterministic=deterministic)
+                results.append(ep)
+                if not ep.ended:
+                    warn_unended(ep, max_steps)
+                if not as_json:
+                    print_episode(i + 1, ep)
+        finally:
+            env.close()
+    if as_json:
+        typer.echo(to_json([asdict(ep) for ep in results]))
+        return
+    table = summary_table(results)
+    table.title = f"policy {saved['path']} (update {saved['update']}), {len(results)} episodes"
+    out.print(table)

@@ -1,0 +1,36 @@
+"""The trainer: multi-agent PPO on the batch backend, checkpoints, evaluation, baselines.
+
+```python
+from gymwright.train import TrainConfig, train, load_policy, evaluate, random_legal_policy
+
+result = train(TrainConfig(spec="cake_negotiation", total_steps=2_000_000, out="runs/cake"))
+policy = load_policy(result.checkpoint)
+print(evaluate("cake_negotiation", {}, policy, episodes=1000).returns)
+```
+
+`gymwright.train.rllib` (imported on its own, it needs Ray) trains on a Ray cluster instead.
+"""
+
+from gymwright.train.baselines import RandomLegalPolicy, random_legal_policy
+from gymwright.train.checkpoint import CheckpointError, load_policy
+from gymwright.train.config import ALGOS, TrainConfig
+from gymwright.train.evaluate import EvalResult, evaluate
+from gymwright.train.policy import Policy
+from gymwright.train.ppo import TrainResult, train
+
+__all__ = [
+    # training
+    "TrainConfig",
+    "TrainResult",
+    "train",
+    "ALGOS",
+    # policies
+    "Policy",
+    "load_policy",
+    "CheckpointError",
+    "random_legal_policy",
+    "RandomLegalPolicy",
+    # evaluation
+    "evaluate",
+    "EvalResult",
+]

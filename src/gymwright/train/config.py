@@ -1,0 +1,77 @@
+"""`TrainConfig`: every setting of a built-in PPO run, one line of doc each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ALGOS = ("ippo", "mappo")
+
+
+@dataclass
+class TrainConfig:
+    """A PPO run on the batch backend (`gymwright.train.train`)."""
+
+    spec: str | Path | dict[str, Any] = "cake_negotiation"
+    """the spec: a library name, a file, or the spec's data"""
+    params: dict[str, Any] | list[dict[str, Any]] = field(default_factory=dict)
+    """one param dict for every copy, or a list of dicts spread over the batch (mixed configs)"""
+    algo: str = "ippo"
+    """`ippo` (a critic on each agent's observation) or `mappo` (a centralized critic on `state()`)"""
+    total_steps: int = 1_000_000
+    """env steps to train for, counted as copies x steps (rounded up to whole updates)"""
+    num_envs: int = 1024
+    """copies of the environment stepped together"""
+    rollout_len: int = 32
+    """steps per copy collected before each update"""
+    lr: float = 2.5e-4
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 0 over the run"""
+    gamma: float = 0.99
+    """discount per env step"""
+    gae_lambda: float = 0.95
+    """lambda of generalized advantage estimation"""
+    clip: float = 0.2
+    """PPO ratio clip"""
+    epochs: int = 4
+    """passes over each rollout"""
+    minibatches: int = 4
+    """minibatches per pass"""
+    ent_coef: float = 0.01
+    """entropy bonus weight"""
+    vf_coef: float = 0.5
+    """value loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient norm clip"""
+    hidden: tuple[int, ...] = (64, 64)
+    """hidden layer sizes of the actor and the critic"""
+    activation: str = "relu"
+    """activation of the hidden layers: `relu`, or `tanh` (CleanRL's; far slower on CPU)"""
+    seed: int = 0
+    """seed of torch and of the environment (copy b of the batch is seeded seed * num_envs + b)"""
+    checkpoint_every: int = 10
+    """write a checkpoint every this many updates (and always at the end)"""
+    out: str | Path = "runs/train"
+    """folder for checkpoint.pt, train.jsonl and the TensorBoard events"""
+    resume: bool = False
+    """continue from `out/checkpoint.pt` (bit-for-bit, as if never stopped)"""
+    tensorboard: bool = False
+    """also write TensorBoard event files to `out/tb`"""
+    threads: int = 1
+    """torch threads (1 is fastest for these small networks, and makes runs reproducible)"""
+
+    @property
+    def batch_steps(self) -> int:
+        """Env steps (copies x steps) per update."""
+        return self.num_envs * self.rollout_len
+
+    @property
+    def updates(self) -> int:
+        """Updates of the run: total_steps rounded up to whole rollouts (at least 1)."""
+        return max(1, -(-self.total_steps // self.batch_steps))
+
+    def param_list(self) -> list[dict[str, Any]]:
+        """The configs of the batch, one dict each."""
+        return [dict(p) for p in self.params] if isinstance(self.params, list) else [dict(self.params or {})]

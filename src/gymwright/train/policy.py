@@ -1,0 +1,150 @@
+"""The networks: per role, an actor and a critic (MLPs), and `Policy`, the acting half.
+
+Each role has one actor shared by its agents (parameter sharing), fed the agent's observation
+plus a one-hot of its index within the role. The critic sees the same input (IPPO) or the
+batch env's global `state()` plus the one-hot (MAPPO, a centralized critic). Illegal actions
+get the logit `MASK_VALUE` before sampling and in the loss, so they are never drawn and carry
+no probability mass; an agent with no legal action plays -1 (no action).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+MASK_VALUE = -1e8
+
+
+@dataclass(frozen=True)
+class Role:
+    """One role of the batch env (`benv.ROLES`): its agents are start .. start + count - 1."""
+
+    name: str
+    start: int
+    count: int
+    obs_dim: int
+    n_actions: int
+
+    @property
+    def agents(self) -> slice:
+        return slice(self.start, self.start + self.count)
+
+
+def roles_of(benv: Any) -> list[Role]:
+    return [Role(*r) for r in benv.ROLES]
+
+
+def layer(n_in: int, n_out: int, std: float = float(np.sqrt(2))) -> nn.Linear:
+    lin = nn.Linear(n_in, n_out)
+    nn.init.orthogonal_(lin.weight, std)
+    nn.init.constant_(lin.bias, 0.0)
+    return lin
+
+
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
+
+
+def mlp(n_in: int, hidden: tuple[int, ...], n_out: int, out_std: float, activation: str = "relu") -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for h in hidden:
+        layers += [layer(n_in, h), ACTIVATIONS[activation]()]
+        n_in = h
+    layers.append(layer(n_in, n_out, out_std))
+    return nn.Sequential(*layers)
+
+
+class RoleNet(nn.Module):
+    """Actor (logits) and critic (a normalized value) of one role."""
+
+    def __init__(self, role: Role, critic_dim: int, hidden: tuple[int, ...], activation: str = "relu") -> None:
+        super().__init__()
+        self.role = role
+        self.register_buffer("onehot", torch.eye(role.count), persistent=False)
+        self.actor = mlp(role.obs_dim + role.count, hidden, role.n_actions, 0.01, activation)
+        self.critic = mlp(critic_dim + role.count, hidden, 1, 1.0, activation)
+
+    def with_index(self, x: torch.Tensor) -> torch.Tensor:
+        """x (..., count, F) -> (..., count, F + count): the agent's one-hot index appended."""
+        return torch.cat([x, self.onehot.expand(*x.shape[:-1], self.role.count)], dim=-1)
+
+    def logits(self, obs: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+        """obs (..., count, obs_dim), masks bool (..., count, n_actions) -> masked logits."""
+        return torch.where(masks, self.actor(self.with_index(obs)), MASK_VALUE)
+
+    def logits_at(self, obs: torch.Tensor, masks: torch.Tensor, at: torch.Tensor) -> torch.Tensor:
+        """Masked logits (n, n_actions) of the (..., count) places where `at` is true only."""
+        return torch.where(masks[at], self.actor(self.with_index(obs)[at]), MASK_VALUE)
+
+    def value(self, critic_in: torch.Tensor) -> torch.Tensor:
+        """critic_in (..., count, critic_dim) -> normalized values (..., count)."""
+        return self.critic(self.with_index(critic_in)).squeeze(-1)
+
+
+class ActorCritic(nn.Module):
+    """One `RoleNet` per role; `centralized` critics read `state()` instead of observations."""
+
+    def __init__(self, roles: list[Role], state_dim: int, hidden: tuple[int, ...], centralized: bool,
+                 activation: str = "relu") -> None:
+        super().__init__()
+        self.roles = roles
+        self.centralized = centralized
+        self.nets = nn.ModuleList(
+            RoleNet(r, state_dim if centralized else r.obs_dim, tuple(hidden), activation) for r in roles
+        )
+
+    def role_obs(self, role: Role, obs: torch.Tensor) -> torch.Tensor:
+        """The role's slice of a padded (..., N, D) observation."""
+        return obs[..., role.agents, : role.obs_dim]
+
+    def role_masks(self, role: Role, masks: torch.Tensor) -> torch.Tensor:
+        return masks[..., role.agents, : role.n_actions]
+
+    def critic_input(self, role: Role, obs: torch.Tensor, state: torch.Tensor | None) -> torch.Tensor:
+        if not self.centralized:
+            return self.role_obs(role, obs)
+        assert state is not None
+        return state.unsqueeze(-2).expand(*state.shape[:-1], role.count, state.shape[-1])
+
+    def values(self, obs: torch.Tensor, state: torch.Tensor | None) -> list[torch.Tensor]:
+        """Normalized values per role, each (..., count)."""
+        return [net.value(self.critic_input(net.role, obs, state)) for net in self.nets]
+
+
+def sample(logits: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
+    """Gumbel-max sampling from masked logits (argmax when deterministic)."""
+    if deterministic:
+        return logits.argmax(-1)
+    u = torch.rand_like(logits).clamp_(1e-12, 1.0 - 1e-7)
+    return (logits - torch.log(-torch.log(u))).argmax(-1)
+
+
+class Policy:
+    """The acting half of a trained `ActorCritic`: `act(obs, masks)` for a whole batch."""
+
+    def __init__(self, model: ActorCritic, n_agents: int, info: dict[str, Any] | None = None) -> None:
+        self.model = model
+        self.n_agents = n_agents
+        self.info = info or {}
+
+    @property
+    def roles(self) -> list[Role]:
+        return self.model.roles
+
+    @torch.no_grad()
+    def act(self, obs: Any, masks: Any, deterministic: bool = False) -> np.ndarray:
+        """obs float (B, N, D), masks (B, N, A) -> actions int64 (B, N); -1 where none is legal."""
+        obs_t = torch.as_tensor(np.asarray(obs, dtype=np.float32))
+        masks_t = torch.as_tensor(np.asarray(masks)).bool()
+        if obs_t.ndim != 3 or obs_t.shape[1] != self.n_agents:
+            raise ValueError(f"obs must have shape (B, {self.n_agents}, D), got {tuple(obs_t.shape)}")
+        actions = torch.full(obs_t.shape[:2], -1, dtype=torch.int64)
+        for net in self.model.nets:
+            r = net.role
+            m = self.model.role_masks(r, masks_t)
+            a = sample(net.logits(self.model.role_obs(r, obs_t), m), deterministic)
+            actions[:, r.agents] = torch.where(m.any(-1), a, -1)
+        return actions.numpy()

@@ -1,0 +1,321 @@
+"""Multi-agent PPO on the batch backend: IPPO, or MAPPO with a centralized critic.
+
+One actor-critic per role, shared by the role's agents (the agent's index within its role is a
+one-hot input). Discrete actions with masks; agents with no legal action play -1 and leave the
+policy loss. GAE bootstraps truncated episodes from their final observation (or final state).
+Value targets are normalized by a running mean and std per role. Read it top to bottom, like
+CleanRL's `ppo.py`: setup, then per update: rollout, advantages, policy and value losses,
+logging, checkpoint.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from gymwright.errors import GymwrightError
+from gymwright.train import checkpoint as ck
+from gymwright.train.config import ALGOS, TrainConfig
+from gymwright.train.logger import RunLog
+from gymwright.train.normalize import ValueNorm
+from gymwright.train.policy import ACTIVATIONS, ActorCritic, roles_of, sample
+from gymwright.train.rollout import Rollout, config_of_copy, gae, make_env
+
+TIME_KEYS = ("time_s", "charts/sps", "charts/agent_sps", "time/env_s", "time/network_s")
+
+
+@dataclass
+class TrainResult:
+    """What a run achieved: throughput, final returns and metrics, where the policy is."""
+
+    agent_steps_per_second: float
+    env_steps_per_second: float
+    final_return: dict[str, float]
+    metrics: dict[str, float]
+    checkpoint: str
+    updates: int
+    env_steps: int
+    history: list[dict[str, Any]] = field(default_factory=list)
+    time: dict[str, float] = field(default_factory=dict)  # env_s, network_s, other_s, total_s
+
+    def to_dict(self, with_history: bool = False) -> dict[str, Any]:
+        d = asdict(self)
+        if not with_history:
+            d.pop("history")
+        return d
+
+
+def check_config(cfg: TrainConfig) -> None:
+    if cfg.algo not in ALGOS:
+        raise GymwrightError(f"unknown algo {cfg.algo!r}", path="algo", hint=f"choose one of {', '.join(ALGOS)}")
+    if cfg.activation not in ACTIVATIONS:
+        raise GymwrightError(f"unknown activation {cfg.activation!r}", path="activation", hint=f"choose one of {', '.join(ACTIVATIONS)}")
+    for name in ("num_envs", "rollout_len", "epochs", "minibatches", "total_steps", "checkpoint_every", "threads"):
+        if getattr(cfg, name) < 1:
+            raise GymwrightError(f"{name} must be at least 1, got {getattr(cfg, name)}", path=name)
+    if cfg.minibatches > cfg.num_envs * cfg.rollout_len:
+        raise GymwrightError(f"{cfg.minibatches} minibatches for {cfg.num_envs * cfg.rollout_len} samples", path="minibatches")
+
+
+def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None = None) -> TrainResult:
+    """Train on `config`; `progress(row)` is called after every update with its log row."""
+    cfg = config
+    check_config(cfg)
+    torch.set_num_threads(cfg.threads)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    sha, spec_name = ck.spec_identity(cfg.spec)
+    params = cfg.param_list()
+    T, B = cfg.rollout_len, cfg.num_envs
+
+    # ---------------------------------------------------------------- setup
+    torch.manual_seed(cfg.seed)
+    benv = make_env(cfg.spec, params, B)
+    obs_np, masks_np = benv.reset(seed=cfg.seed * B)
+    roles = roles_of(benv)
+    N, D, A = masks_np.shape[1], obs_np.shape[2], masks_np.shape[2]
+    S = benv.state().shape[1]
+    centralized = cfg.algo == "mappo"
+    model = ActorCritic(roles, S, tuple(cfg.hidden), centralized, cfg.activation)
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
+    norms = [ValueNorm() for _ in roles]
+    copy_config = config_of_copy(len(params), B)
+    history: list[dict[str, Any]] = []
+    start, env_steps, clock = 0, 0, {"env_s": 0.0, "network_s": 0.0, "total_s": 0.0}
+
+    if cfg.resume and (out / ck.CHECKPOINT).exists():
+        saved = ck.load(out / ck.CHECKPOINT)
+        ck.check_fits(saved, sha, roles, params)
+        for key in ("algo", "num_envs", "activation"):
+            if saved["config"][key] != getattr(cfg, key):
+                raise ck.CheckpointError(f"{saved['path']} was trained with {key}={saved['config'][key]!r}, not {getattr(cfg, key)!r}",
+                                         hint="resume with the same settings, or train into another --out folder")
+        if list(saved["hidden"]) != list(cfg.hidden):
+            raise ck.CheckpointError(f"{saved['path']} has hidden layers {saved['hidden']}, not {list(cfg.hidden)}")
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        for norm, state in zip(norms, saved["value_norms"], strict=True):
+            norm.load_state_dict(state)
+        ck.restore_env_state(benv, saved["env"])
+        ck.restore_rng(saved["rng"])
+        start, env_steps, history = saved["update"], saved["env_steps"], saved["history"]
+        clock = dict(saved["clock"])
+    log = RunLog(out, history, cfg.tensorboard)
+
+    buf = Rollout.allocate(T, B, N, D, A, S if centralized else None)
+    ckpt_path = out / ck.CHECKPOINT
+
+    def values_of(obs: torch.Tensor, state: torch.Tensor | None) -> list[torch.Tensor]:
+        """Denormalized values per role."""
+        return [norm.denormalize(v) for norm, v in zip(norms, model.values(obs, state), strict=True)]
+
+    def checkpoint(update: int) -> None:
+        ck.save(ckpt_path, {
+            "spec_hash": sha, "spec_name": spec_name, "params": params,
+            "roles": [tuple(vars(r).values()) for r in roles], "n_agents": N, "state_dim": S,
+            "algo": cfg.algo, "hidden": list(cfg.hidden), "activation": cfg.activation, "config": _config_dict(cfg),
+            "update": update, "env_steps": env_steps, "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(), "value_norms": [n.state_dict() for n in norms],
+            "env": ck.env_state(benv), "rng": ck.rng_state(), "history": history, "clock": clock,
+        })
+
+    try:
+        for update in range(start + 1, cfg.updates + 1):
+            t_update = time.perf_counter()
+            t_env = t_net = 0.0
+            lr = cfg.lr * (1.0 - (update - 1) / cfg.updates) if cfg.anneal_lr else cfg.lr
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+
+            # ---------------------------------------------------------------- rollout
+            buf.boot.zero_()
+            episodes: dict[str, list[np.ndarray]] = {"return": [], "length": [], "config": []}
+            ep_metrics: dict[str, list[np.ndarray]] = {}
+            term_sums: dict[str, dict[str, float]] = {}
+            obs_np, masks_np = benv.obs_buf, benv.masks
+            for t in range(T):
+                buf.obs[t] = torch.from_numpy(obs_np)
+                buf.masks[t] = torch.from_numpy(masks_np) != 0
+                if buf.state is not None:
+                    buf.state[t] = torch.from_numpy(benv.state())
+                t0 = time.perf_counter()
+                with torch.no_grad():
+                    for net, norm in zip(model.nets, norms, strict=True):
+                        r = net.role
+                        m = model.role_masks(r, buf.masks[t])
+                        logits = net.logits(model.role_obs(r, buf.obs[t]), m)
+                        action = sample(logits)
+                        buf.logp[t, :, r.agents] = F.log_softmax(logits, -1).gather(-1, action.unsqueeze(-1)).squeeze(-1)
+                        buf.actions[t, :, r.agents] = torch.where(m.any(-1), action, -1)
+                        critic_in = model.critic_input(r, buf.obs[t], buf.state[t] if buf.state is not None else None)
+                        buf.values[t, :, r.agents] = norm.denormalize(net.value(critic_in))
+                t1 = time.perf_counter()
+                obs_np, rewards, terminated, truncated, infos = benv.step(buf.actions[t].numpy())
+                t_env += time.perf_counter() - t1
+                t_net += t1 - t0
+                masks_np = benv.masks
+                buf.rewards[t] = torch.from_numpy(rewards)
+                buf.dones[t] = torch.from_numpy(terminated | truncated)
+                for role, terms in infos["reward_terms"].items():
+                    sums = term_sums.setdefault(role, {})
+                    for name, x in terms.items():
+                        sums[name] = sums.get(name, 0.0) + float(np.mean(x))
+                if "done_idx" in infos:
+                    idx = infos["done_idx"]
+                    cut = torch.from_numpy(truncated[idx] & ~terminated[idx])
+                    if cut.any():  # bootstrap truncated episodes from their final observation
+                        with torch.no_grad():
+                            final_obs = torch.from_numpy(infos["final_obs"])
+                            final_state = torch.from_numpy(infos["final_state"]) if centralized else None
+                            boot = torch.cat([v for v in values_of(final_obs, final_state)], dim=-1)
+                        buf.boot[t, torch.from_numpy(idx)] = torch.where(cut, boot, 0.0)
+                    episodes["return"].append(infos["episode_return"])
+                    episodes["length"].append(infos["episode_length"])
+                    episodes["config"].append(copy_config[idx])
+                    for name, x in infos["metrics"].items():
+                        ep_metrics.setdefault(name, []).append(x)
+            env_steps += B * T
+
+            # ---------------------------------------------------------------- advantages
+            t0 = time.perf_counter()
+            with torch.no_grad():
+                last_obs = torch.from_numpy(benv.obs_buf)
+                last_state = torch.from_numpy(benv.state()) if centralized else None
+                last_value = torch.cat(values_of(last_obs, last_state), dim=-1)
+                advantages, returns = gae(buf.rewards, buf.values, last_value, buf.dones, buf.boot,
+                                          cfg.gamma, cfg.gae_lambda)
+
+            # ---------------------------------------------------------------- policy and value losses
+            flat = T * B
+            b_obs = buf.obs.reshape(flat, N, D)
+            b_masks = buf.masks.reshape(flat, N, A)
+            b_state = buf.state.reshape(flat, S) if buf.state is not None else None
+            b_actions, b_logp = buf.actions.reshape(flat, N), buf.logp.reshape(flat, N)
+            b_adv, b_returns = advantages.reshape(flat, N), returns.reshape(flat, N)
+            for norm, r in zip(norms, roles, strict=True):
+                norm.update(b_returns[:, r.agents])
+            b_targets = torch.cat([norm.normalize(b_returns[:, r.agents]) for norm, r in zip(norms, roles, strict=True)], dim=-1)
+            stats: dict[str, list[float]] = {"policy_loss": [], "value_loss": [], "entropy": [], "approx_kl": [], "clipfrac": []}
+            mb_size = flat // cfg.minibatches
+            for _epoch in range(cfg.epochs):
+                perm = torch.randperm(flat)
+                for k in range(cfg.minibatches):
+                    mb = perm[k * mb_size:(k + 1) * mb_size]
+                    loss = torch.zeros(())
+                    for net in model.nets:
+                        r = net.role
+                        actions = b_actions[mb, r.agents]
+                        valid = actions >= 0  # agents that had a legal action (the others sent -1)
+                        logits = net.logits_at(model.role_obs(r, b_obs[mb]), model.role_masks(r, b_masks[mb]), valid)
+                        logp_all = F.log_softmax(logits, -1)
+                        new_logp = logp_all.gather(-1, actions[valid].unsqueeze(-1)).squeeze(-1)
+                        entropy = -(logp_all.exp() * logp_all).sum(-1)
+                        log_ratio = new_logp - b_logp[mb, r.agents][valid]
+                        ratio = log_ratio.exp()
+                        adv = b_adv[mb, r.agents][valid]
+                        if adv.numel() > 1:
+                            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                        pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip, 1 + cfg.clip))
+                        pg_loss = pg.mean() if adv.numel() else torch.zeros(())
+                        ent = entropy.mean() if adv.numel() else torch.zeros(())
+                        critic_in = model.critic_input(r, b_obs[mb], b_state[mb] if b_state is not None else None)
+                        v_loss = 0.5 * ((net.value(critic_in) - b_targets[mb, r.agents]) ** 2).mean()
+                        loss = loss + pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+                        with torch.no_grad():
+                            stats["policy_loss"].append(pg_loss.item())
+                            stats["value_loss"].append(v_loss.item())
+                            stats["entropy"].append(ent.item())
+                            if adv.numel():
+                                stats["approx_kl"].append(((ratio - 1) - log_ratio).mean().item())
+                                stats["clipfrac"].append(((ratio - 1).abs() > cfg.clip).float().mean().item())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+                    optimizer.step()
+            t_net += time.perf_counter() - t0
+
+            # ---------------------------------------------------------------- logging
+            elapsed = time.perf_counter() - t_update
+            clock["env_s"] += t_env
+            clock["network_s"] += t_net
+            clock["total_s"] += elapsed
+            row: dict[str, Any] = {"update": update, "updates_total": cfg.updates, "env_steps": env_steps,
+                                   "time_s": clock["total_s"], "charts/sps": B * T / elapsed,
+                                   "charts/agent_sps": B * T * N / elapsed, "charts/learning_rate": lr,
+                                   "time/env_s": t_env, "time/network_s": t_net}
+            row.update(_episode_stats(episodes, ep_metrics, roles, len(params)))
+            for role, sums in term_sums.items():
+                for name, total in sums.items():
+                    row[f"reward_terms/{role}/{name}"] = total / T
+            for name, xs in stats.items():
+                row[f"losses/{name}"] = float(np.mean(xs)) if xs else 0.0
+            var_y = returns.var()
+            row["losses/explained_variance"] = float(1 - (returns - buf.values).var() / var_y) if var_y > 0 else 0.0
+            history.append(row)
+            log.write(row)
+
+            # ---------------------------------------------------------------- checkpoint
+            if update % cfg.checkpoint_every == 0 or update == cfg.updates:
+                checkpoint(update)
+            if progress is not None:
+                progress(row)
+        if not ckpt_path.exists():
+            checkpoint(start)
+    finally:
+        log.close()
+    return _result(cfg, history, clock, env_steps, N, ckpt_path, roles)
+
+
+# -------------------------------------------------------------------- helpers
+def _config_dict(cfg: TrainConfig) -> dict[str, Any]:
+    d = asdict(cfg)
+    d["spec"] = d["spec"] if isinstance(d["spec"], dict) else str(d["spec"])
+    d["out"] = str(d["out"])
+    d["hidden"] = list(d["hidden"])
+    return d
+
+
+def _episode_stats(episodes: dict[str, list[np.ndarray]], metrics: dict[str, list[np.ndarray]],
+                   roles: list[Any], n_configs: int) -> dict[str, float]:
+    """Means over the episodes that ended in this rollout (nothing if none did)."""
+    if not episodes["return"]:
+        return {"charts/episodes": 0}
+    ret = np.concatenate(episodes["return"])  # (E, N)
+    cfg = np.concatenate(episodes["config"])
+    row: dict[str, float] = {"charts/episodes": int(len(ret)),
+                             "charts/episode_length": float(np.concatenate(episodes["length"]).mean())}
+    for r in roles:
+        row[f"charts/return/{r.name}"] = float(ret[:, r.agents].mean())
+    for name, xs in metrics.items():
+        row[f"metrics/{name}"] = float(np.concatenate(xs).mean())
+    if n_configs > 1:
+        for c in range(n_configs):
+            if (cfg == c).any():
+                for r in roles:
+                    row[f"config{c}/return/{r.name}"] = float(ret[cfg == c][:, r.agents].mean())
+    return row
+
+
+def _result(cfg: TrainConfig, history: list[dict[str, Any]], clock: dict[str, float], env_steps: int,
+            n_agents: int, ckpt_path: Path, roles: list[Any]) -> TrainResult:
+    last = next((row for row in reversed(history) if row.get("charts/episodes")), {})
+    total = clock["total_s"] or float("nan")
+    return TrainResult(
+        agent_steps_per_second=env_steps * n_agents / total if history else 0.0,
+        env_steps_per_second=env_steps / total if history else 0.0,
+        final_return={r.name: last.get(f"charts/return/{r.name}", float("nan")) for r in roles},
+        metrics={k.removeprefix("metrics/"): v for k, v in last.items() if k.startswith("metrics/")},
+        checkpoint=str(ckpt_path),
+        updates=history[-1]["update"] if history else 0,
+        env_steps=env_steps,
+        history=history,
+        time={**clock, "other_s": clock["total_s"] - clock["env_s"] - clock["network_s"]},
+    )
