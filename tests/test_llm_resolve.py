@@ -24,7 +24,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_schemes() -> None:
-    assert list(PROVIDERS) == ["openai", "ollama", "anthropic", "scripted"]
+    assert list(PROVIDERS) == ["openai", "ollama", "anthropic", "scripted", "local"]
     openai = provider_from_name("openai:gpt-4o", base_url="http://localhost:8000/v1")
     assert (openai.name, openai.model, openai.base_url) == (
         "openai",
@@ -90,7 +90,9 @@ def test_a_new_scheme_is_one_dict_entry(monkeypatch: pytest.MonkeyPatch) -> None
     ],
 )
 def test_choose_model_precedence(cli: str | None, env: str | None, expected: tuple) -> None:
-    environ = {} if env is None else {"GYMWRIGHT_MODEL": env}
+    environ = {"GYMWRIGHT_LOCAL_DEFAULT": "0"}  # the local-model default: tests/test_local_llm.py
+    if env is not None:
+        environ["GYMWRIGHT_MODEL"] = env
     assert choose_model(cli, environ) == expected
 
 

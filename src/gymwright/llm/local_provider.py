@@ -27,7 +27,7 @@ from gymwright.llm.base import Completion, ProviderUnavailable, Request
 from gymwright.llm.local_models import cache_dir, resolve_model_file
 
 START_TIMEOUT = 180.0
-DEFAULT_CTX = 4096
+DEFAULT_CTX = 8192  # prompts aim at 2k tokens (compact), replies are bounded; room for repairs
 
 
 def free_port() -> int:
