@@ -109,3 +109,12 @@ def test_json_output_has_the_figures(capsys: pytest.CaptureFixture[str]) -> None
     else:
         assert set(cake["batch"]) == set(cake["batch_vs_hand"]) == {"1", "4"}
         assert cake["batch_peak_memory"]["batch_size"] == 4
+
+
+def test_cpu_clock_is_recorded_and_used_for_every_backend(capsys: pytest.CaptureFixture[str]) -> None:
+    throughput.main(["--json", "--games", "cake", "--batch-sizes", "2", "--repeats", "1",
+                     "--steps", "20", "--clock", "cpu"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["_setup"]["clock"] == "cpu"
+    assert out["cake"]["hand"] > 0 and out["cake"]["python"] > 0
+    assert throughput.make_budget(throughput.parse_args(["--clock", "cpu", "--repeats", "3"])).clock == "cpu"

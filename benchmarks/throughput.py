@@ -31,6 +31,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"  # before numpy is imported: one thread, like one env worker
 
 import argparse  # noqa: E402
+import dataclasses  # noqa: E402
 import gc  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
@@ -83,6 +84,7 @@ class Budget:
     batch_env_steps: int  # env-copy steps per timed repeat for batch (calls = this / B) ...
     min_batch_calls: int  # ... but at least this many step() calls and at most `steps`
     warmup: float = 0.2  # warm-up budget as a share of one repeat
+    clock: str = "wall"  # "wall": elapsed seconds; "cpu": this process's CPU seconds (see CLOCKS)
 
     @classmethod
     def full(cls) -> Budget:
@@ -163,15 +165,22 @@ class BatchRunner:
         return calls * self.batch_size * self.n_agents
 
 
+CLOCKS: dict[str, Callable[[], float]] = {
+    "wall": time.perf_counter,  # what a user waits; moves with other work on a shared machine
+    "cpu": time.process_time,  # CPU seconds of this (single-threaded) process: steadier there
+}
+
+
 def timed_rate(run: Callable[[int], int], amount: int, budget: Budget) -> float:
     """Median agent-steps/s of `budget.repeats` timed runs of `run(amount)`, after a warm-up."""
+    clock = CLOCKS[budget.clock]
     run(max(1, int(amount * budget.warmup)))
     rates = []
     for _ in range(budget.repeats):
         gc.collect()
-        start = time.perf_counter()
+        start = clock()
         done = run(amount)
-        rates.append(done / (time.perf_counter() - start))
+        rates.append(done / (clock() - start))
     return statistics.median(rates)
 
 
@@ -309,6 +318,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--batch-sizes", nargs="*", type=int, default=list(BATCH_SIZES))
     ap.add_argument("--repeats", type=int, help="override the number of timed repeats")
     ap.add_argument("--steps", type=int, help="override env steps per repeat (hand / python)")
+    ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                    help="wall: elapsed seconds (default); cpu: the process's CPU seconds, steadier "
+                         "when other work shares the machine (the same clock for every backend)")
     return ap.parse_args(argv)
 
 
@@ -318,7 +330,7 @@ def make_budget(args: argparse.Namespace) -> Budget:
         budget = Budget(args.repeats, budget.steps, budget.batch_env_steps, budget.min_batch_calls)
     if args.steps:
         budget = Budget(budget.repeats, args.steps, budget.batch_env_steps, budget.min_batch_calls)
-    return budget
+    return dataclasses.replace(budget, clock=args.clock)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -336,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
                for g in games}
     setup = {"python": platform.python_version(), "numpy": np.__version__,
              "machine": platform.machine(), "repeats": budget.repeats, "steps": budget.steps,
-             "batch_env_steps": budget.batch_env_steps, "OMP_NUM_THREADS": "1",
+             "batch_env_steps": budget.batch_env_steps, "OMP_NUM_THREADS": "1", "clock": budget.clock,
              "agent_steps": "env steps x agents per env"}
     if args.json:
         out: dict[str, Any] = {key: r.as_json() for key, r in results.items()}
@@ -348,7 +360,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"agent-steps/s = env steps x agents per env / s; median of {budget.repeats} repeats "
           f"of {budget.steps} env steps (hand, python) or of max({budget.min_batch_calls}, "
           f"min({budget.steps}, {budget.batch_env_steps} / B)) batch calls; random legal "
-          f"actions; python {setup['python']}, numpy {setup['numpy']}, OMP_NUM_THREADS=1")
+          f"actions; {budget.clock} clock; python {setup['python']}, numpy {setup['numpy']}, OMP_NUM_THREADS=1")
     print()
     print(markdown(results))
     for line in memory_lines(results):

@@ -10,6 +10,7 @@ Per-copy params: a batch may mix configs of the same spec (non-structural params
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +38,7 @@ class _BatchGen:
         self.w = Writer()
         self.n = cs.n_agents
         self.kinds = self._kinds()
+        self.me_range = (0, self.n)  # the agents of the role being emitted (set by role_locals)
 
     def _kinds(self) -> dict[str, int]:
         kinds: dict[str, int] = {}
@@ -50,7 +52,8 @@ class _BatchGen:
         return kinds
 
     def em(self, per_agent: bool = False, **overrides: tuple[str, int]) -> NpEmitter:
-        return NpEmitter(self.cs.symbols, self.kinds, per_agent=per_agent, overrides=overrides)
+        return NpEmitter(self.cs.symbols, self.kinds, per_agent=per_agent, overrides=overrides,
+                         me_range=self.me_range)
 
     def value(self, c: Checked, kind: int, shape: tuple[int, ...], per_agent: bool = False,
               size: str = "K", agents: int | None = None, **overrides: tuple[str, int]) -> str:
@@ -102,15 +105,14 @@ class _BatchGen:
         w(f"N_ACTIONS = {max(r.n_actions for r in cs.roles)}")
         w(f"ROLES = {[(r.name, r.start, r.count, r.obs_dim, r.n_actions) for r in cs.roles]!r}")
         for r in cs.roles:
-            ids, combos = [], []
-            for k, c in enumerate(r.choices):
-                for combo in c.combos():
-                    ids.append(k)
-                    combos.append(combo)
-            w(f"CHOICE_ID_{r.name} = np.array({ids!r}, dtype=np.int64)")
+            combos = [combo for c in r.choices for combo in c.combos()]
             for a in sorted({a for c in r.choices for a in (x.name for x in c.args)}):
-                vals = [combo.get(a, 0) for combo in combos]
-                w(f"ARGV_{r.name}_{a} = {_literal(np.array(vals))}")
+                vals = [combo.get(a, 0) for combo in combos] + [0]
+                dtype = {"bool": bool, "int": np.int64, "float": np.float64}[cs.arg_names[a]]
+                w(f"ARGV_{r.name}_{a} = {_literal(np.array(vals, dtype=dtype))}", comment="per action; the last entry (index -1) is no action")
+            if cs.grid is not None and any(c.move is not None for c in r.choices):
+                moves = [list(c.move or (0, 0)) for c in r.choices for _ in range(c.n)] + [[0, 0]]
+                w(f"MOVE_{r.name} = np.array({moves!r}, dtype=np.int64)", comment="(row, col) step per action; the last entry is no action")
         grid_tables(w, cs)
         w("")
         w("")
@@ -172,6 +174,7 @@ class _BatchGen:
             w("self.possible_agents = list(AGENTS)")
             w("self.obs_buf = np.zeros((self.size, N_AGENTS, OBS_DIM), dtype=np.float32)")
             w("self.masks = np.zeros((self.size, N_AGENTS, N_ACTIONS), dtype=np.int8)")
+            w("self._mask_at = np.arange(0, self.size * N_AGENTS * N_ACTIONS, N_ACTIONS).reshape(self.size, N_AGENTS)", comment="flat index of each mask row")
             w("self.returns = np.zeros((self.size, N_AGENTS))")
             w(f"self.metric_acc = np.zeros((self.size, {len(self.cs.metrics)}))")
         w("")
@@ -276,6 +279,7 @@ class _BatchGen:
         self.w(f"v.{var.name} = np.array({code}, dtype={_NP[var.dtype]})", comment=f"{var.path}.init: {var.init.source}")
 
     def role_locals(self, start: int, count: int) -> None:
+        self.me_range = (start, start + count)
         self.w(f"ME_IDX = np.arange({start}, {start + count}); ME = ME_IDX[None, :]; AI = np.arange({count})")
 
     def clear_actions(self, size: str) -> None:
@@ -342,7 +346,7 @@ class _BatchGen:
         w = self.w
         em = self.em()
         for i, m in enumerate(self.cs.metrics):
-            code = f"np.broadcast_to({pad(em(m.expr), 1, 0)}, (K,)).astype(np.float64)"
+            code = f"np.broadcast_to({pad(em(m.expr), 1, 0)}, (K,))"  # assignment casts to float64
             acc = f"self.metric_acc[:, {i}]"
             update = {"last": f"{acc} = {code}", "sum": f"{acc} += {code}", "mean": f"{acc} += {code}",
                       "max": f"{acc} = np.maximum({acc}, {code})", "min": f"{acc} = np.minimum({acc}, {code})"}[m.reduce]
@@ -351,18 +355,21 @@ class _BatchGen:
     def grid_step(self) -> None:
         g, w = self.cs.grid, self.w
         assert g is not None
-        w(f"delta = np.zeros((K, {self.n}, 2), dtype=np.int64)", comment="grid: moves, slip, collisions")
-        for r in self.cs.roles:
-            for c in r.choices:
-                if c.move is not None and tuple(c.move) != (0, 0):
-                    w(f"delta[v.{c.name}] = {list(c.move)!r}")
+        roles = [r for r in self.cs.roles if any(c.move is not None for c in r.choices)]
+        if len(roles) == 1 and roles[0].count == self.n:
+            w(f"delta = MOVE_{roles[0].name}[v.action]", comment="grid: moves (v.action is -1 for no legal action), slip, collisions")
+        else:
+            w(f"delta = np.zeros((K, {self.n}, 2), dtype=np.int64)", comment="grid: moves, slip, collisions")
+            for r in roles:
+                sl = f"{r.start}:{r.start + r.count}"
+                w(f"delta[:, {sl}] = MOVE_{r.name}[v.action[:, {sl}]]")
         self.role_locals(0, self.n)
         w(f"can_move = np.broadcast_to({pad(self.em(True)(g.can_move), 2, 0)}, (K, {self.n}))", comment=f"grid.can_move: {g.can_move.source}")
         if g.slip is not None and g.slip.source not in ("0", "0.0"):
             w(f"slip = np.broadcast_to({pad(self.em()(g.slip), 1, 0)}, (K,)).astype(np.float64)")
             with w.block("if (slip > 0).any():"):
                 w(f"delta = apply_slip_batch(delta, slip, b_draw(r, GRID_SITE, None, {2 * self.n}))")
-        w(f"v.pos, v.moved, v.conflict = resolve_moves_batch(v.pos, delta, can_move, GRID_PASSABLE[v.tiles], {g.collision!r})")
+        w(f"v.pos, v.moved, v.conflict = resolve_moves_batch(v.pos, delta, can_move, v.tiles, {g.collision!r}, GRID_PASSABLE)")
 
     def channel_step(self) -> None:
         w = self.w
@@ -390,7 +397,7 @@ class _BatchGen:
             rank = len(var.shape)
             value = pad(em(c), kind, rank)
             cond = pad(V(when.code, when.kind, (), "bool"), kind, rank)
-            w(f"new{j} = np.where({cond}, {value}, v.{target}).astype({_NP[var.dtype]})", comment=f"{rule.path}.set.{target}: {c.source}")
+            w(f"new{j} = np.where({cond}, {value}, v.{target}).astype({_NP[var.dtype]}, copy=False)", comment=f"{rule.path}.set.{target}: {c.source}")
         for j, (target, _) in enumerate(rule.sets):
             w(f"v.{target} = new{j}")
 
@@ -402,22 +409,30 @@ class _BatchGen:
             w("K = self.size")
             with w.block(f"if actions.shape != (K, {self.n}):"):
                 w(f"raise ValueError(f'actions must have shape ({{K}}, {self.n}), got {{actions.shape}}')")
-            self.clear_actions("K")
-            w("illegal = np.zeros(actions.shape, dtype=bool)")
+            whole = len(cs.roles) == 1  # one role: its arrays are the whole (K, N) arrays
+            if not whole:
+                self.clear_actions("K")
+                w("illegal = np.zeros(actions.shape, dtype=bool)")
             for r in cs.roles:
                 sl = f"{r.start}:{r.start + r.count}"
+                into = "" if whole else f"[:, {sl}]"
                 w(f"a = actions[:, {sl}]", comment=f"actions.{r.name}")
                 with w.block(f"if (a >= {r.n_actions}).any():"):
                     w(f"raise ValueError('actions of {r.name} agents must be < {r.n_actions} (Discrete({r.n_actions}))')")
-                w(f"ac = np.clip(a, 0, {r.n_actions - 1})")
-                w(f"legal = (a >= 0) & (np.take_along_axis(self.masks[:, {sl}, :{r.n_actions}], ac[..., None], axis=2)[..., 0] == 1)")
-                w(f"illegal[:, {sl}] = (a >= 0) & ~legal")
-                w(f"cid = CHOICE_ID_{r.name}[ac]")
-                for k, c in enumerate(r.choices):
-                    w(f"v.{c.name}[:, {sl}] = legal & (cid == {k})")
+                w("given = a >= 0")
+                w(f"legal = given & (self.masks.reshape(-1)[self._mask_at[:, {sl}] + np.maximum(a, 0)] == 1)", comment="the mask entry of each action")
+                w(f"{'illegal' if whole else f'illegal[:, {sl}]'} = given & ~legal")
+                w("act = np.where(legal, a, -1)", comment="-1: no (legal) action")
+                w(f"v.action{into} = act")
+                for c in r.choices:
+                    test = f"act == {c.offset}" if c.n == 1 else f"(act >= {c.offset}) & (act < {c.offset + c.n})"
+                    w(f"v.{c.name}{into} = {test}")
                 for a in sorted({x.name for c in r.choices for x in c.args}):
-                    w(f"v.{a}[:, {sl}] = np.where(legal, ARGV_{r.name}_{a}[ac], 0)")
-                w(f"v.action[:, {sl}] = np.where(legal, a, -1)")
+                    w(f"v.{a}{into} = ARGV_{r.name}_{a}[act]")
+            if whole:
+                for c in cs.choice_names:
+                    if c not in {x.name for x in cs.roles[0].choices}:
+                        w(f"v.{c} = np.zeros((K, {self.n}), dtype=bool)")
             w("return illegal")
         w("")
         with w.block("def _rewards(self, p, v, BI):"):
@@ -429,7 +444,8 @@ class _BatchGen:
                 names = []
                 for j, term in enumerate(r.terms):
                     code = self.value(term.expr, 2, (), per_agent=True, agents=r.count)
-                    w(f"x{j} = np.asarray({code}, dtype=np.float64)", comment=f"{term.path}: {term.expr.source}")
+                    # np.array copies: a term may be a view of state that an auto-reset overwrites
+                    w(f"x{j} = np.array({code}, dtype=np.float64)", comment=f"{term.path}: {term.expr.source}")
                     names.append(f"{term.name!r}: x{j}")
                 total = " + ".join(f"{t.weight!r} * x{j}" for j, t in enumerate(r.terms))
                 if total:
@@ -448,20 +464,41 @@ class _BatchGen:
                 w(f"active = np.broadcast_to({pad(self.em()(cs.active), 1, 0)}, (K,))", comment=f"turns.active: {cs.active.source}")
             for r in cs.roles:
                 self.role_locals(r.start, r.count)
-                for c in r.choices:
-                    over = {a.name: (f"p.argv_{r.name}_{c.name}_{a.name}", 0) for a in c.args}
-                    sl = f"{c.offset}:{c.offset + c.n}"
-                    if c.legal is None or c.legal.source == "True":
-                        code = "True"
-                    else:
-                        v = self.em(True, **over)(c.legal)
-                        lv = V(v.code, v.kind, c.legal.info.shape, "bool")
-                        code = pad(lv, 2, 1) if c.legal.info.shape else pad(lv, 2, 0) + ("[..., None]" if lv.kind >= 1 else "")
-                    w(f"m[:, {r.start}:{r.start + r.count}, {sl}] = {code}", comment=f"{c.path}.legal")
                 if cs.active is not None:
-                    w(f"m[:, {r.start}:{r.start + r.count}, :] *= (ME == active[:, None])[..., None]")
+                    w("turn = ME == active[:, None]", comment="only the active agent has legal actions")
+                for choices, lv in self.mask_groups(r):
+                    lo, hi = choices[0].offset, choices[-1].offset + choices[-1].n
+                    if lv.shape:  # one flag per argument value
+                        code = pad(lv, 2, 1)
+                        if cs.active is not None:
+                            code = f"np.logical_and({code}, turn[..., None])"
+                    else:
+                        code = pad(lv, 2, 0)
+                        if cs.active is not None:
+                            code = "turn" if code == "True" else f"np.logical_and({code}, turn)"
+                        if cs.active is not None or lv.kind >= 1:
+                            code += "[..., None]"
+                    w(f"m[:, {r.start}:{r.start + r.count}, {lo}:{hi}] = {code}", comment=", ".join(f"{c.path}.legal" for c in choices))
             w("return m")
         w("")
+
+    def mask_groups(self, r: Any) -> list[tuple[list[Any], V]]:
+        """The role's choices with their lowered `legal`, neighbours with the same scalar code
+        merged (one mask write for a run of choices that are legal together)."""
+        groups: list[tuple[list[Any], V]] = []
+        for c in r.choices:
+            if c.legal is None or c.legal.source == "True":
+                lv = V("True", 0, (), "bool")
+            else:
+                over = {a.name: (f"p.argv_{r.name}_{c.name}_{a.name}", 0) for a in c.args}
+                v = self.em(True, **over)(c.legal)
+                lv = V(v.code, v.kind, c.legal.info.shape, "bool")
+            last = groups[-1][1] if groups else None
+            if last is not None and not lv.shape and not last.shape and (last.code, last.kind) == (lv.code, lv.kind):
+                groups[-1][0].append(c)
+            else:
+                groups.append(([c], lv))
+        return groups
 
     def observe(self) -> None:
         cs, w = self.cs, self.w
@@ -475,6 +512,13 @@ class _BatchGen:
                 self.share_calls(em, [f.expr.tree.body for f in r.features])
                 at = 0
                 for f in r.features:
+                    body = f.expr.tree.body
+                    if isinstance(body, ast.List) and len(f.expr.info.shape) == 1:  # one write per item
+                        for k, item in enumerate(body.elts):
+                            w(f"out[:, {r.start}:{r.start + r.count}, {at + k}] = {pad(em.emit(item), 2, 0)}",
+                              comment=f"{f.path}: {f.expr.source}" if k == 0 else "")
+                        at += f.size
+                        continue
                     v = em(f.expr)
                     full = f"(K, {r.count}, " + "".join(f"{d}, " for d in f.expr.info.shape) + ")"
                     code = f"np.broadcast_to({pad(v, 2, len(f.expr.info.shape))}, {full})"

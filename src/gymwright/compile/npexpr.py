@@ -59,11 +59,13 @@ class NpEmitter:
     """
 
     def __init__(self, symbols: dict[str, Symbol], kinds: dict[str, int], *, per_agent: bool = False,
-                 overrides: dict[str, tuple[str, int]] | None = None) -> None:
+                 overrides: dict[str, tuple[str, int]] | None = None,
+                 me_range: tuple[int, int] | None = None) -> None:
         self.symbols = symbols
         self.kinds = kinds
         self.per_agent = per_agent
         self.overrides = overrides or {}
+        self.me_range = me_range if per_agent else None  # `me` = arange(*me_range): x[me] is a slice
         self.shared: dict[int, tuple[str, int]] = {}  # id(node) -> (local name, kind) computed once
 
     def __call__(self, checked: Checked) -> V:
@@ -167,8 +169,27 @@ class NpEmitter:
             return f"{base.code}[{', '.join(parts)}]", base.kind
         return self.gather(base, idx)
 
+    def own_slice(self, base: V, idx: list[ast.AST]) -> tuple[str, int] | None:
+        """`x[me, ...]` with static further indices: the role's agents are a contiguous range,
+        so this is a basic slice (a view) of the agent axis, not a gather."""
+        first = idx[0]
+        if (self.me_range is None or base.kind > 1 or "me" in self.overrides
+                or not (isinstance(first, ast.Name) and first.id == "me")
+                or not base.shape or base.shape[0] < self.me_range[1]
+                or not all(isinstance(ix, ast.Constant | ast.Slice) for ix in idx[1:])):
+            return None
+        rest = "".join(", " + (_slice(ix, self) if isinstance(ix, ast.Slice) else repr(ix.value))  # type: ignore[attr-defined]
+                       for ix in idx[1:])
+        lo, hi = self.me_range
+        if base.kind == 0:
+            return f"{base.code}[None, {lo}:{hi}{rest}]", 2
+        return f"{base.code}[:, {lo}:{hi}{rest}]", 2
+
     def gather(self, base: V, idx: list[ast.AST]) -> tuple[str, int]:
         """Advanced indexing with per-copy (and per-agent) index arrays."""
+        own = self.own_slice(base, idx)
+        if own is not None:
+            return own
         vals = [self.emit(ix) for ix in idx]
         lead = max((len(v.shape) for v in vals), default=0)
         kind = max([base.kind] + [v.kind for v in vals])
@@ -247,8 +268,33 @@ def _reduce(fn: str, numeric: bool = True) -> Callable[[NpEmitter, ast.Call], tu
             axis = str(p + a)
         else:
             axis = repr(tuple(range(p, p + len(x.shape)))) if fn not in ("np.argmax", "np.argmin") else str(p)
-        return f"{fn}({code}, axis={axis})", x.kind
+        folded = _folded(fn, x, code, axis)
+        return (folded or f"{fn}({code}, axis={axis})"), x.kind
     return emit
+
+
+_FOLD_OPS = {"np.all": "np.logical_and", "np.any": "np.logical_or", "np.count_nonzero": "np.add",
+             "np.sum": "np.add", "np.mean": "np.add"}
+FOLD_MAX = 8  # as runtime/batch.py
+
+
+def _folded(fn: str, x: V, code: str, axis: str) -> str | None:
+    """`b_fold` code for an exact reduction of a few elements per copy (see runtime `b_fold`):
+    logical any/all/count of bools, integer sums and means. None where numpy's own is kept."""
+    op = _FOLD_OPS.get(fn)
+    axes = ast.literal_eval(axis)
+    axes = axes if isinstance(axes, tuple) else (axes,)
+    sizes = [x.shape[a - PREFIX[x.kind]] for a in axes]
+    n = 1
+    for d in sizes:
+        n *= d
+    exact = x.dtype == "bool" or (x.dtype == "int" and fn in ("np.sum", "np.mean"))
+    if op is None or x.kind == 0 or not exact or not 0 < n <= FOLD_MAX or 0 in sizes:
+        return None
+    if fn == "np.count_nonzero":
+        code = f"np.asarray({code}, dtype=np.int64)"
+    out = f"b_fold({op}, {code}, {axes!r})"
+    return f"np.true_divide({out}, {n})" if fn == "np.mean" else out
 
 
 def _random(kind_of_draw: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:

@@ -26,10 +26,11 @@ class PyEmitter:
     """Emits Python source for checked expressions of one place in the spec."""
 
     def __init__(self, symbols: dict[str, Symbol], *, per_agent: bool = False,
-                 overrides: dict[str, str] | None = None) -> None:
+                 overrides: dict[str, str] | None = None, nonzero: frozenset[str] = frozenset()) -> None:
         self.symbols = symbols
         self.per_agent = per_agent
         self.overrides = overrides or {}
+        self.nonzero = nonzero  # scalar params and consts that can never be 0 (their range excludes it)
         self.hoisted: dict[int, str] = {}  # id(node) -> local name computed before a per-agent loop
 
     def __call__(self, checked: Checked) -> str:
@@ -86,7 +87,8 @@ class PyEmitter:
             return f"rt_pow_s({a}, {b})" if scalar else f"rt_pow({a}, {b})"
         if op in (ast.Div, ast.FloorDiv, ast.Mod):
             rinfo = _info(node.right)
-            if isinstance(node.right, ast.Constant) and rinfo.value not in (0, 0.0, False):
+            if isinstance(node.right, ast.Constant) and rinfo.value not in (0, 0.0, False) or \
+                    scalar and isinstance(node.right, ast.Name) and node.right.id in self.nonzero:
                 return f"({a} {_BIN[op]} {b})"
             fn = {ast.Div: "rt_div", ast.FloorDiv: "rt_floordiv", ast.Mod: "rt_mod"}[op]
             return f"{fn}_s({a}, {b})" if scalar else f"{fn}({a}, {b})"
@@ -164,7 +166,7 @@ class PyEmitter:
         return None
 
     def index(self) -> str:
-        return "me" if self.per_agent else "0"
+        return self.overrides.get("me", "me") if self.per_agent else "0"
 
 
 _NODES: dict[type, Callable[[PyEmitter, ast.AST], str]] = {
@@ -309,7 +311,7 @@ CALLS: dict[str, Callable[[PyEmitter, ast.Call], str]] = {
                                else f"rt_manhattan({e.emit(n.args[0])}, {e.emit(n.args[1])})"),
     "in_bounds": _simple("rt_in_bounds(v.tiles, {0})"),
     "view": _simple("rt_view(v, {0}, {1})"),
-    "agents_view": _simple("rt_agents_view(v.pos, {0}, {1})"),
+    "agents_view": _simple("rt_agents_view_v(v, {0}, {1})"),
 }
 
 
@@ -330,14 +332,30 @@ def hoistable(node: ast.AST) -> bool:
     return True
 
 
+def _invariant(node: ast.AST) -> bool:
+    """Arithmetic that does not depend on `me`, draws nothing and cannot raise (division and
+    powers lower to guarded helpers or divide by a nonzero param; no indexing)."""
+    if not isinstance(node, ast.BinOp):
+        return False
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and sub.id == "me" or hasattr(sub, "gw_site") or isinstance(sub, ast.Subscript):
+            return False
+        if isinstance(sub, ast.Call) and not hoistable(sub):
+            return False
+    return True
+
+
 def hoist(emitter: PyEmitter, trees: list[ast.AST], prefix: str = "h") -> list[tuple[str, str]]:
-    """Plan loop-invariant reductions of `trees`: returns (local, code) pairs to compute first."""
+    """Plan loop-invariant parts of `trees`: returns (local, code) pairs to compute first.
+
+    Reductions are hoisted wherever they are; invariant arithmetic only where it always runs
+    (not inside a branch of `x if c else y` or after the first operand of `and` / `or`).
+    """
     out: list[tuple[str, str]] = []
     seen: dict[str, str] = {}
-    for tree in trees:
-        for node in ast.walk(tree):
-            if id(node) in emitter.hoisted or not hoistable(node):
-                continue
+
+    def visit(node: ast.AST, always: bool) -> None:
+        if id(node) not in emitter.hoisted and (hoistable(node) or always and _invariant(node)):
             code = emitter.emit(node)
             name = seen.get(code)
             if name is None:
@@ -345,4 +363,12 @@ def hoist(emitter: PyEmitter, trees: list[ast.AST], prefix: str = "h") -> list[t
                 seen[code] = name
                 out.append((name, code))
             emitter.hoisted[id(node)] = name
+            return
+        for child in ast.iter_child_nodes(node):
+            guarded = isinstance(node, ast.IfExp) and child is not node.test or \
+                isinstance(node, ast.BoolOp) and child is not node.values[0]
+            visit(child, always and not guarded)
+
+    for tree in trees:
+        visit(tree, True)
     return out

@@ -77,6 +77,9 @@ def all_trees(cs: CheckedSpec) -> list[ast.AST]:
     return [c.tree for c in found if c is not None]
 
 
+_IMPLICIT = {"tiles", "pos"}  # read by grid functions (tile, view, agents_view) without being named
+
+
 def _as_bool(code: str) -> str:
     return code if code.startswith("bool(") or code in ("True", "False") else f"bool({code})"
 
@@ -109,7 +112,21 @@ class _Gen:
         self.cls = class_name(cs.spec.name)
 
     def em(self, per_agent: bool = False, **overrides: str) -> PyEmitter:
-        return PyEmitter(self.cs.symbols, per_agent=per_agent, overrides=overrides)
+        return PyEmitter(self.cs.symbols, per_agent=per_agent, overrides=overrides, nonzero=self.nonzero)
+
+    @functools.cached_property
+    def nonzero(self) -> frozenset[str]:
+        """Scalar params whose declared range excludes 0 and scalar consts that are not 0:
+        dividing by them needs no guard (make_params enforces the ranges)."""
+        out = set()
+        for name, prm in self.cs.spec.params.items():
+            lo, hi = prm.min, prm.max
+            if prm.type != "bool" and (lo is not None and lo > 0 or hi is not None and hi < 0):
+                out.add(name)
+        for name, value in self.cs.consts.items():
+            if isinstance(value, int | float) and not isinstance(value, bool) and value != 0:
+                out.add(name)
+        return frozenset(n for n in out if n in self.cs.symbols)
 
     # ------------------------------------------------------------------ module
     def module(self) -> str:
@@ -143,9 +160,9 @@ class _Gen:
             self.spaces()
             self.reset()
             self.step()
-            self.decode()
             self.masks()
-            self.rewards()
+            if not self.unrolled:
+                self.rewards()
             self.observe()
             self.state()
             self.bounds()
@@ -172,10 +189,22 @@ class _Gen:
             decode[r.name] = [(c.name, combo) for c in r.choices for combo in c.combos()]
         w("# per role: flat action index -> (choice, argument values)")
         w(f"DECODE = {decode!r}")
+        for r in cs.roles:
+            for c in r.choices:
+                for arg in c.args:
+                    vals = [combo[arg.name] for combo in c.combos()]
+                    w(f"ARGV_{r.name}_{c.name}_{arg.name} = {vals!r}", comment=f"{c.path}.args.{arg.name} of each action of the choice")
         w(f"N_ACTIONS = {{{', '.join(f'{r.name!r}: {r.n_actions}' for r in cs.roles)}}}")
         w(f"CHOICES = {cs.choice_names!r}")
         w(f"ARGS = {cs.arg_names!r}")
         grid_tables(w, cs)
+        if cs.grid is not None:
+            moves = []
+            for i in range(self.n):
+                r = cs.role_of(i)
+                moves.append([tuple(c.move or (0, 0)) for c in r.choices for _ in range(c.n)] + [(0, 0)])
+            w("# per agent: (row, col) step of each action; the last entry (action -1) is no move")
+            w(f"GRID_MOVES = {moves!r}")
         w("")
         w("")
 
@@ -238,6 +267,9 @@ class _Gen:
             w("self._last = [-1] * N_AGENTS")
             w("self._last_reward = [0.0] * N_AGENTS")
             w("self._mask_cache = {}")
+            w("self._all_legal = [np.ones(N_ACTIONS[ROLE_OF[i]], dtype=np.int8) for i in range(N_AGENTS)]")
+            with w.block("for m in self._all_legal:"):
+                w("m.setflags(write=False)")
             w("self._observers = [" + ", ".join(f"self._observe_{self.cs.role_of(i).name}" for i in range(self.n)) + "]")
         w("")
 
@@ -301,8 +333,14 @@ class _Gen:
             w("self._returns = [0.0] * N_AGENTS")
             w("self._metric_acc = [" + ", ".join(self.metric_start(m.reduce) for m in cs.metrics) + "]")
             w("self._compute_masks()")
-            w("obs = {a: self.observe(a) for a in self.agents}")
-            w("infos = {a: {'action_mask': self._masks[i]} for i, a in enumerate(self.agents)}")
+            if self.unrolled:
+                ids = cs.agent_ids
+                w("masks = self._masks")
+                w("obs = {" + ", ".join(f"{ids[i]!r}: self._observe_{cs.role_of(i).name}({i})" for i in range(self.n)) + "}")
+                w("infos = {" + ", ".join(f"{ids[i]!r}: {{'action_mask': masks[{i}]}}" for i in range(self.n)) + "}")
+            else:
+                w("obs = {a: self.observe(a) for a in self.agents}")
+                w("infos = {a: {'action_mask': self._masks[i]} for i, a in enumerate(self.agents)}")
             w("return obs, infos")
         w("")
 
@@ -353,6 +391,12 @@ class _Gen:
     def cast(self, var: CVar, code: str) -> str:
         if var.shape:
             return f"np.array(np.broadcast_to({code}, {var.shape!r}), dtype={_NP_DTYPE[var.dtype]})"
+        try:
+            value = ast.literal_eval(code)
+        except (ValueError, SyntaxError):
+            value = None
+        if isinstance(value, bool | int | float) and not (isinstance(value, bool) and var.dtype != "bool"):
+            return repr({"bool": bool, "int": int, "float": float}[var.dtype](value))  # a constant: cast now
         return f"{var.dtype}({code})"
 
     def clear_actions(self) -> None:
@@ -390,7 +434,7 @@ class _Gen:
                 w("raise RuntimeError('the episode is over (no live agents); call reset() first')")
             w("p, v = self.p, self.v")
             w("v.rng.step = v.t + 1")
-            w("illegal = self._apply_actions(actions)")
+            self.decode()
             if cs.grid:
                 self.grid_step()
                 self.hook("grid")
@@ -400,12 +444,16 @@ class _Gen:
                 self.rule(rule)
                 self.hook(rule.path)
             w("v.t += 1")
-            w("rewards, terms = self._rewards()")
+            if self.unrolled:
+                self.rewards_inline()
+            else:
+                w("rewards, terms = self._rewards()")
             for i, m in enumerate(cs.metrics):
-                code = self.em()(m.expr)
-                code = code if code.startswith("float(") else f"float({code})"
+                if self.lazy_metric(m):
+                    continue
+                code = self.metric_code(m)
                 acc = f"self._metric_acc[{i}]"
-                update = {"last": f"{acc} = {code}", "sum": f"{acc} += {code}", "mean": f"{acc} += {code}",
+                update = {"sum": f"{acc} += {code}", "mean": f"{acc} += {code}", "last": f"{acc} = {code}",
                           "max": f"{acc} = max({acc}, {code})", "min": f"{acc} = min({acc}, {code})"}[m.reduce]
                 w(update, comment=f"{m.path}: {m.expr.source} ({m.reduce})")
             w(f"terminated = {_as_bool(self.em()(cs.terminate))}", comment=f"terminate: {cs.terminate.source}")
@@ -414,57 +462,80 @@ class _Gen:
             with w.block("if not done:"):
                 w("self._compute_masks()")
             with w.block("else:"):
-                w("self._masks = [np.ones(N_ACTIONS[ROLE_OF[i]], dtype=np.int8) for i in range(N_AGENTS)]")
-            w("agents = self.agents")
-            w("obs, rew, term, trunc, infos = {}, {}, {}, {}, {}")
-            w("observers, masks, returns = self._observers, self._masks, self._returns")
-            with w.block("for a in agents:"):
-                w("i = AGENT_INDEX[a]")
-                w("obs[a] = observers[i](i)")
-                w("r = rew[a] = rewards[i]")
-                w("returns[i] += r")
-                w("term[a] = terminated")
-                w("trunc[a] = truncated")
-                w("infos[a] = {'action_mask': masks[i], 'reward_terms': terms[i]}")
+                w("self._masks = self._all_legal", comment="every action is legal after the end (read-only masks)")
             w("self._last_reward = rewards")
+            w("# every agent is live until the episode ends (self.agents is AGENTS or empty)")
+            if self.unrolled:
+                self.outputs_unrolled()
+            else:
+                w("self._returns = [x + r for x, r in zip(self._returns, rewards)]")
+                w("observers = self._observers")
+                w("obs = {a: observers[i](i) for i, a in enumerate(AGENTS)}")
+                w("rew = dict(zip(AGENTS, rewards))")
+                w("term = dict.fromkeys(AGENTS, terminated)")
+                w("trunc = dict.fromkeys(AGENTS, truncated)")
+                w("infos = {a: {'action_mask': m, 'reward_terms': x} for a, m, x in zip(AGENTS, self._masks, terms)}")
             with w.block("for a in illegal:"):
                 w("infos[a]['illegal_action'] = True")
             with w.block("if done:"):
                 w("metrics = self.episode_metrics()")
-                with w.block("for a in agents:"):
+                with w.block("for a, ret in zip(AGENTS, self._returns):"):
                     w("infos[a]['metrics'] = metrics")
-                    w("infos[a]['episode'] = {'length': v.t, 'return': self._returns[AGENT_INDEX[a]]}")
+                    w("infos[a]['episode'] = {'length': v.t, 'return': ret}")
                 w("self.agents = []")
             w("return obs, rew, term, trunc, infos")
         w("")
         with w.block("def episode_metrics(self):"):
             w('"""Metric values of the episode so far, reduced as the spec says."""')
-            w("v = self.v")
+            w("p, v = self.p, self.v")
             items = []
             for i, m in enumerate(cs.metrics):
                 acc = f"self._metric_acc[{i}]"
-                items.append(f"{m.name!r}: {acc} / max(v.t, 1)" if m.reduce == "mean" else f"{m.name!r}: {acc}")
+                if self.lazy_metric(m):  # the value after the last step is the value now
+                    items.append(f"{m.name!r}: {self.metric_code(m)} if v.t else 0.0")
+                else:
+                    items.append(f"{m.name!r}: {acc} / max(v.t, 1)" if m.reduce == "mean" else f"{m.name!r}: {acc}")
             w("return {" + ", ".join(items) + "}")
         w("")
+
+    def metric_code(self, m: Any) -> str:
+        code = self.em()(m.expr)
+        return code if code.startswith("float(") else f"float({code})"
+
+    @staticmethod
+    def lazy_metric(m: Any) -> bool:
+        """A `last` metric without random draws is evaluated when asked for, not at every step
+        (the state does not change between the last step and the end of the episode)."""
+        return m.reduce == "last" and not _uses_me_or_random(m.expr)
 
     def grid_step(self) -> None:
         g, w = self.cs.grid, self.w
         assert g is not None
-        w(f"delta = np.zeros(({self.n}, 2), dtype=np.int64)", comment="grid: moves, slip, collisions")
-        for r in self.cs.roles:
-            for c in r.choices:
-                if c.move is not None and tuple(c.move) != (0, 0):
-                    w(f"delta[v.{c.name}] = {list(c.move)!r}", comment=f"{c.path}.move")
-        if _is_true(g.can_move):
-            w(f"can_move = np.ones({self.n}, dtype=bool)")
+        small = self.n <= 16  # resolve_moves_small: plain Python lists
+        slip = g.slip is not None and g.slip.source not in ("0", "0.0")
+        if small:
+            w("delta = [GRID_MOVES[i][a] for i, a in enumerate(v.action)]", comment="grid: moves (the last entry, a = -1, is no move), slip, collisions")
         else:
-            w(f"can_move = np.array([{self.em(per_agent=True)(g.can_move)} for me in range({self.n})], dtype=bool)", comment=f"grid.can_move: {g.can_move.source}")
-        if g.slip is not None and g.slip.source not in ("0", "0.0"):
+            w(f"delta = np.zeros(({self.n}, 2), dtype=np.int64)", comment="grid: moves, slip, collisions")
+            for r in self.cs.roles:
+                for c in r.choices:
+                    if c.move is not None and tuple(c.move) != (0, 0):
+                        w(f"delta[v.{c.name}] = {list(c.move)!r}", comment=f"{c.path}.move")
+        if _is_true(g.can_move):
+            w(f"can_move = [True] * {self.n}" if small else f"can_move = np.ones({self.n}, dtype=bool)")
+        else:
+            code = f"[{self.em(per_agent=True)(g.can_move)} for me in range({self.n})]"
+            w(f"can_move = {code}" if small else f"can_move = np.array({code}, dtype=bool)", comment=f"grid.can_move: {g.can_move.source}")
+        if slip:
             w(f"slip = float({self.em()(g.slip)})", comment=f"grid.slip: {g.slip.source}")
             with w.block("if slip > 0:"):
+                if small:
+                    w(f"delta = np.array(delta, dtype=np.int64).reshape({self.n}, 2)")
                 w("delta = apply_slip(delta, slip, lambda stream, n: v.rng.u(GRID_SITE + stream, 0, n), 0)")
-        resolve = "resolve_moves_small" if self.n <= 16 else "resolve_moves"
-        w(f"v.pos, v.moved, v.conflict = {resolve}(v.pos, delta, can_move, GRID_PASSABLE[v.tiles], {g.collision!r})")
+        if small:
+            w(f"v.pos, v.moved, v.conflict = resolve_moves_small(v.pos, delta, can_move, v.tiles, {g.collision!r}, GRID_PASSABLE)")
+        else:
+            w(f"v.pos, v.moved, v.conflict = resolve_moves(v.pos, delta, can_move, GRID_PASSABLE[v.tiles], {g.collision!r})")
 
     def channel_step(self) -> None:
         w = self.w
@@ -486,9 +557,14 @@ class _Gen:
             cond = None if _is_true(rule.when) else em(rule.when)
             ctx = w.block(f"if {cond}:") if cond else _null()
             with ctx:
+                later: list[tuple[int, str]] = []  # sets read the old values: a target read later waits
                 for j, (target, c) in enumerate(rule.sets):
-                    w(f"new{j} = {self.cast(vars_[target], em(c))}", comment=f"{rule.path}.set.{target}: {c.source}")
-                for j, (target, _) in enumerate(rule.sets):
+                    read_later = any(target in c2.names or target in _IMPLICIT for _, c2 in rule.sets[j + 1:])
+                    name = f"new{j}" if read_later else f"v.{target}"
+                    w(f"{name} = {self.cast(vars_[target], em(c))}", comment=f"{rule.path}.set.{target}: {c.source}")
+                    if read_later:
+                        later.append((j, target))
+                for j, target in later:
                     w(f"v.{target} = new{j}")
             return
         for name, code in hoist(em, [rule.when.tree.body] + [c.tree.body for _, c in rule.sets], f"h{rule.index}_"):
@@ -499,43 +575,67 @@ class _Gen:
             cond = None if _is_true(rule.when) else em(rule.when)
             ctx = w.block(f"if {cond}:") if cond else _null()
             with ctx:
+                trees = [c.tree.body for _, c in rule.sets]
+                for k, (code, nodes) in enumerate(repeated_calls(trees, em.emit, _unconditional)):
+                    w(f"c{k} = {code}", comment="used by several sets")
+                    for n in nodes:
+                        em.hoisted[id(n)] = f"c{k}"
                 for j, (target, c) in enumerate(rule.sets):
                     w(f"new{j}[me] = {em(c)}", comment=f"{rule.path}.set.{target}: {c.source}")
         for j, (target, _) in enumerate(rule.sets):
             w(f"v.{target} = new{j}")
 
     def decode(self) -> None:
+        """The action dict -> this step's action arrays (inline in step); `illegal` lists the
+        agents whose action was illegal (it counts as no action)."""
         w = self.w
-        with w.block("def _apply_actions(self, actions):"):
-            w('"""Set this step\'s action arrays from the action dict; return agents whose action was illegal."""')
-            w("v = self.v")
-            self.clear_actions()
-            w("self._last = [-1] * N_AGENTS")
-            w("illegal = set()")
-            with w.block("for agent, a in actions.items():"):
-                with w.block("if agent not in self.agents:"):
-                    with w.block("if agent not in AGENTS:"):
-                        w("raise ValueError(f'unknown agent {agent!r}; agents: {AGENTS}')")
-                    w("continue")
-                w("i = AGENT_INDEX[agent]")
-                w("role = ROLE_OF[i]")
-                with w.block("if a is None:"):
-                    w("continue")
-                w("a = int(np.asarray(a).reshape(-1)[0]) if not isinstance(a, (int, np.integer)) else int(a)")
-                with w.block("if not 0 <= a < N_ACTIONS[role]:"):
-                    w("raise ValueError(f'action {a} of {agent} is outside Discrete({N_ACTIONS[role]})')")
-                with w.block("if not self._masks[i][a]:"):
-                    w("illegal.add(agent)")
-                    w("self._last[i] = -2 - a")
-                    w("continue")
-                w("choice, args = DECODE[role][a]")
-                w("getattr(v, choice)[i] = True")
-                with w.block("for name, value in args.items():"):
-                    w("getattr(v, name)[i] = value")
-                w("v.action[i] = a")
-                w("self._last[i] = a")
-            w("return illegal")
-        w("")
+        w("", comment="actions: set this step's choice and argument arrays")
+        self.clear_actions()
+        w("last = self._last = [-1] * N_AGENTS")
+        w("illegal = []")
+        w("masks = self._masks")
+        with w.block("for agent, a in actions.items():"):
+            w("i = AGENT_INDEX.get(agent)")
+            with w.block("if i is None:"):
+                w("raise ValueError(f'unknown agent {agent!r}; agents: {AGENTS}')")
+            with w.block("if a is None:"):
+                w("continue")
+            with w.block("if a.__class__ is not int:"):
+                w("a = int(a) if isinstance(a, np.integer) else int(np.asarray(a).reshape(-1)[0])")
+            roles = self.cs.roles
+            for k, r in enumerate(roles):
+                if len(roles) == 1:
+                    ctx = _null()
+                elif k == len(roles) - 1:
+                    ctx = w.block("else:", comment=f"actions.{r.name}")
+                else:
+                    ctx = w.block(f"{'if' if k == 0 else 'elif'} i < {r.start + r.count}:", comment=f"actions.{r.name}")
+                with ctx:
+                    self.decode_role(r)
+            w("v.action[i] = a")
+            w("last[i] = a")
+
+    def decode_role(self, r: CRole) -> None:
+        """Check one action of an agent of role `r` (`i`, `a`) and set its choice and arguments."""
+        w = self.w
+        with w.block(f"if not 0 <= a < {r.n_actions}:"):
+            w(f"raise ValueError(f'action {{a}} of {{agent}} is outside Discrete({r.n_actions})')")
+        with w.block("if not masks[i][a]:"):
+            w("illegal.append(agent)")
+            w("last[i] = -2 - a")
+            w("continue")
+        for k, c in enumerate(r.choices):
+            if len(r.choices) == 1:
+                ctx = _null()
+            elif k == len(r.choices) - 1:
+                ctx = w.block("else:")
+            else:
+                ctx = w.block(f"{'if' if k == 0 else 'elif'} a < {c.offset + c.n}:")
+            with ctx:
+                w(f"v.{c.name}[i] = True", comment=f"{c.path}")
+                for arg in c.args:
+                    w(f"v.{arg.name}[i] = ARGV_{r.name}_{c.name}_{arg.name}[a - {c.offset}]" if c.offset else
+                      f"v.{arg.name}[i] = ARGV_{r.name}_{c.name}_{arg.name}[a]")
 
     def masks(self) -> None:
         cs, w = self.cs, self.w
@@ -548,9 +648,12 @@ class _Gen:
                 w(f"active = int({self.em()(cs.active)})", comment=f"turns.active: {cs.active.source}")
             for r in cs.roles:
                 scalar = all(c.legal is None or not c.legal.info.shape for c in r.choices)
+                shared = self.shared_flags(r) if scalar else {}
+                for k, (code, name) in enumerate(shared.items()):
+                    w(f"{name} = {_as_bool(code)}", comment="" if k else f"actions.{r.name}: flags that are the same for every agent")
                 with w.block(f"for me in range({r.start}, {r.start + r.count}):", comment=f"actions.{r.name}"):
                     if scalar:
-                        self.cached_mask(r)
+                        self.cached_mask(r, shared)
                     else:
                         self.built_mask(r)
                     w("masks.append(m)")
@@ -569,11 +672,37 @@ class _Gen:
         over = {a.name: f"p.argv_{r.name}_{c.name}_{a.name}" for a in c.args}
         return "True" if _is_true(c.legal) else self.em(per_agent=True, **over)(c.legal)  # type: ignore[arg-type]
 
-    def cached_mask(self, r: CRole) -> None:
+    def shared_flags(self, r: CRole) -> dict[str, str]:
+        """Legal flags of role `r` that do not depend on `me` (and cannot raise: no indexing,
+        no draws): computed once before the per-agent loop. Code -> local name."""
+        out: dict[str, str] = {}
+        for c in r.choices:
+            if c.legal is None or "me" in c.legal.names or any(
+                    isinstance(n, ast.Subscript) or hasattr(n, "gw_site") for n in ast.walk(c.legal.tree)):
+                continue
+            code = self.legal_code(r, c)
+            if code != "True" and code not in out:
+                out[code] = f"legal_{r.name}_{len(out)}"
+        return out
+
+    def cached_mask(self, r: CRole, shared: dict[str, str]) -> None:
         w, cs = self.w, self.cs
-        flags = ", ".join(f"bool({self.legal_code(r, c)})" for c in r.choices)
-        w(f"key = ({r.name!r},) + ({flags},)" if cs.active is None else f"key = ({r.name!r},) + ({flags},) if me == active else ({r.name!r}, None)",
-          comment="; ".join(f"{c.path}.legal: {c.legal.source if c.legal else True}" for c in r.choices))
+        codes: dict[str, str] = dict(shared)  # legal code -> its local flag (choices often share one)
+        for c in r.choices:
+            code = self.legal_code(r, c)
+            if code not in codes and code != "True":
+                codes[code] = f"f{len(codes)}"
+        flags = ", ".join("True" if (code := self.legal_code(r, c)) == "True" else codes[code] for c in r.choices)
+        comment = "; ".join(f"{c.path}.legal: {c.legal.source if c.legal else True}" for c in r.choices)
+        ctx = w.block("if me == active:") if cs.active is not None else _null()
+        with ctx:
+            for code, name in codes.items():
+                if code not in shared:
+                    w(f"{name} = {_as_bool(code)}")
+            w(f"key = ({r.name!r}, {flags})", comment=comment)
+        if cs.active is not None:
+            with w.block("else:"):
+                w(f"key = ({r.name!r}, None)")
         spans = [(c.offset, c.offset + c.n) for c in r.choices]
         w("m = cache.get(key)")
         with w.block("if m is None:"):
@@ -605,11 +734,57 @@ class _Gen:
                     for j, term in enumerate(r.terms):
                         w(f"x{j} = float({em(term.expr)})", comment=f"{term.path}: {term.name} = {term.expr.source}")
                         names.append(f"{term.name!r}: x{j}")
-                    total = " + ".join(f"{t.weight!r} * x{j}" for j, t in enumerate(r.terms)) or "0.0"
+                    total = " + ".join(f"x{j}" if t.weight == 1.0 else f"{t.weight!r} * x{j}" for j, t in enumerate(r.terms)) or "0.0"
                     w(f"rewards[me] = {total}")
                     w("terms[me] = {" + ", ".join(names) + "}")
             w("return rewards, terms")
         w("")
+
+    UNROLL = 8  # up to this many agents, step is written out per agent (no per-agent loops)
+
+    @property
+    def unrolled(self) -> bool:
+        return self.n <= self.UNROLL
+
+    def rewards_inline(self) -> None:
+        """Rewards and their terms, agent by agent: locals x<i>_<j> (term j of agent i), r<i>."""
+        cs, w = self.cs, self.w
+        for r in cs.roles:
+            em = self.em(per_agent=True)
+            for name, code in hoist(em, [t.expr.tree.body for t in r.terms], f"h_{r.name}_"):
+                w(f"{name} = {code}", comment="the same for every agent")
+            for i in range(r.start, r.start + r.count):
+                em.overrides["me"] = str(i)
+                w("", comment=f"rewards.{r.name} of {cs.agent_ids[i]}")
+                for j, term in enumerate(r.terms):
+                    w(f"x{i}_{j} = float({em(term.expr)})",
+                      comment=f"{term.path}: {term.name} = {term.expr.source}" if i == r.start else "")
+                total = " + ".join(f"x{i}_{j}" if t.weight == 1.0 else f"{t.weight!r} * x{i}_{j}" for j, t in enumerate(r.terms)) or "0.0"
+                w(f"r{i} = {total}")
+        w(f"rewards = [{', '.join(f'r{i}' for i in range(self.n))}]")
+
+    def outputs_unrolled(self) -> None:
+        cs, w = self.cs, self.w
+        ids = cs.agent_ids
+        def unpack(prefix: str) -> str:
+            return ", ".join(f"{prefix}{i}" for i in range(self.n)) + ("," if self.n == 1 else "")
+
+        w(f"{unpack('m')} = self._masks")
+        w(f"{unpack('g')} = self._returns")
+        w(f"self._returns = [{', '.join(f'g{i} + r{i}' for i in range(self.n))}]")
+
+        def literal(name: str, value: Any) -> None:
+            w(f"{name} = {{")
+            for i in range(self.n):
+                w(f"    {ids[i]!r}: {value(i)},")
+            w("}")
+
+        literal("obs", lambda i: f"self._observe_{cs.role_of(i).name}({i})")
+        literal("rew", lambda i: f"r{i}")
+        literal("term", lambda i: "terminated")
+        literal("trunc", lambda i: "truncated")
+        terms = {i: ", ".join(f"{t.name!r}: x{i}_{j}" for j, t in enumerate(cs.role_of(i).terms)) for i in range(self.n)}
+        literal("infos", lambda i: f"{{'action_mask': m{i}, 'reward_terms': {{{terms[i]}}}}}")
 
     def observe(self) -> None:
         cs, w = self.cs, self.w

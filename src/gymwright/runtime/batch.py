@@ -102,10 +102,31 @@ def b_roll(x, k, axis: int):
         return np.roll(x, int(k), axis=axis)
     prefix = np.broadcast_shapes(x.shape[:axis], k.shape)
     x = np.broadcast_to(x, prefix + x.shape[axis:])
-    idx = (np.arange(n) - np.broadcast_to(k, prefix)[..., None]) % n
+    # indices on k's own (often small: one shift per agent) shape; the gather broadcasts them
+    k = k.reshape((1,) * (len(prefix) - k.ndim) + k.shape)
+    idx = (np.arange(n) - k[..., None]) % n
     idx = idx.reshape(idx.shape + (1,) * (x.ndim - idx.ndim))
-    idx = np.broadcast_to(idx, x.shape)
     return np.take_along_axis(x, idx, axis=axis)
+
+
+FOLD_MAX = 8  # reduce axes of at most this many elements one slice at a time
+
+
+def b_fold(op, x, axes: tuple):
+    """ufunc.reduce of x over `axes` by applying the binary ufunc `op` slice by slice.
+
+    numpy reduces a short axis row by row, paying a fixed cost per row (with B copies, per copy);
+    a few whole-array operations are much cheaper. For exact operations only (logical and/or,
+    integer add): the result equals op.reduce.
+    """
+    for axis in sorted(axes, reverse=True):
+        n = x.shape[axis]
+        lead = (slice(None),) * axis
+        out = x[lead + (0,)]
+        for i in range(1, n):
+            out = op(out, x[lead + (i,)])
+        x = out if n > 1 else np.array(out)  # a copy when nothing was combined: never a view
+    return x
 
 
 def b_onehot(i, n: int):
@@ -137,4 +158,5 @@ def b_choice(a, u):
 
 
 def b_manhattan(a, b):
-    return np.abs(np.asarray(a) - np.asarray(b)).sum(axis=-1)
+    d = np.abs(np.asarray(a) - np.asarray(b))
+    return d[..., 0] + d[..., 1]  # not .sum(axis=-1): numpy reduces a short last axis row by row

@@ -225,8 +225,10 @@ def rt_view(v, p, r: int):
     """The (2r+1)x(2r+1) window of tiles around p, -1 outside (from a padded copy kept on v)."""
     pad = getattr(v, "_tiles_pad", None)
     if pad is None or v._tiles_src is not v.tiles or v._pad_r < r:
-        v._pad_r = max(r, getattr(v, "_pad_r", 0))
-        v._tiles_pad = pad = np.pad(v.tiles, v._pad_r, constant_values=-1)
+        v._pad_r = k = max(r, getattr(v, "_pad_r", 0))
+        h, w = v.tiles.shape
+        v._tiles_pad = pad = np.full((h + 2 * k, w + 2 * k), -1, dtype=v.tiles.dtype)  # np.pad, faster
+        pad[k:k + h, k:k + w] = v.tiles
         v._tiles_src = v.tiles
     o = v._pad_r - r
     row, col = int(p[0]) + o, int(p[1]) + o
@@ -242,6 +244,27 @@ def rt_agents_view(pos, p, r: int):
         if 0 <= dr <= 2 * r and 0 <= dc <= 2 * r:
             out[dr, dc] += 1
     return out
+
+
+def rt_agents_view_v(v, p, r: int):
+    """rt_agents_view(v.pos, p, r) from a padded grid of agent counts kept on v (rebuilt when
+    v.pos is replaced, as every step does): every agent's window is then one slice. A view:
+    callers copy before they write."""
+    pos = v.pos
+    row, col = int(p[0]), int(p[1])
+    h, w = v.tiles.shape
+    if not (0 <= row < h and 0 <= col < w):
+        return rt_agents_view(pos, p, r)
+    grid = getattr(v, "_agents_pad", None)
+    if grid is None or v._agents_src is not pos or v._agents_r < r:
+        v._agents_r = big = max(r, getattr(v, "_agents_r", 0))
+        v._agents_pad = grid = np.zeros((h + 2 * big, w + 2 * big), dtype=np.int64)
+        v._agents_src = pos
+        for pr, pc in pos.tolist():
+            if -big <= pr < h + big and -big <= pc < w + big:
+                grid[pr + big, pc + big] += 1
+    o = v._agents_r - r
+    return grid[row + o:row + o + 2 * r + 1, col + o:col + o + 2 * r + 1]
 
 
 def rt_manhattan(a, b):
@@ -265,20 +288,25 @@ def rt_ceil(x):
     return np.ceil(x).astype(np.int64) if isinstance(x, np.ndarray) else math.ceil(x)
 
 
-def resolve_moves_small(pos, delta, can_move, passable, collision):
+def resolve_moves_small(pos, delta, can_move, passable, collision, kinds=None):
     """grid.resolve_moves in plain Python, for the few agents of one env (same results).
 
     Moves off the grid or into impassable cells stay put; under "block", vertex conflicts
     (several agents ending in one cell, a staying occupant included) and swaps cancel the
-    moves involved, repeated until none is left; following is allowed.
+    moves involved, repeated until none is left; following is allowed. `delta` and `can_move`
+    may be lists; with `kinds` (passable or not, per tile kind) `passable` is the tile array.
     """
     P = [tuple(p) for p in pos.tolist()]
-    D = delta.tolist()
+    D = delta.tolist() if isinstance(delta, np.ndarray) else delta
     h, w = passable.shape
     n = len(P)
     target = [(P[i][0] + D[i][0], P[i][1] + D[i][1]) for i in range(n)]
     attempt = [bool(can_move[i]) and (D[i][0] != 0 or D[i][1] != 0) and 0 <= target[i][0] < h
-               and 0 <= target[i][1] < w and bool(passable[target[i][0], target[i][1]]) for i in range(n)]
+               and 0 <= target[i][1] < w for i in range(n)]
+    for i in range(n):
+        if attempt[i]:
+            at = passable[target[i][0], target[i][1]]
+            attempt[i] = bool(at if kinds is None else kinds[at])
     conflict = [False] * n
     while collision == "block":
         final = [target[i] if attempt[i] else P[i] for i in range(n)]

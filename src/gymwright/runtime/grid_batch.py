@@ -39,17 +39,39 @@ def _gb_copy_index(p: np.ndarray) -> np.ndarray:
     return np.arange(p.shape[0]).reshape((-1,) + (1,) * (p.ndim - 2))
 
 
-def _gb_lookup(grid: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """``grid[b, p[b, ..., 0], p[b, ..., 1]]`` with the position clipped onto the grid."""
-    _, height, width = grid.shape
+def _gb_flat_index(shape: tuple, p: np.ndarray) -> np.ndarray:
+    """Indices into ``grid.reshape(-1)`` of ``grid[b, p[b, ..., 0], p[b, ..., 1]]``, the position
+    clipped onto the grid (one flat gather is much cheaper than three index arrays)."""
+    batch, height, width = shape
     rows = np.clip(p[..., 0], 0, height - 1)
     cols = np.clip(p[..., 1], 0, width - 1)
-    return grid[_gb_copy_index(p), rows, cols]
+    base = np.arange(0, batch * height * width, height * width).reshape((-1,) + (1,) * (p.ndim - 2))
+    return rows * width + cols + base
+
+
+def _gb_lookup(grid: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``grid[b, p[b, ..., 0], p[b, ..., 1]]`` with the position clipped onto the grid."""
+    return np.ascontiguousarray(grid).reshape(-1)[_gb_flat_index(grid.shape, p)]
+
+
+def _gb_cell_ids(p: np.ndarray) -> np.ndarray:
+    """One int64 per ``(row, col)`` (equal ids = same cell), for any row and |col| < 2**31."""
+    return p[..., 0] * (1 << 32) + p[..., 1]
 
 
 def _gb_same_cell(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(B, N, N) bool: ``a[:, i]`` and ``b[:, j]`` are the same cell."""
-    return np.all(a[:, :, None, :] == b[:, None, :, :], axis=3)
+    """(B, N, N) bool: cell ids ``a[:, i]`` and ``b[:, j]`` are equal."""
+    return a[:, :, None] == b[:, None, :]
+
+
+def _gb_any_last(x: np.ndarray) -> np.ndarray:
+    """``x.any(axis=-1)`` for a bool array, as one float32 matrix product (numpy reduces a short
+    last axis row by row, which costs far more than the product)."""
+    n = x.shape[-1]
+    if n == 0:
+        return np.zeros(x.shape[:-1], dtype=bool)
+    flat = x.reshape(-1, n).astype(np.float32)
+    return (flat @ np.ones(n, dtype=np.float32)).reshape(x.shape[:-1]) > 0
 
 
 # --------------------------------------------------------------------------- movement
@@ -78,13 +100,21 @@ def apply_slip_batch(delta: np.ndarray, slip: np.ndarray, u: np.ndarray) -> np.n
 
 
 def _gb_legal_moves(
-    pos: np.ndarray, delta: np.ndarray, can_move: np.ndarray, passable: np.ndarray
+    pos: np.ndarray,
+    delta: np.ndarray,
+    can_move: np.ndarray,
+    passable: np.ndarray,
+    passable_kinds: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Targets and which agents attempt a legal (in-grid, passable, non-zero) move."""
     _, height, width = passable.shape
     target = pos + delta
     inside = _gb_inside(height, width, target)
-    ok = can_move & np.any(delta != 0, axis=2) & inside & _gb_lookup(passable, target)
+    moving = (delta[..., 0] != 0) | (delta[..., 1] != 0)
+    at = _gb_lookup(passable, target)
+    if passable_kinds is not None:
+        at = passable_kinds[at]
+    ok = can_move & moving & inside & at
     return target, ok
 
 
@@ -97,6 +127,7 @@ def _gb_conflict_tables(pos: np.ndarray, target: np.ndarray) -> tuple[np.ndarray
     """
     n = pos.shape[1]
     others = ~np.eye(n, dtype=bool)
+    pos, target = _gb_cell_ids(pos), _gb_cell_ids(target)
     into = _gb_same_cell(target, pos)
     swap = into & np.swapaxes(into, 1, 2)
     moving = (_gb_same_cell(target, target) | swap) & others
@@ -108,7 +139,7 @@ def _gb_blocked(moving: np.ndarray, staying: np.ndarray, attempt: np.ndarray) ->
     """Attempting agents that hit a vertex conflict or a swap conflict (``_blocked_moves``)."""
     other_attempts = attempt[:, None, :]
     hit = (moving & other_attempts) | (staying & ~other_attempts)
-    return attempt & np.any(hit, axis=2)
+    return attempt & _gb_any_last(hit)
 
 
 def resolve_moves_batch(
@@ -117,11 +148,13 @@ def resolve_moves_batch(
     can_move: np.ndarray,
     passable: np.ndarray,
     collision: str,
+    passable_kinds: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``resolve_moves`` for every copy; returns ``(new_pos (B,N,2), moved (B,N), conflict (B,N))``.
 
     ``pos`` and ``delta`` are (B, N, 2), ``can_move`` is (B, N) bool (or broadcastable to it)
-    and ``passable`` is (B, H, W) bool.  Under ``"block"`` every copy runs the scalar fixpoint:
+    and ``passable`` is (B, H, W) bool; or, with ``passable_kinds`` (a bool per tile kind),
+    ``passable`` is the (B, H, W) tile kinds and only the targets are looked up.  Under ``"block"`` every copy runs the scalar fixpoint:
     cancel all vertex and swap conflicts of the still-attempting moves, repeat until none is
     left; copies that are already settled are unaffected by further rounds.
     """
@@ -134,10 +167,10 @@ def resolve_moves_batch(
     if delta.shape[1] != n:
         raise ValueError(f"delta must have shape {pos.shape}, got {delta.shape}")
     can_move = np.broadcast_to(np.asarray(can_move, dtype=bool), (batch, n))
-    passable = np.asarray(passable, dtype=bool)
+    passable = np.asarray(passable, dtype=bool if passable_kinds is None else None)
     if passable.ndim != 3 or passable.shape[0] != batch:
         raise ValueError(f"passable must have shape ({batch}, H, W), got {passable.shape}")
-    target, attempt = _gb_legal_moves(pos, delta, can_move, passable)
+    target, attempt = _gb_legal_moves(pos, delta, can_move, passable, passable_kinds)
     conflict = np.zeros((batch, n), dtype=bool)
     if collision == "block":
         moving, staying = _gb_conflict_tables(pos, target)
@@ -147,19 +180,11 @@ def resolve_moves_batch(
                 break
             attempt = attempt & ~cancel
             conflict |= cancel
-    new_pos = np.where(attempt[:, :, None], target, pos).astype(np.int64)
+    new_pos = np.where(attempt[:, :, None], target, pos).astype(np.int64, copy=False)
     return new_pos, attempt, conflict
 
 
 # --------------------------------------------------------------------------- views
-
-
-def _gb_window(center: np.ndarray, radius: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows (B, K, S, 1) and columns (B, K, 1, S) of the windows centred on ``center``."""
-    offsets = np.arange(-radius, radius + 1, dtype=np.int64)
-    rows = center[:, :, 0, None, None] + offsets[:, None]
-    cols = center[:, :, 1, None, None] + offsets[None, :]
-    return rows, cols
 
 
 def _gb_centers(center: np.ndarray, batch: int) -> np.ndarray:
@@ -183,13 +208,31 @@ def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int) ->
     side = 2 * radius + 1
     if side < 1:
         raise ValueError(f"radius must be >= 0, got {radius}")
-    if height == 0 or width == 0:
+    if tiles.size == 0:
         return np.full(center.shape[:2] + (side, side), fill, dtype=np.int64)
-    rows, cols = _gb_window(center, radius)
-    inside = (rows >= 0) & (rows < height) & (cols >= 0) & (cols < width)
-    copy = np.arange(batch).reshape(-1, 1, 1, 1)
-    found = tiles[copy, np.clip(rows, 0, height - 1), np.clip(cols, 0, width - 1)]
-    return np.where(inside, found, fill).astype(np.int64)
+    # A copy of the tiles with a border of `fill` (in the smallest dtype that holds them): each
+    # window is then one strided slice, and advanced indexing copies S x S blocks. The border
+    # is the radius when every centre is on the grid, else twice that; centres further off
+    # than the radius see only `fill`.
+    rows, cols = center[..., 0], center[..., 1]
+    on_grid = (rows >= 0) & (rows < height) & (cols >= 0) & (cols < width)
+    border = radius if on_grid.all() else 2 * radius
+    small = np.result_type(np.min_scalar_type(int(tiles.min())), np.min_scalar_type(int(tiles.max())),
+                           np.min_scalar_type(fill))
+    padded = np.empty((batch, height + 2 * border, width + 2 * border), dtype=small)
+    padded[:, :border] = fill
+    padded[:, height + border:] = fill
+    padded[:, border:height + border, :border] = fill
+    padded[:, border:height + border, width + border:] = fill
+    padded[:, border:height + border, border:width + border] = tiles
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (side, side), axis=(1, 2))
+    shift = border - radius
+    out = windows[np.arange(batch)[:, None], np.clip(rows + shift, 0, height + 2 * shift - 1),
+                  np.clip(cols + shift, 0, width + 2 * shift - 1)].astype(np.int64)
+    far = (rows < -radius) | (rows >= height + radius) | (cols < -radius) | (cols >= width + radius)
+    if far.any():
+        out[far] = fill
+    return out
 
 
 def agents_view_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> np.ndarray:
@@ -207,11 +250,12 @@ def agents_view_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> np.nd
         raise ValueError(f"radius must be >= 0, got {radius}")
     n_windows = batch * center.shape[1]
     rel = pos[:, None, :, :] - center[:, :, None, :] + radius
-    inside = np.all((rel >= 0) & (rel < side), axis=3)
-    window = np.arange(n_windows, dtype=np.int64).reshape(batch, -1, 1)
-    flat = (window * side + rel[..., 0]) * side + rel[..., 1]
+    ok = rel.view(np.uint64) < side  # 0 <= rel < side in one comparison
+    inside = ok[..., 0] & ok[..., 1]
+    window = np.arange(0, n_windows * side * side, side * side).reshape(batch, -1, 1)
+    flat = rel[..., 0] * side + rel[..., 1] + window
     counts = np.bincount(flat[inside], minlength=n_windows * side * side)
-    return counts.astype(np.int64).reshape(center.shape[:2] + (side, side))
+    return counts.astype(np.int64, copy=False).reshape(center.shape[:2] + (side, side))
 
 
 # --------------------------------------------------------------------------- lookups
