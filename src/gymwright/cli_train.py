@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -129,22 +128,9 @@ def train_with_rllib(spec: str, params: dict[str, Any], steps: int, folder: Path
 def policy_actions(env: Any, policy: Policy, obs: dict[str, Any], infos: dict[str, Any],
                    deterministic: bool) -> dict[str, int]:
     """The policy's actions for the live agents of a PettingZoo parallel env (one copy)."""
-    agents = env.possible_agents
-    n_actions = max(env.action_space(a).n for a in agents)
-    dim = max(env.observation_space(a).shape[0] for a in agents)
-    o = np.zeros((1, len(agents), dim), dtype=np.float32)
-    m = np.zeros((1, len(agents), n_actions), dtype=np.int8)
-    for i, a in enumerate(agents):
-        if a in obs:
-            x = np.asarray(obs[a], dtype=np.float32).reshape(-1)
-            o[0, i, : x.size] = x
-        mask = infos.get(a, {}).get("action_mask")
-        if mask is not None:
-            m[0, i, : len(mask)] = mask
-        elif a in env.agents:
-            m[0, i, : env.action_space(a).n] = 1
-    acts = policy.act(o, m, deterministic=deterministic)[0]
-    return {a: int(acts[i]) for i, a in enumerate(agents) if a in env.agents and acts[i] >= 0}
+    from gymwright.evaluate.play import act_parallel
+
+    return act_parallel(env, policy, obs, infos, deterministic)
 
 
 def play_policy_episode(env: Any, policy: Policy, seed: int, *, frames: int, max_steps: int,

@@ -1,0 +1,45 @@
+"""One finding of the evaluator: a named check, its verdict, a sentence, and the evidence."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+Verdict = Literal["ok", "warning", "fail", "n/a"]
+Z95 = 1.959963984540054
+
+
+@dataclass
+class Check:
+    """`verdict` is ok (the environment passes this check), warning (worth a look), fail (not a
+    good training environment on this count) or n/a (the check does not apply here)."""
+
+    name: str
+    verdict: Verdict
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def mean_ci(x: np.ndarray) -> tuple[float, float]:
+    """Mean and the 95% confidence half-width (normal approximation) of a sample."""
+    x = np.asarray(x, dtype=float)
+    if x.size < 2:
+        return float(x.mean()) if x.size else float("nan"), float("nan")
+    return float(x.mean()), float(Z95 * x.std(ddof=1) / np.sqrt(x.size))
+
+
+def slope_ci(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Least-squares slope of y on x and its 95% half-width (nan with fewer than 3 points)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size < 3 or np.ptp(x) == 0:
+        return float("nan"), float("nan")
+    xc = x - x.mean()
+    slope = float((xc * (y - y.mean())).sum() / (xc**2).sum())
+    resid = y - y.mean() - slope * xc
+    se = np.sqrt((resid**2).sum() / (x.size - 2) / (xc**2).sum())
+    return slope, float(Z95 * se)

@@ -1,0 +1,93 @@
+"""`assess`: is this a good training environment? Every check on one trained policy.
+
+Learnability (trained vs random-legal play, the learning curve), difficulty (the task metric
+against a target band), reward hacking (three signs), degeneracy under trained play, and the
+recorded trajectories with the best, the worst and typical failures.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gymwright.compile import compile_spec
+from gymwright.evaluate.checks import Check
+from gymwright.evaluate.degeneracy import trained_degeneracy
+from gymwright.evaluate.difficulty import DEFAULT_BAND, difficulty
+from gymwright.evaluate.hacking import dominant_shaping, return_without_task, reward_in_failures
+from gymwright.evaluate.learnability import learnability, learning_curve
+from gymwright.evaluate.play import Actor
+from gymwright.evaluate.trajectories import Trajectory, record, save_frames, select, write_jsonl
+from gymwright.train.baselines import random_legal_policy
+from gymwright.train.evaluate import EvalResult, evaluate
+
+VERDICT_ORDER = {"fail": 0, "warning": 1, "ok": 2, "n/a": 3}
+
+
+@dataclass
+class Scorecard:
+    spec: str
+    params: dict[str, Any]
+    task_metric: str | None
+    checks: list[Check]
+    trained: EvalResult
+    random: EvalResult
+    trajectories: list[Trajectory] = field(default_factory=list, repr=False)
+    selected: dict[str, Any] = field(default_factory=dict, repr=False)
+    files: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str:
+        """fail if any check failed, warning if any warned, else ok."""
+        return min((c.verdict for c in self.checks), key=VERDICT_ORDER.__getitem__, default="ok")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec, "params": self.params, "task_metric": self.task_metric,
+                "verdict": self.verdict, "checks": [c.to_dict() for c in self.checks],
+                "trained": self.trained.to_dict(), "random": self.random.to_dict(), "files": self.files}
+
+
+def default_task_metric(compiled: Any) -> str | None:
+    """The spec's first metric: by convention the task measure."""
+    return next(iter(compiled.checked.spec.metrics), None)
+
+
+def assess(spec: Any, params: dict[str, Any] | None, policy: Actor, *, history: list[dict[str, Any]] | None = None,
+           task_metric: str | None = None, band: tuple[float, float] = DEFAULT_BAND, episodes: int = 200,
+           seed: int = 10_000, record_episodes: int = 20, out: Path | None = None) -> Scorecard:
+    """Every check for `policy` on `spec` with `params` (evaluation seeds differ from training's)."""
+    params = dict(params or {})
+    compiled = compile_spec(spec, params)
+    metric = task_metric or default_task_metric(compiled)
+    roles = [r.name for r in compiled.checked.roles]
+    trained = evaluate(spec, params, policy, episodes, seed)
+    rand = evaluate(spec, params, random_legal_policy(seed), episodes, seed)
+    trajs = record(spec, params, policy, record_episodes, seed, frames=out is not None)
+    first_terms = {role: terms[0].name for role, terms in compiled.checked.spec.rewards.items() if terms}
+    role_of = {a: compiled.module.ROLE_OF[i] for i, a in enumerate(compiled.module.AGENTS)}
+    checks = [learnability(trained, rand, metric), learning_curve(history or [], roles),
+              difficulty(trained, metric, band), return_without_task(history or [], roles, metric),
+              dominant_shaping(trajs, first_terms, role_of), reward_in_failures(trajs, metric),
+              *trained_degeneracy(compiled, policy, episodes=min(episodes, 30), seed=seed)]
+    card = Scorecard(compiled.checked.spec.name, params, metric, checks, trained, rand, trajs,
+                     select(trajs, metric))
+    if out is not None:
+        card.files = save_outputs(card, out)
+    return card
+
+
+def save_outputs(card: Scorecard, out: Path) -> dict[str, str]:
+    """scorecard.json, trajectories.jsonl, and PNG frames + GIFs of the selected grid episodes."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"trajectories": str(write_jsonl(card.trajectories, out / "trajectories.jsonl"))}
+    picks = {"best": card.selected.get("best"), "worst": card.selected.get("worst")}
+    picks |= {f"failure{i}": tr for i, tr in enumerate(card.selected.get("failures", []))}
+    for name, tr in picks.items():
+        if tr is not None and (saved := save_frames(tr, out / "frames", name)):
+            files[f"{name}.gif"] = str(saved["gif"])
+    path = out / "scorecard.json"
+    path.write_text(json.dumps(card.to_dict() | {"files": files}, indent=2, default=float))
+    files["scorecard"] = str(path)
+    return files

@@ -1,0 +1,144 @@
+"""Record how a policy plays: per step the actions (by name), reward by term, a text rendering;
+per episode the returns and metrics. JSONL for people and tools, PNG frames and an animated GIF
+for grid specs, and a selection of the best, the worst and typical failed episodes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gymwright.compile import compile_spec
+from gymwright.evaluate.play import Actor, act_parallel
+
+
+@dataclass
+class Step:
+    t: int
+    actions: dict[str, str]  # agent -> "propose(share=0.9)"
+    rewards: dict[str, float]
+    terms: dict[str, dict[str, float]]  # agent -> term -> weighted value
+    text: str
+
+
+@dataclass
+class Trajectory:
+    seed: int
+    steps: list[Step] = field(default_factory=list)
+    returns: dict[str, float] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    frames: list[np.ndarray] = field(default_factory=list, repr=False)  # grid specs only
+
+    @property
+    def total_return(self) -> float:
+        return float(sum(self.returns.values()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "length": len(self.steps), "returns": self.returns,
+                "metrics": self.metrics,
+                "steps": [vars(s) for s in self.steps]}
+
+
+def action_name(module: Any, agent: str, a: int) -> str:
+    role = module.ROLE_OF[module.AGENTS.index(agent)]
+    choice, args = module.DECODE[role][a]
+    given = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in args.items())
+    return f"{choice}({given})" if given else choice
+
+
+def weights_of(compiled: Any) -> dict[str, dict[str, float]]:
+    """role -> term -> weight, from the spec."""
+    return {role: {t.name: float(t.weight) for t in terms}
+            for role, terms in compiled.checked.spec.rewards.items()}
+
+
+def record(spec: Any, params: dict[str, Any] | None, policy: Actor, episodes: int = 20,
+           seed: int = 0, deterministic: bool = False, frames: bool = False,
+           max_steps: int = 1000) -> list[Trajectory]:
+    """Play `episodes` episodes (seeds seed, seed+1, ...) on the Python backend and record them."""
+    compiled = compile_spec(spec, params or {})
+    grid = frames and compiled.checked.grid is not None
+    env = compiled.parallel_env(render_mode="rgb_array" if grid else "ansi")
+    weights = weights_of(compiled)
+    role_of = {a: compiled.module.ROLE_OF[i] for i, a in enumerate(compiled.module.AGENTS)}
+    out = []
+    try:
+        for k in range(episodes):
+            out.append(_episode(env, compiled.module, policy, seed + k, deterministic, grid,
+                                max_steps, weights, role_of))
+    finally:
+        env.close()
+    return out
+
+
+def _episode(env: Any, module: Any, policy: Actor, seed: int, deterministic: bool, grid: bool,
+             max_steps: int, weights: dict[str, dict[str, float]], role_of: dict[str, str]) -> Trajectory:
+    obs, infos = env.reset(seed=seed)
+    traj = Trajectory(seed, returns={a: 0.0 for a in env.possible_agents})
+    if grid:
+        traj.frames.append(np.asarray(env.render()))
+    while env.agents and len(traj.steps) < max_steps:
+        actions = act_parallel(env, policy, obs, infos, deterministic)
+        obs, rewards, _, _, infos = env.step(actions)
+        terms = {a: {k: float(v) * weights[role_of[a]].get(k, 1.0) for k, v in i.get("reward_terms", {}).items()}
+                 for a, i in infos.items()}
+        traj.steps.append(Step(len(traj.steps), {a: action_name(module, a, x) for a, x in actions.items()},
+                               {a: float(r) for a, r in rewards.items()}, terms, env.render_text()))
+        for a, r in rewards.items():
+            traj.returns[a] += float(r)
+        traj.metrics = next((dict(i["metrics"]) for i in infos.values() if "metrics" in i), traj.metrics)
+        if grid:
+            traj.frames.append(np.asarray(env.render()))
+    return traj
+
+
+def write_jsonl(trajectories: list[Trajectory], path: Path) -> Path:
+    """One line per step: {"episode", "seed", "t", "actions", "rewards", "terms", "text"}; the
+    episode's returns and metrics on a final line with "t": "end". Written atomically."""
+    lines = []
+    for e, tr in enumerate(trajectories):
+        for s in tr.steps:
+            lines.append({"episode": e, "seed": tr.seed, **vars(s)})
+        lines.append({"episode": e, "seed": tr.seed, "t": "end", "returns": tr.returns, "metrics": tr.metrics})
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps(x, default=float) + "\n" for x in lines))
+    tmp.replace(path)
+    return path
+
+
+def select(trajectories: list[Trajectory], task_metric: str | None, n_failures: int = 3) -> dict[str, Any]:
+    """The best and worst episodes by total return, and typical failures: episodes whose task
+    metric is 0 (or, without one, the bottom quarter by return), nearest their median return."""
+    ranked = sorted(trajectories, key=lambda tr: tr.total_return)
+    if task_metric is not None:
+        failed = [tr for tr in ranked if not tr.metrics.get(task_metric)]
+    else:
+        failed = ranked[: max(1, len(ranked) // 4)]
+    if failed:
+        mid = float(np.median([tr.total_return for tr in failed]))
+        failed = sorted(failed, key=lambda tr: abs(tr.total_return - mid))[:n_failures]
+    return {"best": ranked[-1] if ranked else None, "worst": ranked[0] if ranked else None,
+            "failures": failed}
+
+
+def save_frames(trajectory: Trajectory, folder: Path, name: str, fps: int = 4) -> dict[str, Any]:
+    """PNG frames and an animated GIF of a grid episode; {} when it has no frames."""
+    if not trajectory.frames:
+        return {}
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    images = [Image.fromarray(f.astype(np.uint8)).resize((f.shape[1] * 4, f.shape[0] * 4), Image.NEAREST)
+              for f in trajectory.frames]
+    pngs = []
+    for i, img in enumerate(images):
+        path = folder / f"{name}-{i:03d}.png"
+        img.save(path)
+        pngs.append(path)
+    gif = folder / f"{name}.gif"
+    images[0].save(gif, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
+    return {"png": pngs, "gif": gif}
