@@ -126,7 +126,7 @@ def test_reward_terms_and_metrics_in_infos() -> None:
     _, rew, term, _, infos = env.step({"bargainer_1": 11})
     assert term["bargainer_0"] and infos["bargainer_1"]["reward_terms"] == {"cake": pytest.approx(0.4)}
     assert infos["bargainer_0"]["metrics"] == {"agreed": 1.0, "rounds": 0.0, "first_share": pytest.approx(0.6)}
-    assert infos["bargainer_0"]["episode"] == {"length": 2, "return": pytest.approx(0.6)}
+    assert infos["bargainer_0"]["episode"] == {"l": 2, "r": pytest.approx(0.6)}  # as Gymnasium, SB3
     assert rew == {"bargainer_0": pytest.approx(0.6), "bargainer_1": pytest.approx(0.4)}
     with pytest.raises(RuntimeError, match="episode is over"):
         env.step({})

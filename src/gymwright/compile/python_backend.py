@@ -481,7 +481,7 @@ class _Gen:
                 w("metrics = self.episode_metrics()")
                 with w.block("for a, ret in zip(AGENTS, self._returns):"):
                     w("infos[a]['metrics'] = metrics")
-                    w("infos[a]['episode'] = {'length': v.t, 'return': ret}")
+                    w("infos[a]['episode'] = {'r': ret, 'l': v.t}  # Gymnasium's and SB3's names")
                 w("self.agents = []")
             w("return obs, rew, term, trunc, infos")
         w("")
