@@ -149,3 +149,22 @@ def test_end_to_end_without_the_bonus_the_task_is_learned_and_not_flagged(hackab
     assert verdicts["hacking.dominant_shaping"].verdict == "ok"
     assert verdicts["difficulty"].verdict == "warning" and "too easy" in verdicts["difficulty"].message
     assert not [c for c in card.checks if "two choices that do nothing" in c.message]
+
+
+def test_cli_evaluate_prints_the_scorecard_and_writes_its_files(hackable: Path, tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from gymwright.cli import app
+
+    train(TrainConfig(spec=str(hackable), total_steps=10_000, num_envs=32, out=tmp_path / "run"))
+    result = CliRunner().invoke(app, ["evaluate", str(hackable), "--policy", str(tmp_path / "run"),
+                                      "-n", "20", "--json"])
+    assert result.exit_code == 0, result.output
+    card = json.loads(result.stdout)
+    assert card["task_metric"] == "success" and card["verdict"] in ("ok", "warning", "fail")
+    assert {c["name"] for c in card["checks"]} >= {"learnability", "difficulty", "hacking.dominant_shaping"}
+    assert (tmp_path / "run" / "eval" / "scorecard.json").exists()
+    missing = CliRunner().invoke(app, ["evaluate", str(hackable), "--policy", str(tmp_path / "none")])
+    assert missing.exit_code == 1 and "no checkpoint" in missing.output

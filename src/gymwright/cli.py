@@ -629,6 +629,10 @@ from gymwright import cli_train  # noqa: E402  (registers its commands on this a
 app.command("train")(cli_train.train_command)
 app.command("play")(cli_train.play_command)
 
+from gymwright import cli_evaluate  # noqa: E402
+
+app.command("evaluate")(cli_evaluate.evaluate_command)
+
 
 if __name__ == "__main__":
     app()

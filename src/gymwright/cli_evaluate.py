@@ -1,0 +1,51 @@
+"""`gymwright evaluate SPEC --policy CKPT`: is this a good training environment? (registered in
+`gymwright.cli`). Prints the scorecard: each check with its verdict and the evidence in words;
+writes scorecard.json, trajectories.jsonl and (grid specs) GIFs of the selected episodes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+out = Console(highlight=False, soft_wrap=True)
+STYLE = {"ok": "green", "warning": "yellow", "fail": "red", "n/a": "dim"}
+
+
+def evaluate_command(
+    spec: Annotated[str, typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False)],
+    policy_path: Annotated[Path, typer.Option("--policy", help="A checkpoint file or run folder (`gymwright train`).")],
+    param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="Override a param (non-structural).")] = None,
+    metric: Annotated[str | None, typer.Option("--metric", help="The task metric (default: the spec's first metric).")] = None,
+    band: Annotated[tuple[float, float], typer.Option("--band", help="Target band of the task metric.")] = (0.2, 0.8),
+    episodes: Annotated[int, typer.Option("--episodes", "-n", min=2, help="Evaluation episodes.")] = 200,
+    output: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for scorecard.json, trajectories and GIFs (default: RUN/eval).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
+) -> None:
+    """Judge the environment by a trained policy: learnability, difficulty, reward hacking, degeneracy."""
+    from gymwright.cli import domain_errors, parse_params, to_json
+    from gymwright.evaluate import assess
+    from gymwright.train import checkpoint as ck
+
+    with domain_errors(spec):
+        saved = ck.load(policy_path)
+        ck.check_fits(saved, ck.spec_identity(spec)[0], None)
+        params = {**saved["params"][0], **parse_params(param)}
+        folder = output or Path(saved["path"]).parent / "eval"
+        card = assess(spec, params, ck.policy_from(saved), history=saved.get("history", []),
+                      task_metric=metric, band=band, episodes=episodes, out=folder)
+    if as_json:
+        typer.echo(to_json(card.to_dict()))
+        return
+    table = Table(title=f"{card.spec}: {card.verdict} (task metric: {card.task_metric or 'none'})")
+    for col in ("check", "verdict", "finding"):
+        table.add_column(col, overflow="fold")
+    for c in card.checks:
+        table.add_row(c.name, Text(c.verdict, style=STYLE[c.verdict]), c.message)
+    out.print(table)
+    for name, path in card.files.items():
+        out.print(Text(f"{name}: {path}", style="dim"))
