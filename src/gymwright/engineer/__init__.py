@@ -1,0 +1,24 @@
+"""The environment engineer: reads the evidence of a training stage and proposes the next
+stage's environment (params now; spec edits later), with a rationale.
+
+```python
+from gymwright.engineer import Evidence, HeuristicEngineer, knobs_of, measure_sensitivity
+knobs = measure_sensitivity(spec, params, policy, knobs_of(spec, params, structural), "all_reached")
+proposal = HeuristicEngineer().propose(Evidence(spec, params, "all_reached", success, (0.4, 0.8), knobs=knobs))
+```
+"""
+
+from gymwright.engineer.engineers import (
+    GUIDELINE,
+    Engineer,
+    FixedEngineer,
+    HeuristicEngineer,
+    LLMEngineer,
+    Proposal,
+)
+from gymwright.engineer.evidence import Evidence, Knob, knobs_of, measure_sensitivity
+
+__all__ = [
+    "Engineer", "FixedEngineer", "HeuristicEngineer", "LLMEngineer", "Proposal", "GUIDELINE",
+    "Evidence", "Knob", "knobs_of", "measure_sensitivity",
+]

@@ -1,0 +1,95 @@
+"""What an engineer reads before proposing the next training environment.
+
+The task metric of the trained policy per config, the failures grouped by kind, the sensitivity
+of the task metric to each knob (measured with the same policy at the knob moved up and down a
+step), and the history of earlier stages (config, success, failure kinds).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gymwright.evaluate.failures import FailureEvidence
+from gymwright.evaluate.play import Actor
+from gymwright.spec.loader import load_spec
+from gymwright.train.evaluate import evaluate
+
+STEP_SHARE = 0.1  # a knob's step: this share of its range
+
+
+@dataclass
+class Knob:
+    name: str
+    value: float
+    low: float
+    high: float
+    integer: bool
+    effect: float = 0.0  # d(task metric) per step up, measured
+    ci95: float = 0.0
+
+    @property
+    def step(self) -> float:
+        s = (self.high - self.low) * STEP_SHARE
+        return max(1.0, round(s)) if self.integer else s
+
+
+@dataclass
+class Evidence:
+    spec: str
+    params: dict[str, Any]
+    task_metric: str
+    success: float
+    band: tuple[float, float]
+    failures: FailureEvidence | None = None
+    knobs: list[Knob] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)  # earlier stages: params, success, kinds
+
+    def to_prompt(self) -> str:
+        lines = [f"Environment {self.spec} with params {self.params}.",
+                 f"Task metric {self.task_metric} of the trained policy: {self.success:.3f} "
+                 f"(target band {self.band[0]:g}-{self.band[1]:g})."]
+        if self.failures:
+            lines.append(self.failures.to_prompt())
+        if self.knobs:
+            lines.append("Measured effect of moving each knob one step up on the task metric:")
+            lines += [f"- {k.name} = {k.value:g} in [{k.low:g}, {k.high:g}], step {k.step:g}: "
+                      f"{k.effect:+.3f} +/- {k.ci95:.3f}" for k in self.knobs]
+        if self.history:
+            lines.append("Earlier stages:")
+            lines += [f"- params {h['params']}: {self.task_metric} {h['success']:.3f}; failures {h.get('kinds', {})}"
+                      for h in self.history]
+        return "\n".join(lines)
+
+
+def knobs_of(spec: Any, params: dict[str, Any], structural: set[str]) -> list[Knob]:
+    """The bounded numeric params a stage may change without changing the policy's shapes."""
+    loaded = load_spec(spec)
+    out = []
+    for name, p in loaded.params.items():
+        if name in structural or p.type == "bool" or p.min is None or p.max is None or p.max <= p.min:
+            continue
+        out.append(Knob(name, float(params.get(name, p.default)), float(p.min), float(p.max), p.type == "int"))
+    return out
+
+
+def measure_sensitivity(spec: Any, params: dict[str, Any], policy: Actor, knobs: list[Knob],
+                        task_metric: str, episodes: int = 100, seed: int = 20_000) -> list[Knob]:
+    """Each knob's effect on the task metric: (metric at +step - metric at -step) / 2, clipped to
+    the knob's range, with a 95% half-width from the two evaluations."""
+    for k in knobs:
+        up, down = min(k.high, k.value + k.step), max(k.low, k.value - k.step)
+        if up == down:
+            continue
+        a = evaluate(spec, {**params, k.name: _cast(up, k)}, policy, episodes, seed).episode_metrics[task_metric]
+        b = evaluate(spec, {**params, k.name: _cast(down, k)}, policy, episodes, seed).episode_metrics[task_metric]
+        scale = k.step / (up - down)
+        k.effect = float(a.mean() - b.mean()) * scale
+        k.ci95 = 1.96 * float(np.hypot(a.std(ddof=1) / np.sqrt(a.size), b.std(ddof=1) / np.sqrt(b.size))) * scale
+    return knobs
+
+
+def _cast(x: float, k: Knob) -> int | float:
+    return int(round(x)) if k.integer else float(x)
