@@ -551,3 +551,10 @@ def test_cli_verify_param_changes_the_instance() -> None:
     data = json.loads(result.stdout)
     assert data["passed"] is True and data["params"] == {"horizon": 2}
     assert_no_crash(invoke("verify", spec, "--param", "horizon=8", "--json", "-n", "5"), 1)
+
+
+def test_probes_run_at_the_spec_defaults_when_other_params_are_verified() -> None:
+    """A probe is written for the defaults: verifying other (non-structural) params must not
+    replay it at those params (it did for probes without params of their own)."""
+    assert verify("iterated_prisoners_dilemma", {"rounds": 1}, episodes=3).passed
+    assert verify("cake_negotiation", {"discount": 0.6}, episodes=3).passed

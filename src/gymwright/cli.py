@@ -633,6 +633,14 @@ from gymwright import cli_evaluate  # noqa: E402
 
 app.command("evaluate")(cli_evaluate.evaluate_command)
 
+from gymwright import cli_evolve  # noqa: E402
+
+app.command("evolve")(cli_evolve.evolve_command)
+
+from gymwright import cli_report  # noqa: E402
+
+app.command("report")(cli_report.report_command)
+
 
 if __name__ == "__main__":
     app()

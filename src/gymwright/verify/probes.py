@@ -45,8 +45,9 @@ def _flat_action(module: Any, role: str, choice: str, kwargs: dict[str, Any]) ->
 def run_probe(compiled: CompiledEnv, probe: CProbe) -> Diagnostic | None:
     # probes are written for the defaults: keep only the structure of `compiled`, then the probe's own params
     structural = {k: v for k, v in compiled.params.items() if k in compiled.checked.structural}
+    defaults = {k: p.default for k, p in compiled.checked.spec.params.items()}
     c = compiled if not probe.params else compile_spec(compiled.checked.spec, {**structural, **probe.params})
-    env = c.module.parallel_env(**{**structural, **probe.params})
+    env = c.module.parallel_env(**{**defaults, **structural, **probe.params})
     env.reset(seed=probe.seed)
     module = c.module
     n = len(module.AGENTS)

@@ -1,0 +1,100 @@
+"""`gymwright evolve SPEC|"TASK"`: a curriculum whose environment the engineer redesigns between
+stages (registered in `gymwright.cli`). A task text is designed first (the default designer)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+ENGINEERS = ("heuristic", "fixed", "llm")
+
+
+def make_engineer(name: str, model: str | None) -> Any:
+    from gymwright.engineer import FixedEngineer, HeuristicEngineer, LLMEngineer
+    from gymwright.errors import GymwrightError
+
+    if name == "heuristic":
+        return HeuristicEngineer()
+    if name == "fixed":
+        return FixedEngineer()
+    if name != "llm":
+        raise GymwrightError(f"unknown engineer {name!r}", path="--engineer", hint=f"one of {', '.join(ENGINEERS)}")
+    from gymwright.llm import LLM, choose_model, provider_from_name
+
+    chosen, _ = choose_model(model)
+    if chosen is None:
+        raise GymwrightError("--engineer llm needs a model", path="--model",
+                             hint="pass --model (e.g. openai:gpt-4o-mini or local:qwen2.5-coder-0.5b) or set GYMWRIGHT_MODEL")
+    return LLMEngineer(LLM(provider_from_name(chosen)))
+
+
+def resolve_spec(spec_or_task: str, say: Any) -> str:
+    """A spec file or library name as given; otherwise the task is designed first."""
+    from gymwright.design import design
+    from gymwright.errors import GymwrightError
+    from gymwright.spec.loader import library_names
+
+    if Path(spec_or_task).exists() or spec_or_task in library_names():
+        return spec_or_task
+    say(f"designing an environment for the task: {spec_or_task}")
+    result = design(spec_or_task)
+    if not result.passed or result.spec_path is None:
+        raise GymwrightError(f"design {result.design_id} did not produce a verified spec: {result.explanation}",
+                             hint=f"`gymwright show {result.design_id}`; or pass a spec file")
+    say(f"design {result.design_id}: {result.spec_path} ({result.model})")
+    return str(result.spec_path)
+
+
+def evolve_command(
+    spec_or_task: Annotated[str, typer.Argument(metavar="SPEC|TASK", help="A spec file, a library name, or a task text.")],
+    stages: Annotated[int, typer.Option("--stages", "-k", min=1, help="Training stages.")] = 3,
+    engineer: Annotated[str, typer.Option("--engineer", "-e", help=f"{' | '.join(ENGINEERS)}.")] = "heuristic",
+    model: Annotated[str | None, typer.Option("--model", "-m", help="The LLM engineer's model.")] = None,
+    steps: Annotated[int, typer.Option("--steps", min=1000, help="Env steps per stage.")] = 200_000,
+    param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="First stage's params.")] = None,
+    metric: Annotated[str | None, typer.Option("--metric", help="The task metric (default: the spec's first).")] = None,
+    band: Annotated[tuple[float, float], typer.Option("--band", help="Target band of the task metric.")] = (0.4, 0.8),
+    output: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default runs/evolve-SPEC).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
+) -> None:
+    """Train in stages; after each, the engineer reads the evidence and proposes the next environment."""
+    from dataclasses import asdict
+
+    from gymwright.cli import domain_errors, parse_params, to_json
+    from gymwright.engineer.curriculum import CurriculumOptions, evolve
+    from gymwright.store import Store
+
+    def say(line: str) -> None:
+        if not as_json:
+            err.print(Text(line, style="dim"))
+
+    with domain_errors(spec_or_task):
+        eng = make_engineer(engineer, model)
+        spec = resolve_spec(spec_or_task, say)
+        folder = output or Path("runs") / f"evolve-{Path(spec).stem}-{engineer}"
+        opts = CurriculumOptions(stages=stages, steps_per_stage=steps, band=band, task_metric=metric)
+        with Store.open() as store:
+            records = evolve(spec, parse_params(param), eng, folder, opts, store=store, progress=say)
+    if as_json:
+        typer.echo(to_json({"spec": spec, "out": str(folder), "stages": [asdict(r) for r in records]}))
+        return
+    table = Table(title=f"curriculum: {spec}, {engineer} engineer ({folder})")
+    for col in ("stage", "params", "success", "failures", "next", "rationale"):
+        table.add_column(col, overflow="fold")
+    for r in records:
+        changed = {k: v for k, v in r.proposal.items() if r.params.get(k) != v}
+        table.add_row(str(r.index + 1), _short(r.params), f"{r.success:.3f}",
+                      ", ".join(f"{k} {n}" for k, n in r.failures.items()) or "-", _short(changed) or "same",
+                      r.rationale)
+    out.print(table)
+
+
+def _short(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())

@@ -1,0 +1,325 @@
+"""The report's sections, in page order: each a function of the `Material`, returning `Html`.
+
+A section whose evidence is missing says "not recorded" and what would record it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gymwright.evaluate.failures import gather
+from gymwright.evaluate.trajectories import Trajectory, select
+from gymwright.report import charts
+from gymwright.report.folder import RunFolder
+from gymwright.report.markup import Html, img, join, num, pm, table, tag
+from gymwright.report.spec_source import SpecText
+
+MAX_STEPS_SHOWN = 30
+MAX_GIF_BYTES = 4_000_000  # a GIF larger than this is left out (the page would get heavy)
+VERDICT_CLASS = {"ok": "v-ok", "passed": "v-ok", "warning": "v-warning", "fail": "v-fail",
+                 "failed": "v-fail", "error": "v-fail", "n/a": "v-na", "info": "v-na"}
+
+
+@dataclass
+class Material:
+    """What the sections draw on: the folder, the spec found, the verification summary."""
+
+    run: RunFolder
+    spec: SpecText | None
+    verification: dict[str, Any] | None
+    verification_source: str
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    render: Callable[[Material], Html]
+
+
+# --------------------------------------------------------------------------- small pieces
+def badge(verdict: str) -> Html:
+    return tag("span", verdict, class_=f"badge {VERDICT_CLASS.get(verdict, 'v-na')}")
+
+
+class NotRecorded(Html):
+    """A section's whole content when its evidence is missing."""
+
+
+def not_recorded(why: str) -> NotRecorded:
+    return NotRecorded(tag("p", tag("em", "Not recorded"), f": {why}", class_="missing"))
+
+
+def kv(pairs: list[tuple[str, Any]]) -> Html:
+    """A two-column table of labels and values (values left as given: text or Html)."""
+    return tag("table", *(tag("tr", tag("th", k), tag("td", v)) for k, v in pairs if v not in (None, "")),
+               class_="kv")
+
+
+def params_text(params: dict[str, Any] | None) -> str:
+    return ", ".join(f"{k}={v}" for k, v in (params or {}).items()) or "defaults"
+
+
+def pre(text: str) -> Html:
+    return tag("pre", text)
+
+
+# --------------------------------------------------------------------------- the task
+def task_section(m: Material) -> Html:
+    d, ck, run = m.run.design, m.run.checkpoint or {}, m.run
+    parts = []
+    if d:
+        parts.append(tag("blockquote", d.get("task", ""), class_="task"))
+        parts.append(kv([("designed by", f"{d.get('model', '?')} ({d.get('mode', '?')} mode)"),
+                         ("design", f"#{d['design_id']}, {d.get('status', '')}" if d.get("design_id") is not None
+                          else d.get("status")),
+                         ("explanation", d.get("explanation")),
+                         ("spec file", d.get("spec_path"))]))
+    else:
+        parts.append(not_recorded("no design.json in the folder: the spec was not designed from a task text "
+                                  "here (or its design result was not saved)"))
+    cfg = ck.get("config") or {}
+    segs = [s for s in run.segments if s.rows]
+    trained = None
+    if segs:
+        many = " over all stages" if len(segs) > 1 else ""
+        trained = f"{charts.ends(segs)[-1]:,.0f} env steps in {sum(len(s.rows) for s in segs)} updates{many}"
+    elif isinstance(ck.get("env_steps"), int):
+        trained = f"{ck['env_steps']:,} env steps in {ck.get('update')} updates"
+    parts.append(tag("h3", "The run"))
+    parts.append(kv([("folder", str(run.root)),
+                     ("spec", run.spec_name or "unknown"),
+                     ("params", params_text(run.params) + (" (the last stage)" if run.curriculum else "")),
+                     ("algorithm", ck.get("algo")),
+                     ("trained", trained),
+                     ("stages", len(run.curriculum) if run.curriculum else None),
+                     ("copies x rollout", f"{cfg['num_envs']} x {cfg['rollout_len']}"
+                      if "num_envs" in cfg and "rollout_len" in cfg else None)]))
+    return join(parts)
+
+
+# --------------------------------------------------------------------------- the spec
+def spec_section(m: Material) -> Html:
+    if m.spec is None:
+        tried = ", ".join(str(c) for c in _candidates(m)) or "nothing to go on"
+        return not_recorded(f"the spec was not found (tried: {tried})")
+    lines = m.spec.text.count("\n") + 1
+    parts = [tag("p", "From ", tag("code", m.spec.label), ".")]
+    if m.spec.note:
+        parts.append(tag("p", m.spec.note, class_="warn"))
+    parts.append(tag("details", tag("summary", f"{m.spec.data.get('name', 'spec')} ({lines} lines of YAML)"),
+                     pre(m.spec.text)))
+    return join(parts)
+
+
+def _candidates(m: Material) -> list[Any]:
+    from gymwright.report.spec_source import candidates
+
+    return candidates(m.run)
+
+
+# --------------------------------------------------------------------------- verification
+def verification_section(m: Material) -> Html:
+    v = m.verification
+    if v is None:
+        return not_recorded(m.verification_source.removeprefix("not recorded: "))
+    counts = v.get("counts") or {}
+    head = tag("p", badge("passed" if v.get("passed") else "failed"), " ",
+               ", ".join(f"{counts.get(s, 0)} {s}{'s' * (counts.get(s, 0) != 1)}" for s in ("error", "warning", "info")),
+               f"; stopped at stage `{v['stopped_at']}`" if v.get("stopped_at") else "",
+               tag("br"), tag("small", m.verification_source))
+    timings = v.get("timings") or {}
+    stages = table(["stage", "time"], [[s, f"{1000 * float(timings.get(s, 0)):.0f} ms"] for s in v.get("stages") or []],
+                   class_="compact") if v.get("stages") else Html("")
+    diags = v.get("diagnostics") or []
+    rows = [[badge(str(d.get("severity", ""))), d.get("stage", ""), tag("code", d.get("path") or "<spec>"),
+             join([d.get("message", ""), tag("br") if d.get("hint") else "",
+                   tag("small", "fix: ", d["hint"]) if d.get("hint") else ""])] for d in diags]
+    findings = table(["severity", "stage", "where", "finding"], rows) if rows else tag("p", "No findings.")
+    return join([head, stages, findings])
+
+
+# --------------------------------------------------------------------------- learning curves
+CURVES = (  # (row key prefix, title, how to draw, caption)
+    ("charts/return/", "Return per role", "line",
+     "The mean episode return of each role's agents, over the episodes that ended in each update."),
+    ("metrics/", "Metrics", "multiples",
+     "The spec's metrics, mean over the episodes that ended in each update."),
+    ("losses/", "Losses", "multiples", "PPO's losses and diagnostics, per update."),
+)
+
+
+def curves_section(m: Material) -> Html:
+    segs = [s for s in m.run.segments if s.rows]
+    if not segs:
+        return not_recorded("no train.jsonl (train into this folder with `gymwright train SPEC --out RUN`)")
+    draw = {"line": charts.line_chart, "multiples": charts.small_multiples}
+    figures = []
+    for prefix, title, kind, caption in CURVES:
+        c = charts.curves(segs, prefix)
+        if c.series:
+            figures.append(figure(draw[kind](c, title), title, caption))
+        if prefix == "charts/return/":
+            figures += reward_term_figures(segs)
+    note = (tag("p", f"{len(segs)} stages laid end to end; a dashed line marks where each stage begins.")
+            if len(segs) > 1 else Html(""))
+    return join([note, *figures]) if figures else not_recorded("train.jsonl has no curves")
+
+
+def reward_term_figures(segs: list[Any]) -> list[Html]:
+    """One chart per role: the mean value of each reward term per step."""
+    c = charts.curves(segs, "reward_terms/")
+    roles: dict[str, charts.Curves] = {}
+    for key, xy in c.series.items():
+        role, _, term = key.partition("/")
+        roles.setdefault(role, charts.Curves(stage_starts=c.stage_starts)).series[term] = xy
+    return [figure(charts.line_chart(rc, f"Reward terms: {role}"), f"Reward terms of {role}",
+                   f"The mean value of each of {role}'s reward terms per step, before its weight.")
+            for role, rc in roles.items()]
+
+
+def figure(png: bytes, alt: str, caption: str) -> Html:
+    return tag("figure", img("image/png", png, alt), tag("figcaption", caption))
+
+
+# --------------------------------------------------------------------------- evaluation
+def evaluation_section(m: Material) -> Html:
+    card = m.run.scorecard
+    if not card:
+        return not_recorded("no eval/scorecard.json (run `gymwright evaluate SPEC --policy RUN`)")
+    tr, rd = card.get("trained") or {}, card.get("random") or {}
+    checks = {c.get("name"): c for c in card.get("checks") or []}
+    learn = (checks.get("learnability") or {}).get("evidence") or {}
+    diff = (checks.get("difficulty") or {}).get("evidence") or {}
+    rows = []
+    for role, mean in (tr.get("returns") or {}).items():
+        gain = ((learn.get("returns") or {}).get(role) or {})
+        rows.append([f"return of {role}", pm(mean, (tr.get("ci95") or {}).get(role)),
+                     pm((rd.get("returns") or {}).get(role), (rd.get("ci95") or {}).get(role)),
+                     pm(gain.get("gain"), gain.get("ci95"))])
+    metric = card.get("task_metric")
+    for name, mean in (tr.get("metrics") or {}).items():
+        is_task = name == metric
+        gain = (learn.get("task_metric") or {}) if is_task else {}
+        rows.append([join([name, " ", tag("small", "(task metric)") if is_task else ""]),
+                     pm(mean, diff.get("ci95") if is_task else None),
+                     num((rd.get("metrics") or {}).get(name)), pm(gain.get("gain"), gain.get("ci95"))])
+    rows.append(["episode length", num(tr.get("length")), num(rd.get("length")), ""])
+    n = f"{tr.get('episodes', '?')} episodes each"
+    head = tag("p", "Verdict: ", badge(str(card.get("verdict", "n/a"))), f" on {card.get('spec', '?')} "
+               f"with {params_text(card.get('params'))}; task metric: {metric or 'none'}; {n}. "
+               "± is the 95% confidence half-width over episodes.")
+    check_rows = [[c.get("name", ""), badge(str(c.get("verdict", "n/a"))), c.get("message", "")]
+                  for c in card.get("checks") or []]
+    return join([head, table(["", "trained", "random legal", "gain"], rows, class_="numbers"),
+                 tag("h3", "Checks"), table(["check", "verdict", "finding"], check_rows)])
+
+
+# --------------------------------------------------------------------------- failures
+def failures_section(m: Material) -> Html:
+    metric = (m.run.scorecard or {}).get("task_metric")
+    if not m.run.trajectories:
+        return not_recorded("no eval/trajectories.jsonl (run `gymwright evaluate SPEC --policy RUN`)")
+    if not metric:
+        return not_recorded("the spec has no task metric, so no episode counts as failed")
+    ev = gather({"recorded": m.run.trajectories}, metric, max_steps(m))
+    b = ev.buckets["recorded"]
+    failed = b["episodes"] - b["successes"]
+    head = tag("p", f"{b['successes']} of {b['episodes']} recorded episodes reached the task ({metric} > 0); "
+               f"{failed} failed. A failure's kind is the first other metric that is nonzero in it, else "
+               "timeout (cut at the step limit), else other.")
+    rows = [[kind, count, f"{count / failed:.0%}"] for kind, count in b["kinds"].most_common()]
+    return join([head, table(["kind", "episodes", "share of failures"], rows, class_="numbers")]) if rows else head
+
+
+def max_steps(m: Material) -> int | None:
+    value = m.run.params.get("max_steps")
+    if value is None and m.spec is not None:
+        value = ((m.spec.data.get("params") or {}).get("max_steps") or {}).get("default")
+    return int(value) if isinstance(value, int | float) else None
+
+
+# --------------------------------------------------------------------------- trajectories
+def trajectories_section(m: Material) -> Html:
+    trajs = m.run.trajectories
+    if not trajs and not m.run.gifs:
+        return not_recorded("no eval/trajectories.jsonl (run `gymwright evaluate SPEC --policy RUN`)")
+    picked = select(trajs, (m.run.scorecard or {}).get("task_metric")) if trajs else {}
+    named: list[tuple[str, Trajectory | None]] = [("best", picked.get("best")), ("worst", picked.get("worst"))]
+    named += [(f"failure{i}", tr) for i, tr in enumerate(picked.get("failures") or [])]
+    named += [(name, None) for name in m.run.gifs if name not in dict(named)]
+    blocks = [episode_block(name, tr, m) for name, tr in named if tr is not None or name in m.run.gifs]
+    intro = tag("p", f"{len(trajs)} episodes were recorded; shown: the best and the worst by total return, "
+                "and typical failures (nearest the failed episodes' median return).")
+    return join([intro, *blocks])
+
+
+TITLES = {"best": "Best episode", "worst": "Worst episode"}
+
+
+def episode_block(name: str, tr: Trajectory | None, m: Material) -> Html:
+    title = TITLES.get(name, f"Typical failure {name.removeprefix('failure')}" if name.startswith("failure") else name)
+    facts = ""
+    if tr is not None:
+        rets = ", ".join(f"{a} {num(r)}" for a, r in tr.returns.items())
+        mets = ", ".join(f"{k}={num(v)}" for k, v in tr.metrics.items())
+        facts = f" — seed {tr.seed}, {len(tr.steps)} steps; returns {rets}; {mets}"
+    body = [gif(name, m)]
+    if tr is not None:
+        body.append(pre(episode_text(tr)))
+    return tag("details", tag("summary", tag("strong", title), facts), tag("div", *body, class_="episode"),
+               open=name == "best")
+
+
+def gif(name: str, m: Material) -> Html:
+    path = m.run.gifs.get(name)
+    if path is None:
+        return Html("")
+    data = path.read_bytes()
+    if len(data) > MAX_GIF_BYTES:
+        return tag("p", f"{path.name} is {len(data) / 1e6:.1f} MB; left out of the page (open it beside it)",
+                   class_="missing")
+    return img("image/gif", data, f"{name} episode, animated", class_="gif")
+
+
+def episode_text(tr: Trajectory) -> str:
+    shown = tr.steps[:MAX_STEPS_SHOWN]
+    lines = [s.text.rstrip() or f"t={s.t}: " + ", ".join(f"{a}={x}" for a, x in s.actions.items()) for s in shown]
+    if len(tr.steps) > len(shown):
+        lines.append(f"... {len(tr.steps) - len(shown)} more steps (all of them are in trajectories.jsonl)")
+    return "\n\n".join(lines)
+
+
+# --------------------------------------------------------------------------- curriculum
+def curriculum_section(m: Material) -> Html:
+    recs = m.run.curriculum
+    if not recs:
+        return not_recorded("no curriculum.jsonl: this run was a single stage (`gymwright evolve` records one)")
+    rows = []
+    for r in recs:
+        fails = ", ".join(f"{k} {n}" for k, n in sorted((r.get("failures") or {}).items(), key=lambda kv: -kv[1]))
+        rets = ", ".join(f"{k} {num(v)}" for k, v in (r.get("returns") or {}).items())
+        rows.append([r.get("index", ""), tag("code", params_text(r.get("params"))), num(r.get("success")),
+                     rets, fails or "none", r.get("engineer", ""),
+                     join([tag("code", params_text(r.get("proposal"))), tag("br"), r.get("rationale", "")]),
+                     tag("code", str(r.get("spec_sha") or "")[:12])])
+    metric = (m.run.scorecard or {}).get("task_metric")
+    head = tag("p", f"Each stage trains on its config (the policy carries over), is judged on {metric or 'the task metric'}, "
+               "and the engineer proposes the next stage's config, with its rationale.")
+    success = f"success ({metric})" if metric else "success"
+    return join([head, table(["stage", "trained on", success, "returns", "failures", "engineer",
+                              "proposal for the next stage, and why", "spec sha256"], rows)])
+
+
+SECTIONS = (
+    Section("task", "The task", task_section),
+    Section("spec", "The spec", spec_section),
+    Section("verification", "Verification", verification_section),
+    Section("curves", "Learning curves", curves_section),
+    Section("evaluation", "Evaluation", evaluation_section),
+    Section("failures", "Failure kinds", failures_section),
+    Section("trajectories", "Trajectories", trajectories_section),
+    Section("curriculum", "Curriculum lineage", curriculum_section),
+)
