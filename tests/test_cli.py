@@ -382,12 +382,16 @@ def test_exported_module_runs_without_gymwright(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- demo
-def test_demo_runs_and_stays_short() -> None:
-    result = invoke("demo")
+def test_demo_runs_the_whole_loop(tmp_path: Path) -> None:
+    result = invoke("demo", "--steps", "4096", "--stages", "2", "--out", str(tmp_path / "demo"))
     assert result.exit_code == 0, result.output
     assert "design 1: passed" in result.stdout and "cake_negotiation: passed" in result.stdout
     assert "chose template cake_negotiation" in result.stdout and "retrieval" in result.stdout
     assert "max_rounds=10 from 'ten rounds'" in result.stdout
+    assert "stage 2: agreed" in result.stdout and "heuristic engineer" in result.stdout
+    assert "[ok] learnability" in result.stdout or "learnability" in result.stdout
     assert "seed 0: reset" in result.stdout and "seed 0: step 1" in result.stdout  # rendered
-    assert "random legal play, 2 episodes" in result.stdout
+    report = tmp_path / "demo" / "report.html"
+    assert report.exists() and "<html" in report.read_text()[:200].lower()
+    assert (tmp_path / "demo" / "stage1" / "eval" / "scorecard.json").exists()
     assert len(result.stdout.splitlines()) < 200

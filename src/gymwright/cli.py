@@ -549,73 +549,6 @@ def schema(
     out.print(f"Wrote the spec JSON schema to {output}.")
 
 
-# --------------------------------------------------------------------------- demo
-DEMO_TASK = (
-    "Two robots divide a pie by taking turns making offers; the pie shrinks by 10% after "
-    "every rejected offer, and they have ten rounds to agree."
-)
-
-
-def demo_design(task: str, model: str | None, store: Path | None) -> Any:
-    """Step 1: design from the task text (offline unless a model is given), with progress."""
-    from gymwright.cli_design import LiveProgress, print_result
-    from gymwright.design import DesignOptions, design
-    from gymwright.store import Store
-
-    out.rule("[bold]1. design")
-    out.print(Text(f"task: {task}"))
-    progress = LiveProgress(err)
-    with Store.open(store) as st:
-        try:
-            result = design(task, DesignOptions(model=model), store=st, progress=progress)
-        finally:
-            progress.stop()
-    print_result(result)
-    return result
-
-
-def demo_verify(report: VerificationReport) -> None:
-    """Step 2: the verification the design passed, stage by stage."""
-    out.rule("[bold]2. verify")
-    counts = {sev: len(report.of(sev)) for sev in Severity}
-    verdict = Text(f"{report.spec}: ")
-    verdict.append("passed" if report.passed else "FAILED", style="bold green" if report.passed else "bold red")
-    verdict.append(f" ({', '.join(f'{k}={v:.2f}s' for k, v in report.timings.items())}; "
-                   f"{counts[Severity.error]} errors, {counts[Severity.warning]} warnings)")
-    out.print(verdict)
-    print_diagnostics([d for d in report.diagnostics if d.severity is not Severity.info])
-
-
-@app.command()
-def demo(
-    task: Annotated[str, typer.Argument(metavar="[TASK]", help="The task to design for.")] = DEMO_TASK,
-    episodes: Annotated[
-        int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")
-    ] = 2,
-    model: Annotated[str | None, typer.Option(
-        "--model", "-m", help="A model (see `gymwright design --help`); default: offline.")] = None,
-    store: Annotated[Path | None, typer.Option("--store", help="The store folder.")] = None,
-) -> None:
-    """The main job, offline by default: design from a task text, verify, play rendered episodes."""
-    with domain_errors():
-        result = demo_design(task, model, store)
-        if result.report is not None:
-            demo_verify(result.report)
-        if not result.passed or result.spec_path is None:
-            raise typer.Exit(1)
-        spec = str(result.spec_path)
-        out.rule(f"[bold]3. {episodes} random legal episodes (the first rendered)")
-        out.print(summary_table(play(spec, {}, episodes=episodes, seed=0, frames=DEMO_FRAMES,
-                                     max_steps=1000)))
-    out.rule("[bold]next")
-    out.print(Text(
-        f"gymwright run {spec} --render --episodes 1\n"
-        f"gymwright show {result.design_id}\n"
-        'gymwright design "your task" --model openai:gpt-4o-mini   # a model writes a new spec\n'
-        "gymwright library"
-    ))
-
-
 # --------------------------------------------------------------------------- design commands
 from gymwright import cli_design  # noqa: E402  (registers its commands on this app)
 
@@ -640,6 +573,10 @@ app.command("evolve")(cli_evolve.evolve_command)
 from gymwright import cli_report  # noqa: E402
 
 app.command("report")(cli_report.report_command)
+
+from gymwright import cli_demo  # noqa: E402
+
+app.command("demo")(cli_demo.demo_command)
 
 
 if __name__ == "__main__":

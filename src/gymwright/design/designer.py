@@ -94,9 +94,14 @@ class DesignOptions:
     use_cache: bool = True
 
 
-def resolve_mode(mode: str | None, has_model: bool) -> str:
+def resolve_mode(mode: str | None, has_model: bool, model: str | None = None) -> str:
+    """The mode asked for; by default spec mode with a model, except a local (small) model,
+    which picks and tunes a library spec (template mode): measured, a 0.5B model rarely writes
+    a whole spec that verifies. Without a model, the offline designer."""
     if mode is None:
-        return "spec" if has_model else "offline"
+        if not has_model:
+            return "offline"
+        return "template" if (model or "").startswith("local:") else "spec"
     if mode not in MODES:
         raise GymwrightError(f"unknown mode {mode!r}", path="--mode",
                              hint=f"choose one of {', '.join(MODES)}")
@@ -124,7 +129,7 @@ def design(task: str, options: DesignOptions | None = None, *, store: Store | No
         raise GymwrightError("the task text is empty", path="TASK",
                              hint='describe the environment, e.g. "two robots split a pie"')
     name, source = (provider.name + ":" + provider.model, "provider") if provider else choose_model(opts.model)
-    mode = resolve_mode(opts.mode, name is not None)
+    mode = resolve_mode(opts.mode, name is not None, name)
     own_store = store is None
     store = store or Store.open()
     llm = None
