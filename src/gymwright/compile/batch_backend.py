@@ -200,13 +200,40 @@ class _BatchGen:
             w("self.r.episodes = np.zeros(self.size, dtype=np.int64)")
             w("idx = np.arange(self.size)")
             w("self._init_copies(idx, full=True)")
+            if self.fixed_start:
+                w("self._start = {k: x.copy() for k, x in vars(self.v).items()}",
+                  comment="no random draws at the start: every episode of a copy starts here")
+                w("self._start_obs, self._start_masks = self.obs_buf.copy(), self.masks.copy()")
             w("return self.obs_buf, self.masks")
         w("")
+
+    @property
+    def fixed_start(self) -> bool:
+        """Whether every episode of a copy starts in the same state: no grid layout and no random
+        draw in the initial values, observations, masks or turns (params are fixed per copy)."""
+        cs = self.cs
+        if cs.grid is not None:
+            return False
+        found = [var.init for var in cs.state + cs.agent_state] + [cs.active]
+        for role in cs.roles:
+            found += [f.expr for f in role.features] + [c.legal for c in role.choices]
+        return not any(hasattr(n, "gw_site") for c in found if c is not None for n in ast.walk(c.tree))
 
     def init_copies(self) -> None:
         cs, w = self.cs, self.w
         with w.block("def _init_copies(self, idx, full=False):"):
             w('"""Start a new episode in copies `idx`: variables, returns, metrics, obs, masks."""')
+            acc = [{"max": "-inf", "min": "inf"}.get(m.reduce, "0.0") for m in cs.metrics]
+            if self.fixed_start:
+                with w.block("if not full:", comment="copy the start saved by reset (see there)"):
+                    with w.block("for k, x in self._start.items():"):
+                        w("getattr(self.v, k)[idx] = x[idx]")
+                    w("self.r.steps[idx] = 0")
+                    w("self.returns[idx] = 0.0")
+                    w(f"self.metric_acc[idx] = [{', '.join(acc)}]")
+                    w("self.obs_buf[idx] = self._start_obs[idx]")
+                    w("self.masks[idx] = self._start_masks[idx]")
+                    w("return")
             w("K = len(idx)")
             w("p = self.p if full else subset_params(self.p, idx)")
             w("r = self.r if full else self.r.subset(idx)")
@@ -231,7 +258,6 @@ class _BatchGen:
                     w("getattr(self.v, k)[idx] = x")
             w("self.r.steps[idx] = 0")
             w("self.returns[idx] = 0.0")
-            acc = [{"max": "-inf", "min": "inf"}.get(m.reduce, "0.0") for m in cs.metrics]
             w(f"self.metric_acc[idx] = [{', '.join(acc)}]")
             w("self.obs_buf[idx] = self._observe(p, v, BI)")
             w("self.masks[idx] = self._compute_masks(p, v, BI)")

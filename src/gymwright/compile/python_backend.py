@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from gymwright.compile.agent_axis import AxisEmitter, NotOnAxis
 from gymwright.compile.pyexpr import PyEmitter, hoist
 from gymwright.compile.sharing import repeated_calls
 from gymwright.compile.tables import fixed_values, grid_tables
@@ -110,6 +111,8 @@ class _Gen:
         self.w = Writer()
         self.n = cs.n_agents
         self.cls = class_name(cs.spec.name)
+        self._axis: dict[str, Any] = {}  # role -> its features over the agent axis (or None)
+        self._axis_shared: dict[str, dict[str, str]] = {}  # role -> shared call code -> local
 
     def em(self, per_agent: bool = False, **overrides: str) -> PyEmitter:
         return PyEmitter(self.cs.symbols, per_agent=per_agent, overrides=overrides, nonzero=self.nonzero)
@@ -336,7 +339,8 @@ class _Gen:
             if self.unrolled:
                 ids = cs.agent_ids
                 w("masks = self._masks")
-                w("obs = {" + ", ".join(f"{ids[i]!r}: self._observe_{cs.role_of(i).name}({i})" for i in range(self.n)) + "}")
+                self.observe_all_calls()
+                w("obs = {" + ", ".join(f"{ids[i]!r}: {self.obs_code(i)}" for i in range(self.n)) + "}")
                 w("infos = {" + ", ".join(f"{ids[i]!r}: {{'action_mask': masks[{i}]}}" for i in range(self.n)) + "}")
             else:
                 w("obs = {a: self.observe(a) for a in self.agents}")
@@ -779,7 +783,8 @@ class _Gen:
                 w(f"    {ids[i]!r}: {value(i)},")
             w("}")
 
-        literal("obs", lambda i: f"self._observe_{cs.role_of(i).name}({i})")
+        self.observe_all_calls()
+        literal("obs", self.obs_code)
         literal("rew", lambda i: f"r{i}")
         literal("term", lambda i: "terminated")
         literal("trunc", lambda i: "truncated")
@@ -795,6 +800,74 @@ class _Gen:
         w("")
         for r in cs.roles:
             self.observe_role(r)
+            if self.axis_features(r) is not None:
+                self.observe_all(r)
+
+    AXIS_MIN_AGENTS = 3  # roles this large with array features observe all their agents at once
+
+    def axis_features(self, r: CRole) -> list[tuple[Any, int, str | list[str]]] | None:
+        """Every feature of `r` lowered over the role's agent axis (`agent_axis`), or None where
+        that does not pay (few agents, only scalar features) or is not covered."""
+        if r.name not in self._axis:
+            self._axis[r.name] = self._axis_features(r)
+        return self._axis[r.name]
+
+    def _axis_features(self, r: CRole) -> list[tuple[Any, int, str | list[str]]] | None:
+        if not self.unrolled or r.count < self.AXIS_MIN_AGENTS or all(not f.expr.info.shape for f in r.features):
+            return None
+        em = AxisEmitter(self.cs.symbols, r.start, r.start + r.count, self.n, self.nonzero)
+        out: list[tuple[Any, int, str | list[str]]] = []
+        at = 0
+        try:
+            for f in r.features:
+                body = f.expr.tree.body
+                if isinstance(body, ast.List) and len(f.expr.info.shape) == 1:
+                    out.append((f, at, [em.emit(item)[0] for item in body.elts]))
+                else:
+                    code, axis = em.emit(body)
+                    if f.expr.info.shape:
+                        code = f"{code}.reshape({r.count}, {f.size})" if axis else f"np.ravel({code})"
+                    out.append((f, at, code))
+                at += f.size
+        except NotOnAxis:
+            return None
+        self._axis_shared[r.name] = dict(em.shared)
+        return out
+
+    def observe_all(self, r: CRole) -> None:
+        """`_observe_all_<role>()`: the observations of all the role's agents, one row each,
+        computed over the agent axis (same values as `_observe_<role>(me)` for each agent)."""
+        w = self.w
+        feats = self.axis_features(r)
+        assert feats is not None
+        with w.block(f"def _observe_all_{r.name}(self):"):
+            w("p, v = self.p, self.v")
+            for code, name in self._axis_shared[r.name].items():
+                w(f"{name} = {code}", comment="used by several features")
+            w(f"o = np.empty(({r.count}, {r.obs_dim}), dtype=np.float32)")
+            for f, at, code in feats:
+                comment = f"{f.path}: {f.expr.source}"
+                if isinstance(code, list):
+                    for k, item in enumerate(code):
+                        w(f"o[:, {at + k}] = {item}", comment=comment if k == 0 else "")
+                elif f.expr.info.shape:
+                    w(f"o[:, {at}:{at + f.size}] = {code}", comment=comment)
+                else:
+                    w(f"o[:, {at}] = {code}", comment=comment)
+            w("return o")
+        w("")
+
+    def observe_all_calls(self) -> None:
+        """Locals `obs_<role>` for the roles observed over their agent axis (see `obs_code`)."""
+        for r in self.cs.roles:
+            if self.axis_features(r) is not None:
+                self.w(f"obs_{r.name} = self._observe_all_{r.name}()")
+
+    def obs_code(self, i: int) -> str:
+        r = self.cs.role_of(i)
+        if self.axis_features(r) is not None:
+            return f"obs_{r.name}[{i - r.start}]"
+        return f"self._observe_{r.name}({i})"
 
     def observe_role(self, r: CRole) -> None:
         w = self.w

@@ -221,8 +221,8 @@ def rt_manhattan1(a, b):
     return abs(int(a[0]) - int(b[0])) + abs(int(a[1]) - int(b[1]))
 
 
-def rt_view(v, p, r: int):
-    """The (2r+1)x(2r+1) window of tiles around p, -1 outside (from a padded copy kept on v)."""
+def _tiles_pad(v, r: int):
+    """v.tiles with a border of -1 at least r wide, kept on v until v.tiles is replaced."""
     pad = getattr(v, "_tiles_pad", None)
     if pad is None or v._tiles_src is not v.tiles or v._pad_r < r:
         v._pad_r = k = max(r, getattr(v, "_pad_r", 0))
@@ -230,6 +230,12 @@ def rt_view(v, p, r: int):
         v._tiles_pad = pad = np.full((h + 2 * k, w + 2 * k), -1, dtype=v.tiles.dtype)  # np.pad, faster
         pad[k:k + h, k:k + w] = v.tiles
         v._tiles_src = v.tiles
+    return pad
+
+
+def rt_view(v, p, r: int):
+    """The (2r+1)x(2r+1) window of tiles around p, -1 outside (from a padded copy kept on v)."""
+    pad = _tiles_pad(v, r)
     o = v._pad_r - r
     row, col = int(p[0]) + o, int(p[1]) + o
     return pad[row:row + 2 * r + 1, col:col + 2 * r + 1]
@@ -250,21 +256,73 @@ def rt_agents_view_v(v, p, r: int):
     """rt_agents_view(v.pos, p, r) from a padded grid of agent counts kept on v (rebuilt when
     v.pos is replaced, as every step does): every agent's window is then one slice. A view:
     callers copy before they write."""
-    pos = v.pos
     row, col = int(p[0]), int(p[1])
     h, w = v.tiles.shape
     if not (0 <= row < h and 0 <= col < w):
-        return rt_agents_view(pos, p, r)
+        return rt_agents_view(v.pos, p, r)
+    grid = _agents_pad(v, r)
+    o = v._agents_r - r
+    return grid[row + o:row + o + 2 * r + 1, col + o:col + o + 2 * r + 1]
+
+
+def _agents_pad(v, r: int):
+    """Agent counts per cell of a grid padded by at least r, kept on v until v.pos is replaced."""
+    pos = v.pos
     grid = getattr(v, "_agents_pad", None)
     if grid is None or v._agents_src is not pos or v._agents_r < r:
+        h, w = v.tiles.shape
         v._agents_r = big = max(r, getattr(v, "_agents_r", 0))
         v._agents_pad = grid = np.zeros((h + 2 * big, w + 2 * big), dtype=np.int64)
         v._agents_src = pos
         for pr, pc in pos.tolist():
             if -big <= pr < h + big and -big <= pc < w + big:
                 grid[pr + big, pc + big] += 1
-    o = v._agents_r - r
-    return grid[row + o:row + o + 2 * r + 1, col + o:col + o + 2 * r + 1]
+    return grid
+
+
+_WINDOW_OFFSETS: dict = {}
+
+
+def _window_rows(pad, cells, o: int, r: int):
+    """The (2r+1)x(2r+1) windows of `pad` around each (row, col) of `cells` (shifted by o), as
+    one gather: (n, S, S)."""
+    side = 2 * r + 1
+    width = pad.shape[1]
+    offsets = _WINDOW_OFFSETS.get((width, side))
+    if offsets is None:
+        offsets = _WINDOW_OFFSETS[width, side] = (np.arange(side)[:, None] * width + np.arange(side)).ravel()
+    starts = np.array([(a + o) * width + b + o for a, b in cells], dtype=np.int64)
+    return pad.reshape(-1)[starts[:, None] + offsets].reshape(len(cells), side, side)
+
+
+def _grid_cells(v, centers):
+    """`centers` (n, 2) as a list of int (row, col) pairs (truncated like int()), or None when
+    one lies off the grid."""
+    c = np.asarray(centers)
+    cells = (c if c.dtype.kind in "iu" else c.astype(np.int64)).tolist()
+    h, w = v.tiles.shape
+    for a, b in cells:
+        if not (0 <= a < h and 0 <= b < w):
+            return None
+    return cells
+
+
+def rt_view_rows(v, centers, r: int):
+    """rt_view(v, c, r) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
+    cells = _grid_cells(v, centers)
+    if cells is None:
+        return np.stack([rt_view(v, c, r) for c in centers])
+    pad = _tiles_pad(v, r)
+    return _window_rows(pad, cells, v._pad_r - r, r)
+
+
+def rt_agents_view_rows(v, centers, r: int):
+    """rt_agents_view_v(v, c, r) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
+    cells = _grid_cells(v, centers)
+    if cells is None:
+        return np.stack([rt_agents_view_v(v, c, r) for c in centers])
+    grid = _agents_pad(v, r)
+    return _window_rows(grid, cells, v._agents_r - r, r)
 
 
 def rt_manhattan(a, b):
