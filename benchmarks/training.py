@@ -22,10 +22,11 @@ Settings, shared where the libraries allow: PPO, 64x64 ReLU actor and critic, lr
 GAE lambda 0.95, clip 0.2, entropy 0.01, 4 epochs, action masks on (built-in: native; RLlib:
 `gymwright.train.rllib`'s masked module; SB3: the mask appended to the observation and illegal
 logits set to -1e8 by `MaskedPolicy` below), 2,048 samples per update in minibatches of 256:
-built-in 128 copies x 16 steps (8 minibatches, no lr annealing); RLlib 2,048 env steps (32 envs
-per runner, fragments of 8, sampling in the driver); SB3 8 copies x 2 agents x 128 steps (2,048
-agent-steps: SuperSuit gives the waiting bargainer a slot too, its all-zero mask makes that a
-no-op for the policy). Torch uses one thread everywhere.
+built-in 128 copies x 16 steps (8 minibatches, no lr annealing: otherwise its defaults, which
+share one policy between the bargainers as RLlib's one module per role and SB3's parameter
+sharing do); RLlib 2,048 env steps (32 envs per runner, fragments of 8, sampling in the driver);
+SB3 8 copies x 2 agents x 128 steps (2,048 agent-steps: SuperSuit gives the waiting bargainer a
+slot too, its all-zero mask makes that a no-op for the policy). Torch uses one thread everywhere.
 
     python benchmarks/training.py            # 3 seeds, cap 200,000 env steps per run
     python benchmarks/training.py --quick    # 1 seed, cap 20,000: a smoke run (a minute or two)
@@ -138,6 +139,7 @@ def run_builtin(seed: int, cap: int, target: float, out: Path) -> dict[str, Any]
         lr=PPO_SHARED["lr"], anneal_lr=False, gamma=PPO_SHARED["gamma"], gae_lambda=PPO_SHARED["lam"],
         clip=PPO_SHARED["clip"], epochs=PPO_SHARED["epochs"], minibatches=8, ent_coef=PPO_SHARED["ent"],
         hidden=PPO_SHARED["hidden"], seed=seed, out=out, checkpoint_every=10_000, threads=1,
+        agent_index=False,  # one policy for both bargainers, as in RLlib and SB3 (the default)
     )
     t0 = time.perf_counter()
     watch = Threshold(target, t0)

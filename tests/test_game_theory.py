@@ -1,6 +1,7 @@
 """Training on library specs finds what game theory says it should (slow: `pytest -m slow`).
 
-Each test trains the built-in PPO (the same trainer code; hyperparameters chosen per game, the
+Each test trains the built-in PPO with its default settings (the same trainer code; only the
+step budget, and gamma 1 for the cake, whose reward is already discounted, differ per game; the
 thresholds never) and evaluates the trained policy on fresh seeds.
 """
 
@@ -65,8 +66,7 @@ def test_cake_first_proposer_gets_the_subgame_perfect_share(tmp_path: Path) -> N
     spe, _ = cake_spe(0.5, 10, 21)
     assert spe == cake_spe(0.5, 10, 21, accept_ties=False)[0]  # ties do not move it here
     assert abs(float(spe) - 2 / 3) < 0.05  # near Rubinstein's 1 / (1 + d), far from 1/2
-    cfg = TrainConfig(spec="cake_negotiation", params=params, num_envs=1024, rollout_len=16,
-                      total_steps=4_000_000, gamma=1.0, lr=3e-4, ent_coef=0.02, seed=0,
+    cfg = TrainConfig(spec="cake_negotiation", params=params, total_steps=400_000, gamma=1.0, seed=0,
                       out=tmp_path / "cake", checkpoint_every=1000)
     result = train(cfg)
     ev = evaluate("cake_negotiation", params, load_policy(result.checkpoint), episodes=2000,
@@ -81,8 +81,8 @@ def test_cake_first_proposer_gets_the_subgame_perfect_share(tmp_path: Path) -> N
 # --------------------------------------------------------------------------- prisoner's dilemma
 def test_one_shot_prisoners_dilemma_defects(tmp_path: Path) -> None:
     params = {"rounds": 1}
-    cfg = TrainConfig(spec="iterated_prisoners_dilemma", params=params, num_envs=1024, rollout_len=16,
-                      total_steps=300_000, lr=1e-3, seed=0, out=tmp_path / "pd", checkpoint_every=1000)
+    cfg = TrainConfig(spec="iterated_prisoners_dilemma", params=params, total_steps=100_000, seed=0,
+                      out=tmp_path / "pd", checkpoint_every=1000)
     result = train(cfg)
     ev = evaluate("iterated_prisoners_dilemma", params, load_policy(result.checkpoint), episodes=1000, seed=EVAL_SEED)
     assert 1 - ev.metrics["cooperation_rate"] > 0.9
@@ -91,10 +91,11 @@ def test_one_shot_prisoners_dilemma_defects(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- MAPF
 def test_mapf_frozenlake_two_agents_reach_their_goals(tmp_path: Path) -> None:
     # view_radius 3 shows the whole 4x4 lake: with the default radius 1 a memoryless policy
-    # plateaued at 0.89 (IPPO and MAPPO alike), some layouts needing detours it cannot see
+    # plateaus below 0.9 (0.869 after 2M steps, 0.89 before), some layouts needing detours it
+    # cannot see
     params = {"size": 4, "n_agents": 2, "slip": 0.0, "view_radius": 3}
-    cfg = TrainConfig(spec="mapf_frozenlake", params=params, num_envs=1024, rollout_len=16,
-                      total_steps=3_000_000, lr=1e-3, seed=0, out=tmp_path / "mapf", checkpoint_every=1000)
+    cfg = TrainConfig(spec="mapf_frozenlake", params=params, total_steps=2_000_000, seed=0,
+                      out=tmp_path / "mapf", checkpoint_every=1000)
     result = train(cfg)
     ev = evaluate("mapf_frozenlake", params, load_policy(result.checkpoint), episodes=1000, seed=EVAL_SEED)
     assert ev.metrics["all_reached"] > 0.9

@@ -109,6 +109,48 @@ def test_gae_matches_a_hand_computation() -> None:
     assert torch.allclose(ret, adv + v)
 
 
+def test_turn_based_gae_runs_on_each_agents_own_timeline() -> None:
+    # two agents take turns (agent 0 at even steps, agent 1 at odd ones); the first episode is
+    # truncated after step 3 (agent 0 waiting there), the second runs past the rollout
+    g, lam = 0.9, 0.8
+    r = torch.tensor([[1.0, 0.5], [2.0, -1.0], [0.0, 0.25], [3.0, 1.5], [0.5, 0.0], [1.0, 2.0]])
+    v = torch.tensor([[0.4, 0.1], [0.3, 0.6], [0.8, 0.2], [0.7, 0.9], [0.1, 0.5], [0.6, 0.3]])
+    acted = torch.tensor([[True, False], [False, True]] * 3)
+    done = torch.tensor([[False] * 2, [False] * 2, [False] * 2, [True] * 2, [False] * 2, [False] * 2])
+    boot = torch.zeros(6, 2)
+    boot[3] = torch.tensor([0.35, 0.45])  # values of the truncated episode's final observation
+    last = torch.tensor([0.2, 0.7])  # values of the observation after the rollout
+    adv, ret = gae(r, v, last, done, boot, g, lam, acted=acted)
+
+    def rv(t: int, i: int) -> float:
+        return float(r[t, i]), float(v[t, i])
+
+    # agent 0: acts at 0 and 2 (rewards up to its next turn; step 3 ends the episode), then at 4
+    (r0, v0), (r1, _), (r2, v2), (r3, _), (r4, v4), (r5, _) = (rv(t, 0) for t in range(6))
+    a2 = r2 + g * r3 + g**2 * 0.35 - v2
+    a0 = r0 + g * r1 + g**2 * v2 - v0 + g**2 * lam * a2
+    a4 = r4 + g * r5 + g**2 * 0.2 - v4
+    for t, a in ((0, a0), (2, a2), (4, a4)):
+        assert adv[t, 0].item() == pytest.approx(a, abs=1e-6), t
+    # its waiting rows get the return seen from there
+    for t, target in ((1, r1 + g * (v2 + a2)), (3, r3 + g * 0.35), (5, r5 + g * 0.2)):
+        assert ret[t, 0].item() == pytest.approx(target, abs=1e-6), t
+    # agent 1: acts at 1 and 3 (the last step of the truncated episode), then at 5
+    (q0, _), (q1, w1), (q2, _), (q3, w3), (q4, _), (q5, w5) = (rv(t, 1) for t in range(6))
+    b3 = q3 + g * 0.45 - w3
+    b1 = q1 + g * q2 + g**2 * w3 - w1 + g**2 * lam * b3
+    b5 = q5 + g * 0.7 - w5
+    for t, a in ((1, b1), (3, b3), (5, b5)):
+        assert adv[t, 1].item() == pytest.approx(a, abs=1e-6), t
+    for t, target in ((0, q0 + g * (w1 + b1)), (2, q2 + g * (w3 + b3)), (4, q4 + g * (w5 + b5))):
+        assert ret[t, 1].item() == pytest.approx(target, abs=1e-6), t
+    assert torch.allclose(ret, adv + v)
+    # every agent acting every step is plain GAE
+    plain = gae(r, v, last, done, boot, g, lam)
+    assert all(torch.allclose(x, y) for x, y in zip(plain, gae(r, v, last, done, boot, g, lam,
+                                                               acted=torch.ones(6, 2, dtype=torch.bool)), strict=True))
+
+
 # --------------------------------------------------------------------------- learning
 def test_short_training_beats_random_on_an_easy_spec(tmp_path: Path) -> None:
     cfg = TrainConfig(**EASY, num_envs=128, rollout_len=8, total_steps=128 * 8 * 12, lr=3e-3,
@@ -279,6 +321,10 @@ def test_mappo_critic_reads_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     policy = load_policy(result.checkpoint)
     critic_in = policy.model.nets[0].critic[0].in_features
     actor_in = policy.model.nets[0].actor[0].in_features
-    assert critic_in == S + 2 and actor_in == envs[0].ROLES[0][3] + 2
+    obs_dim = envs[0].ROLES[0][3]
+    assert critic_in == S + 2 and actor_in == obs_dim  # the state needs the agent's index, the obs not
     ippo = load_policy(train(small(tmp_path, spec="mapf_frozenlake", total_steps=32 * 8, out=tmp_path / "i")).checkpoint)
     assert ippo.model.nets[0].critic[0].in_features == actor_in
+    indexed = load_policy(train(small(tmp_path, spec="mapf_frozenlake", total_steps=32 * 8, agent_index=True,
+                                      out=tmp_path / "x")).checkpoint)
+    assert indexed.model.nets[0].actor[0].in_features == indexed.model.nets[0].critic[0].in_features == obs_dim + 2

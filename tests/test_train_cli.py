@@ -81,8 +81,8 @@ def test_train_errors_are_clean(trained: tuple[Path, dict], tmp_path: Path) -> N
 
 def test_train_resume_continues_the_run(trained: tuple[Path, dict]) -> None:
     out, data = trained
-    result = invoke("train", "cake_negotiation", "--steps", "4096", "--num-envs", "64", "--out", str(out),
-                    "--resume", "--json", "-p", "discount=0.8")
+    result = invoke("train", "cake_negotiation", "--steps", "2048", "--num-envs", "64", "--out", str(out),
+                    "--resume", "--json", "-p", "discount=0.8")  # 64 copies x 16 steps: 2 updates
     assert result.exit_code == 0, result.output
     assert data["updates"] == 1 and json.loads(result.stdout)["updates"] == 2
 

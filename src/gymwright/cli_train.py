@@ -58,7 +58,7 @@ def train_command(
     steps: Annotated[int, typer.Option("--steps", "-n", min=1, help="Env steps to train for (copies x steps).")] = 1_000_000,
     algo: Annotated[str, typer.Option("--algo", help="ippo (a critic per agent's observation) or mappo (centralized critic on state()).")] = "ippo",
     param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="Set a spec param (repeatable).")] = None,
-    num_envs: Annotated[int, typer.Option("--num-envs", min=1, help="Copies of the env stepped together.")] = 1024,
+    num_envs: Annotated[int | None, typer.Option("--num-envs", min=1, help="Copies of the env stepped together (default: the trainer's, 128).")] = None,
     seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the networks and the envs.")] = 0,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default: runs/SPEC-ALGO-sSEED).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out from its checkpoint.")] = False,
@@ -89,8 +89,10 @@ def train_command(
 
     from gymwright.train import TrainConfig, train
 
-    cfg = TrainConfig(spec=spec, params=params, algo=algo, total_steps=steps, num_envs=num_envs,
-                      seed=seed, out=folder, resume=resume, tensorboard=tensorboard)
+    cfg = TrainConfig(spec=spec, params=params, algo=algo, total_steps=steps, seed=seed, out=folder,
+                      resume=resume, tensorboard=tensorboard)
+    if num_envs is not None:
+        cfg.num_envs = num_envs
     progress = TrainProgress(err, cfg.updates)
     try:
         with domain_errors(spec):

@@ -136,7 +136,8 @@ def check_fits(ckpt: dict[str, Any], spec_sha: str, roles: list[Role] | None, pa
 
 def policy_from(ckpt: dict[str, Any]) -> Policy:
     roles = [Role(*r) for r in ckpt["roles"]]
-    model = ActorCritic(roles, ckpt["state_dim"], tuple(ckpt["hidden"]), ckpt["algo"] == "mappo", ckpt["activation"])
+    model = ActorCritic(roles, ckpt["state_dim"], tuple(ckpt["hidden"]), ckpt["algo"] == "mappo", ckpt["activation"],
+                        ckpt.get("agent_index", True))  # checkpoints before the option had the index
     model.load_state_dict(ckpt["model"])
     model.eval()
     info = {k: ckpt[k] for k in ("spec_hash", "spec_name", "params", "algo", "update", "env_steps", "path")}

@@ -21,11 +21,12 @@ class TrainConfig:
     """`ippo` (a critic on each agent's observation) or `mappo` (a centralized critic on `state()`)"""
     total_steps: int = 1_000_000
     """env steps to train for, counted as copies x steps (rounded up to whole updates)"""
-    num_envs: int = 1024
-    """copies of the environment stepped together"""
-    rollout_len: int = 32
+    num_envs: int = 128
+    """copies of the environment stepped together (small discrete games learn fastest with 64-256:
+    more updates per env step; raise it for throughput, e.g. 1024, when the game needs many samples)"""
+    rollout_len: int = 16
     """steps per copy collected before each update"""
-    lr: float = 2.5e-4
+    lr: float = 3e-4
     """Adam learning rate"""
     anneal_lr: bool = True
     """decay the learning rate linearly to 0 over the run"""
@@ -37,8 +38,8 @@ class TrainConfig:
     """PPO ratio clip"""
     epochs: int = 4
     """passes over each rollout"""
-    minibatches: int = 4
-    """minibatches per pass"""
+    minibatches: int = 8
+    """minibatches per pass (the default: 256 env steps each)"""
     ent_coef: float = 0.01
     """entropy bonus weight"""
     vf_coef: float = 0.5
@@ -47,9 +48,16 @@ class TrainConfig:
     """gradient norm clip"""
     hidden: tuple[int, ...] = (64, 64)
     """hidden layer sizes of the actor and the critic"""
+    agent_index: bool = False
+    """give the actor (and the IPPO critic) a one-hot of the agent's index within its role; off,
+    the agents of a role share one policy of their observation (the MAPPO critic always has it)"""
     activation: str = "relu"
     """activation of the hidden layers: `relu`, or `tanh` (CleanRL's; far slower on CPU)"""
     seed: int = 0
+    init_from: str | Path | None = None
+    """warm start: a checkpoint (or run folder) of the same spec and roles whose policy and value
+    normalizers this run starts from (params may differ: a curriculum's next stage); the
+    optimizer, the env and the step count start fresh"""
     """seed of torch and of the environment (copy b of the batch is seeded seed * num_envs + b)"""
     checkpoint_every: int = 10
     """write a checkpoint every this many updates (and always at the end)"""

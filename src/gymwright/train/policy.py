@@ -1,8 +1,8 @@
 """The networks: per role, an actor and a critic (MLPs), and `Policy`, the acting half.
 
 Each role has one actor shared by its agents (parameter sharing), fed the agent's observation
-plus a one-hot of its index within the role. The critic sees the same input (IPPO) or the
-batch env's global `state()` plus the one-hot (MAPPO, a centralized critic). Illegal actions
+(plus, with `agent_index`, a one-hot of its index within the role). The critic sees the same
+input (IPPO) or the batch env's global `state()` plus the one-hot (MAPPO, a centralized critic). Illegal actions
 get the logit `MASK_VALUE` before sampling and in the loss, so they are never drawn and carry
 no probability mass; an agent with no legal action plays -1 (no action).
 """
@@ -58,42 +58,59 @@ def mlp(n_in: int, hidden: tuple[int, ...], n_out: int, out_std: float, activati
 
 
 class RoleNet(nn.Module):
-    """Actor (logits) and critic (a normalized value) of one role."""
+    """Actor (logits) and critic (a normalized value) of one role.
 
-    def __init__(self, role: Role, critic_dim: int, hidden: tuple[int, ...], activation: str = "relu") -> None:
+    With `actor_index` (`critic_index`) the actor's (critic's) input gets a one-hot of the
+    agent's index within the role appended.
+    """
+
+    def __init__(self, role: Role, critic_dim: int, hidden: tuple[int, ...], activation: str = "relu",
+                 actor_index: bool = True, critic_index: bool = True) -> None:
         super().__init__()
         self.role = role
+        self.actor_index, self.critic_index = actor_index, critic_index
         self.register_buffer("onehot", torch.eye(role.count), persistent=False)
-        self.actor = mlp(role.obs_dim + role.count, hidden, role.n_actions, 0.01, activation)
-        self.critic = mlp(critic_dim + role.count, hidden, 1, 1.0, activation)
+        self.actor = mlp(role.obs_dim + role.count * actor_index, hidden, role.n_actions, 0.01, activation)
+        self.critic = mlp(critic_dim + role.count * critic_index, hidden, 1, 1.0, activation)
 
     def with_index(self, x: torch.Tensor) -> torch.Tensor:
         """x (..., count, F) -> (..., count, F + count): the agent's one-hot index appended."""
         return torch.cat([x, self.onehot.expand(*x.shape[:-1], self.role.count)], dim=-1)
 
+    def actor_input(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.with_index(obs) if self.actor_index else obs
+
     def logits(self, obs: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
         """obs (..., count, obs_dim), masks bool (..., count, n_actions) -> masked logits."""
-        return torch.where(masks, self.actor(self.with_index(obs)), MASK_VALUE)
+        return torch.where(masks, self.actor(self.actor_input(obs)), MASK_VALUE)
 
     def logits_at(self, obs: torch.Tensor, masks: torch.Tensor, at: torch.Tensor) -> torch.Tensor:
         """Masked logits (n, n_actions) of the (..., count) places where `at` is true only."""
-        return torch.where(masks[at], self.actor(self.with_index(obs)[at]), MASK_VALUE)
+        return torch.where(masks[at], self.actor(self.actor_input(obs)[at]), MASK_VALUE)
 
     def value(self, critic_in: torch.Tensor) -> torch.Tensor:
         """critic_in (..., count, critic_dim) -> normalized values (..., count)."""
-        return self.critic(self.with_index(critic_in)).squeeze(-1)
+        return self.critic(self.with_index(critic_in) if self.critic_index else critic_in).squeeze(-1)
 
 
 class ActorCritic(nn.Module):
-    """One `RoleNet` per role; `centralized` critics read `state()` instead of observations."""
+    """One `RoleNet` per role; `centralized` critics read `state()` instead of observations.
+
+    `agent_index` appends the agent's one-hot index within its role to the actor's input and
+    to the IPPO critic's; a centralized critic always gets it (the state does not say whose
+    value it is).
+    """
 
     def __init__(self, roles: list[Role], state_dim: int, hidden: tuple[int, ...], centralized: bool,
-                 activation: str = "relu") -> None:
+                 activation: str = "relu", agent_index: bool = True) -> None:
         super().__init__()
         self.roles = roles
         self.centralized = centralized
+        self.agent_index = agent_index
         self.nets = nn.ModuleList(
-            RoleNet(r, state_dim if centralized else r.obs_dim, tuple(hidden), activation) for r in roles
+            RoleNet(r, state_dim if centralized else r.obs_dim, tuple(hidden), activation,
+                    actor_index=agent_index, critic_index=agent_index or centralized)
+            for r in roles
         )
 
     def role_obs(self, role: Role, obs: torch.Tensor) -> torch.Tensor:

@@ -2,7 +2,8 @@
 
 One actor-critic per role, shared by the role's agents (the agent's index within its role is a
 one-hot input). Discrete actions with masks; agents with no legal action play -1 and leave the
-policy loss. GAE bootstraps truncated episodes from their final observation (or final state).
+policy loss. GAE runs on each agent's own timeline (acting steps only) and bootstraps truncated
+episodes from their final observation (or final state).
 Value targets are normalized by a running mean and std per role. Read it top to bottom, like
 CleanRL's `ppo.py`: setup, then per update: rollout, advantages, policy and value losses,
 logging, checkpoint.
@@ -84,8 +85,8 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
     N, D, A = masks_np.shape[1], obs_np.shape[2], masks_np.shape[2]
     S = benv.state().shape[1]
     centralized = cfg.algo == "mappo"
-    model = ActorCritic(roles, S, tuple(cfg.hidden), centralized, cfg.activation)
-    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
+    model = ActorCritic(roles, S, tuple(cfg.hidden), centralized, cfg.activation, cfg.agent_index)
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5, fused=True)
     norms = [ValueNorm() for _ in roles]
     copy_config = config_of_copy(len(params), B)
     history: list[dict[str, Any]] = []
@@ -94,8 +95,8 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
     if cfg.resume and (out / ck.CHECKPOINT).exists():
         saved = ck.load(out / ck.CHECKPOINT)
         ck.check_fits(saved, sha, roles, params)
-        for key in ("algo", "num_envs", "activation"):
-            if saved["config"][key] != getattr(cfg, key):
+        for key in ("algo", "num_envs", "activation", "agent_index"):
+            if saved["config"].get(key, True) != getattr(cfg, key):
                 raise ck.CheckpointError(f"{saved['path']} was trained with {key}={saved['config'][key]!r}, not {getattr(cfg, key)!r}",
                                          hint="resume with the same settings, or train into another --out folder")
         if list(saved["hidden"]) != list(cfg.hidden):
@@ -108,6 +109,8 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
         ck.restore_rng(saved["rng"])
         start, env_steps, history = saved["update"], saved["env_steps"], saved["history"]
         clock = dict(saved["clock"])
+    elif cfg.init_from is not None:
+        warm_start(cfg, model, norms, sha, roles)
     log = RunLog(out, history, cfg.tensorboard)
 
     buf = Rollout.allocate(T, B, N, D, A, S if centralized else None)
@@ -121,7 +124,8 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
         ck.save(ckpt_path, {
             "spec_hash": sha, "spec_name": spec_name, "params": params,
             "roles": [tuple(vars(r).values()) for r in roles], "n_agents": N, "state_dim": S,
-            "algo": cfg.algo, "hidden": list(cfg.hidden), "activation": cfg.activation, "config": _config_dict(cfg),
+            "algo": cfg.algo, "hidden": list(cfg.hidden), "activation": cfg.activation,
+            "agent_index": cfg.agent_index, "config": _config_dict(cfg),
             "update": update, "env_steps": env_steps, "model": model.state_dict(),
             "optimizer": optimizer.state_dict(), "value_norms": [n.state_dict() for n in norms],
             "env": ck.env_state(benv), "rng": ck.rng_state(), "history": history, "clock": clock,
@@ -191,7 +195,7 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                 last_state = torch.from_numpy(benv.state()) if centralized else None
                 last_value = torch.cat(values_of(last_obs, last_state), dim=-1)
                 advantages, returns = gae(buf.rewards, buf.values, last_value, buf.dones, buf.boot,
-                                          cfg.gamma, cfg.gae_lambda)
+                                          cfg.gamma, cfg.gae_lambda, acted=buf.actions >= 0)
 
             # ---------------------------------------------------------------- policy and value losses
             flat = T * B
@@ -279,6 +283,7 @@ def _config_dict(cfg: TrainConfig) -> dict[str, Any]:
     d = asdict(cfg)
     d["spec"] = d["spec"] if isinstance(d["spec"], dict) else str(d["spec"])
     d["out"] = str(d["out"])
+    d["init_from"] = str(d["init_from"]) if d.get("init_from") else None
     d["hidden"] = list(d["hidden"])
     return d
 
@@ -302,6 +307,18 @@ def _episode_stats(episodes: dict[str, list[np.ndarray]], metrics: dict[str, lis
                 for r in roles:
                     row[f"config{c}/return/{r.name}"] = float(ret[cfg == c][:, r.agents].mean())
     return row
+
+
+def warm_start(cfg: TrainConfig, model: ActorCritic, norms: list[ValueNorm], sha: str, roles: list[Any]) -> None:
+    """Load a previous stage's policy and value normalizers (same spec and roles; any params)."""
+    saved = ck.load(cfg.init_from)  # type: ignore[arg-type]
+    ck.check_fits(saved, sha, roles)
+    if list(saved["hidden"]) != list(cfg.hidden) or saved["algo"] != cfg.algo:
+        raise ck.CheckpointError(f"{saved['path']} is a {saved['algo']} policy with hidden layers {saved['hidden']}; "
+                                 f"this run is {cfg.algo} with {list(cfg.hidden)}", hint="warm-start with the same settings")
+    model.load_state_dict(saved["model"])
+    for norm, state in zip(norms, saved["value_norms"], strict=True):
+        norm.load_state_dict(state)
 
 
 def _result(cfg: TrainConfig, history: list[dict[str, Any]], clock: dict[str, float], env_steps: int,

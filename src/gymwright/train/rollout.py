@@ -1,8 +1,9 @@
 """The batch env as the trainer uses it, the rollout buffers, and GAE.
 
 Buffers have the layout (steps, copies, agents, ...) and are allocated once per run. An agent
-with no legal action at a step (turn-based games) plays -1; that step stays in its
-trajectory (its value is a bootstrap target of the step before) but not in the policy loss.
+with no legal action at a step (turn-based games) plays -1; GAE runs on each agent's own
+timeline (its acting steps, with the rewards in between summed onto them), and the waiting steps
+stay out of the policy loss.
 """
 
 from __future__ import annotations
@@ -79,21 +80,51 @@ class Rollout:
 
 
 def gae(rewards: torch.Tensor, values: torch.Tensor, last_value: torch.Tensor, dones: torch.Tensor,
-        boot: torch.Tensor, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Generalized advantage estimation over (T, ...) tensors; returns (advantages, returns).
+        boot: torch.Tensor, gamma: float, lam: float,
+        acted: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Generalized advantage estimation on each agent's own timeline; returns (advantages, returns).
 
-    Where an episode ended at step t (`dones[t]`), the bootstrap value is `boot[t]` (the value
-    of its final observation if it was truncated, 0 if it terminated) instead of the value of the
-    next observation, which belongs to the copy's next episode; the advantage does not flow back
-    across the boundary.
+    All tensors are (T, ...) (the trainer's are (T, B, N)); `acted[t]` is true where the agent
+    played an action at step t (None: every agent acts every step, plain GAE). An agent's
+    trajectory is its acting steps only, as in a per-agent (AEC) view of the game: the reward of
+    acting step t is the discounted sum of what the agent received from t up to its next acting
+    step s, `r_t + gamma r_{t+1} + ... + gamma^(s-1-t) r_{s-1}`, and it bootstraps from
+    `gamma^(s-t) V(s)`: the discount is per env step elapsed, so `gamma` means the same in
+    turn-based and simultaneous games. Lambda chains acting steps:
+    `A_t = delta_t + gamma^(s-t) lam A_s`. The values of the steps where it waited are never
+    bootstrapped from inside the rollout (only at its end, below).
+
+    Where an episode ended at step e (`dones[e]`), the bootstrap is `boot[e]` (the value of its
+    final observation if it was truncated, 0 if it terminated) one step after e, and nothing
+    flows back across the boundary: the next observation belongs to the copy's next episode.
+    Past the rollout's end the bootstrap is `last_value` (the value of the observation after the
+    last step, whether or not the agent acts there).
+
+    Rows where the agent waited get a value target too, the same return seen from that step
+    (its rewards up to the next acting step s, then `V(s) + A_s`), so the critic can value a
+    waiting agent at a rollout's end or a truncation; their advantages are not used.
     """
     T = rewards.shape[0]
     adv = torch.zeros_like(rewards)
-    running = torch.zeros_like(last_value)
+    if acted is None:
+        acted = torch.ones_like(rewards, dtype=torch.bool)
+    # the tail after step t: reward to the next acting step s (or episode end), gamma^(s - t - 1),
+    # and V(s), A_s (A_s = 0 at an episode's end or past the rollout)
+    acc = torch.zeros_like(last_value)
+    disc = torch.ones_like(last_value)
+    next_value = last_value.clone()
+    next_adv = torch.zeros_like(last_value)
     for t in reversed(range(T)):
-        next_value = last_value if t == T - 1 else values[t + 1]
-        next_value = torch.where(dones[t], boot[t], next_value)
-        delta = rewards[t] + gamma * next_value - values[t]
-        running = delta + gamma * lam * (~dones[t]) * running
-        adv[t] = running
+        done = dones[t]
+        acc = torch.where(done, 0.0, acc)
+        disc = torch.where(done, 1.0, disc)
+        next_value = torch.where(done, boot[t], next_value)
+        next_adv = torch.where(done, 0.0, next_adv)
+        a = acted[t]
+        to_next = rewards[t] + gamma * (acc + disc * next_value)
+        adv[t] = to_next - values[t] + gamma * disc * torch.where(a, lam, 1.0) * next_adv
+        acc = torch.where(a, 0.0, rewards[t] + gamma * acc)
+        disc = torch.where(a, 1.0, gamma * disc)
+        next_value = torch.where(a, values[t], next_value)
+        next_adv = torch.where(a, adv[t], next_adv)
     return adv, adv + values
