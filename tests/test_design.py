@@ -329,3 +329,18 @@ def test_a_short_context_model_gets_the_compact_reference_and_one_example(tmp_pa
     assert prompt.count("\n## ") == 1 and len(prompt) < 9000  # one example; about 2k tokens
     assert all(f"{m.__name__}: " in compact_reference() for m in SECTIONS)
     assert all(r.max_tokens <= 1500 for r in provider.requests)
+
+
+def test_template_mode_lets_the_model_say_no_template_fits(tmp_path: Path, store: Store) -> None:
+    none = {"json": {"template": "none", "reason": "a Cournot duopoly is not in the library"}}
+    result, provider = run(tmp_path, [none], store, mode="template")
+    assert result.status == "failed" and result.spec is None
+    assert "no library template that fits" in result.explanation and "Cournot" in result.explanation
+    assert '"none"' in json.dumps(provider.requests[0].schema)
+
+
+def test_a_repair_identical_to_the_failed_spec_is_told_so(tmp_path: Path, store: Store) -> None:
+    result, provider = run(tmp_path, [*PLANS, *[{"json": broken_button()}] * 3], store, max_repairs=2)
+    assert not result.passed
+    assert "identical to your previous one" not in provider.requests[4].messages[-1].content
+    assert "identical to your previous one" in provider.requests[5].messages[-1].content

@@ -185,7 +185,7 @@ class DesignSession:
 
         `to_spec(reply text)` gives (spec or None, the parsed JSON, why it is unusable).
         """
-        messages, report = base, None
+        messages, report, previous = base, None, None
         for attempt in range(self.max_repairs + 1):
             stage = first_stage if attempt == 0 else "repair"
             start = time.perf_counter()
@@ -201,6 +201,10 @@ class DesignSession:
                 if report.passed:
                     return spec, report
                 feedback = self.prompts.render("repair", report=report.to_prompt())
+            if previous is not None and completion.text.strip() == previous:
+                feedback += ("\n\nYour reply was identical to your previous one, which failed the same "
+                             "way: change the spec to fix the errors above.")
+            previous = completion.text.strip()
             messages = [*base, Message("assistant", completion.text), Message("user", feedback)]
         return None, report
 

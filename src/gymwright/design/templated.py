@@ -16,7 +16,7 @@ from typing import Any
 from gymwright.design.offline import OfflineChoice, offline_design
 from gymwright.design.plans import template_choice_model
 from gymwright.design.retrieval import rank_library
-from gymwright.design.session import DesignSession, ReplyUnusable, with_defaults
+from gymwright.design.session import DesignSession, DesignStopped, ReplyUnusable, with_defaults
 from gymwright.llm.base import Message
 from gymwright.spec.loader import library_names, load_spec, read_data
 from gymwright.spec.model import EnvSpec
@@ -40,7 +40,7 @@ def param_lines(spec: EnvSpec) -> str:
     """One line per param: name, type and range, default, doc."""
     def one(name: str, p: Any) -> str:
         kind = {"int": "int", "float": "number", "bool": "true/false"}[p.type]
-        rng = f" in [{p.min:g}, {p.max:g}]" if p.min is not None and p.max is not None else ""
+        rng = f" in [{p.min:g}, {p.max:g}]" if p.type != "bool" and p.min is not None and p.max is not None else ""
         return f"- {name} ({kind}{rng}, default {p.default}): {p.doc}".rstrip(": ")
     return "\n".join(one(n, p) for n, p in spec.params.items()) or "(none)"
 
@@ -73,12 +73,19 @@ def library_spec(name: str, params: dict[str, Any]) -> dict[str, Any]:
     return with_defaults(data, params)
 
 
+NONE = "none"
+
+
 def choose_template(session: DesignSession, task: str) -> str:
-    """Call 1: which library spec (an enum of the library's names)."""
-    model = template_choice_model(library_names())
+    """Call 1: which library spec (an enum of the library's names, or `none`)."""
+    model = template_choice_model([*library_names(), NONE])
     user = session.prompts.render("template", task=task, catalog=catalog(task))
     choice, _ = session.ask_json("template", [session.system(), Message("user", user)],
                                  model.model_json_schema(), model.model_validate)
+    if choice.template == NONE:  # type: ignore[attr-defined]
+        raise DesignStopped(
+            f"the model found no library template that fits this task ({choice.reason or 'no reason given'})",  # type: ignore[attr-defined]
+            hint="use --mode spec (a model writes a new spec), ideally with a stronger model")
     return str(choice.template)  # type: ignore[attr-defined]
 
 

@@ -1,0 +1,214 @@
+"""Quick checks of the design-quality benchmark: the task set, the scoring and the watchdog.
+
+    .venv/bin/python -m pytest benchmarks/test_design_quality.py
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import design_quality as dq  # noqa: E402
+
+from gymwright.llm.base import Completion, TransientLLMError  # noqa: E402
+from gymwright.spec.loader import library_names, load_spec  # noqa: E402
+
+TASKS = dq.load_tasks()
+
+
+# ----------------------------------------------------------------------------- the task set
+def test_task_set_size_and_coverage() -> None:
+    assert len(TASKS) >= 40
+    assert len({t.id for t in TASKS}) == len(TASKS)
+    off = [t for t in TASKS if not t.in_library]
+    assert len(off) >= 10 and all(not t.params for t in off)
+    counts = {name: sum(t.template == name for t in TASKS) for name in library_names()}
+    assert min(counts.values()) >= 2, counts
+    assert {t.template for t in TASKS if t.in_library} <= set(library_names())
+    subset = [t for t in TASKS if t.spec_subset]
+    assert len(subset) == 6 and any(not t.in_library for t in subset)
+
+
+@pytest.mark.parametrize("task", [t for t in TASKS if t.in_library], ids=lambda t: t.id)
+def test_stated_params_exist_in_range_and_typed(task: dq.Task) -> None:
+    spec = load_spec(task.template)
+    assert task.params, "a library paraphrase states at least one param"
+    for name, value in task.params.items():
+        assert name in spec.params, f"{task.template} has no param {name}"
+        p = spec.params[name]
+        if p.type == "bool":
+            assert isinstance(value, bool)
+            continue
+        assert not isinstance(value, bool)
+        assert isinstance(value, int if p.type == "int" else int | float)
+        assert p.min is None or value >= p.min
+        assert p.max is None or value <= p.max
+
+
+def test_first_tasks_are_a_fair_sample() -> None:
+    """Interleaved: the first 10 tasks are one paraphrase of every library spec."""
+    assert sorted(t.template for t in TASKS[:10]) == sorted(library_names())
+    assert any(not t.in_library for t in TASKS[:20])
+
+
+def test_tasks_are_held_out_from_the_designer_tests() -> None:
+    source = (Path(__file__).parents[1] / "tests" / "test_offline_designer.py").read_text()
+    quoted = {" ".join(node.value.split()).lower() for node in ast.walk(ast.parse(source))
+              if isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and len(node.value) >= 25}
+    assert len(quoted) > 20
+    for t in TASKS:
+        text = t.task.lower()
+        assert not any(q in text for q in quoted), t.id
+
+
+# ----------------------------------------------------------------------------- scoring
+def outcome(task_id: str = "x", *, expected: str | None = "stag_hunt", params: dict | None = None,
+            passed: bool = True, template: str | None = "stag_hunt", got: dict | None = None,
+            **kw: object) -> dq.Outcome:
+    return dq.Outcome("d", task_id, expected, params if params is not None else {"n_hunters": 4},
+                      passed=passed, status=kw.pop("status", "passed" if passed else "failed"),
+                      template=template, params=got if got is not None else {"n_hunters": 4},
+                      **kw)  # type: ignore[arg-type]
+
+
+def test_same_value() -> None:
+    assert dq.same_value(0.95, 0.95 + 5e-7)
+    assert not dq.same_value(0.95, 0.951)
+    assert dq.same_value(5.0, 5) and dq.same_value(5, 5.0)
+    assert not dq.same_value(True, 1) and not dq.same_value(1, True)
+    assert dq.same_value(False, False) and not dq.same_value(False, None)
+
+
+def test_params_right_counts_stated_params_only_and_needs_the_template() -> None:
+    o = outcome(params={"n_hunters": 6, "threshold": 4}, got={"n_hunters": 6, "threshold": 2,
+                                                               "rounds": 99})
+    assert dq.params_right(o) == (1, 2)
+    assert dq.wrong_params(o) == ["threshold=2 (want 4)"]
+    wrong = outcome(template="public_goods", got={"n_hunters": 4})
+    assert dq.params_right(wrong) == (0, 1)
+
+
+def test_refused_is_a_clean_no_spec_failure() -> None:
+    assert dq.refused(outcome(expected=None, params={}, passed=False, template=None))
+    assert not dq.refused(outcome(expected=None, params={}, passed=True))
+    assert not dq.refused(outcome(expected=None, params={}, passed=False, template=None,
+                                  status="timeout"))
+    assert not dq.refused(outcome(expected=None, params={}, passed=False, template=None,
+                                  spec_name="cournot"))
+    assert not dq.refused(outcome(expected=None, params={}, passed=False, template=None, calls=6))
+
+
+def test_score_row() -> None:
+    outs = [
+        outcome("a", calls=2, prompt_tokens=100, completion_tokens=20, wall_s=1.0),
+        outcome("b", params={"n_hunters": 6}, calls=3, prompt_tokens=100, completion_tokens=30,
+                wall_s=3.0),  # right template, wrong param
+        outcome("c", template="public_goods", passed=True, calls=2, wall_s=2.0),  # wrong template
+        outcome("d", passed=False, template=None, calls=5, wall_s=10.0, status="timeout",
+                timed_out=True),
+        outcome("e", expected=None, params={}, passed=False, template=None, wall_s=0.5),
+        outcome("f", expected=None, params={}, passed=True, template="stag_hunt", calls=2,
+                wall_s=0.5),
+    ]
+    r = dq.score("d", "template", outs)
+    assert (r.tasks, r.library_tasks, r.verified, r.right_template) == (6, 4, 3, 2)
+    assert r.params_all_right == 1 and r.params_share == pytest.approx(0.25)
+    assert (r.off_library, r.off_refused, r.off_verified, r.verified_total) == (2, 1, 1, 4)
+    assert (r.calls, r.tokens, r.timeouts) == (14, 250, 1)
+    assert r.wall_median == pytest.approx(1.5) and r.wall_total == pytest.approx(17.0)
+    table = dq.markdown_table([r, dq.score("s", "spec", outs[:2])])
+    row, spec_row = table.splitlines()[2:]
+    assert "| 3/4 (75%) | 2/4 (50%) | 1/4 (25%) | 25% | n/a | 1/2 (50%) | 3.5 | 62 |" in row
+    assert "| n/a | n/a | n/a |" in spec_row
+
+
+def test_offline_row_reports_refusals_and_no_model_cost() -> None:
+    outs = [outcome("a", calls=0), outcome("e", expected=None, params={}, passed=False,
+                                           template=None)]
+    row = dq.markdown_table([dq.score("offline", "offline", outs)]).splitlines()[2]
+    assert "| 1/1 (100%) | 0/1 (0%) | 0 | 0 |" in row
+
+
+def test_failure_reasons() -> None:
+    assert dq.failure_reason(outcome()) is None
+    assert dq.failure_reason(outcome(expected=None, params={}, passed=False, template=None)) is None
+    assert dq.failure_reason(outcome(template="public_goods")) == "wrong template (verified)"
+    assert dq.failure_reason(outcome(got={"n_hunters": 2})) == "params: n_hunters=2 (want 4)"
+    assert dq.failure_reason(outcome(expected=None, params={}, template=None, spec_name="duo")) \
+        == "verified a new spec `duo` for an off-library task"
+    lines = dq.failures_table([outcome(), outcome(template="public_goods")]).splitlines()
+    assert len(lines) == 3 and "| stag_hunt n_hunters=4 | public_goods |" in lines[2]
+
+
+def test_parse_designer_and_task_selection() -> None:
+    assert dq.parse_designer("offline") == dq.Designer(None, "offline")
+    d = dq.parse_designer("local:qwen2.5-coder-1.5b@template[20]")
+    assert d == dq.Designer("local:qwen2.5-coder-1.5b", "template", 20)
+    assert d.label == "local:qwen2.5-coder-1.5b --mode template"
+    assert len(d.tasks(TASKS, None)) == 20 and len(d.tasks(TASKS, 5)) == 20
+    spec = dq.parse_designer("openai:gpt-4o-mini@spec")
+    assert [t.spec_subset for t in spec.tasks(TASKS, None)] == [True] * 6
+    assert len(dq.parse_designer("offline").tasks(TASKS, 7)) == 7
+
+
+def test_template_used_reads_the_template_reply() -> None:
+    attempts = [SimpleNamespace(stage="template", parsed={"template": "public_goods"}),
+                SimpleNamespace(stage="template", parsed={"template": "stag_hunt"}),
+                SimpleNamespace(stage="params", parsed={"params": {}})]
+    assert dq.template_used(SimpleNamespace(attempts=attempts), "template") == "stag_hunt"
+    assert dq.template_used(SimpleNamespace(attempts=attempts), "spec") is None
+    assert dq.template_used(SimpleNamespace(template="x", attempts=[]), "offline") == "x"
+
+
+def test_log_round_trip(tmp_path: Path) -> None:
+    log = tmp_path / "runs.jsonl"
+    first, again = outcome("a", passed=False), outcome("a")
+    log.write_text("".join(json.dumps({"mode": "template", **dq.asdict(o)}) + "\n"
+                           for o in (first, again)))
+    grouped = dq.read_log([log])
+    assert list(grouped) == [("d", "template")] and grouped["d", "template"] == [again]
+
+
+# ----------------------------------------------------------------------------- running designs
+def test_offline_design_end_to_end() -> None:
+    task = dq.Task("t", "four hunters choose stag or hare each round for 30 rounds", "stag_hunt",
+                   {"n_hunters": 4, "rounds": 30})
+    o = dq.run_design(dq.Designer(None, "offline"), task, None, 120)
+    assert o.passed and o.template == "stag_hunt" and dq.failure_reason(o) is None
+    assert o.calls == 0 and o.params["rounds"] == 30
+
+
+class Hanging:
+    """A provider whose call hangs until `close()` (as a local server's does when stopped)."""
+
+    name, model, supports_schema = "fake", "hang", True
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+        self.calls = 0
+
+    def complete(self, request: object) -> Completion:
+        self.calls += 1
+        self.closed.wait(30)
+        raise TransientLLMError("connection lost")
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+def test_a_hung_design_is_stopped_by_the_timeout() -> None:
+    provider = Hanging()
+    task = dq.Task("t", "two hunters choose stag or hare", "stag_hunt", {"n_hunters": 2})
+    o = dq.run_design(dq.Designer("fake:hang", "template"), task, provider, 0.5)
+    assert o.timed_out and o.status == "timeout" and not o.passed
+    assert provider.calls <= 1  # a retry after the timeout hits the watchdog, not the provider
+    assert o.wall_s < 20
