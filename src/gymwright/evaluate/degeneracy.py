@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from typing import Any
 
 import numpy as np
 
@@ -28,7 +27,7 @@ def trained_rollouts(compiled: CompiledEnv, policy: Actor, episodes: int, seed: 
     rng = np.random.default_rng(seed)
     for k in range(episodes):
         obs, infos = env.reset(seed=seed + k)
-        _record(module, r, env, obs, None, infos)
+        r.record(module, obs, None, infos, ended=False)
         steps = 0
         while env.agents and steps < max_steps:
             actions = act_parallel(env, policy, obs, infos)
@@ -38,23 +37,10 @@ def trained_rollouts(compiled: CompiledEnv, policy: Actor, episodes: int, seed: 
                 r.states.append((copy.deepcopy(env), dict(actions)))
             obs, rew, _, _, infos = env.step(actions)
             steps += 1
-            _record(module, r, env, obs, rew, infos)
+            r.record(module, obs, rew, infos, ended=not env.agents)
         r.metrics.append(next(iter(infos.values()), {}).get("metrics", {}))
         r.lengths.append(steps)
     return r, chosen
-
-
-def _record(module: Any, r: Rollouts, env: Any, obs: dict[str, Any], rew: dict[str, float] | None,
-            infos: dict[str, Any]) -> None:
-    for agent, o in obs.items():
-        role = module.ROLE_OF[module.AGENTS.index(agent)]
-        r.obs.setdefault(role, []).append(np.asarray(o))
-        if rew is None or env.agents:
-            r.masks[role] = r.masks.get(role, 0) + np.asarray(infos[agent]["action_mask"], dtype=np.int64)
-        if rew is not None:
-            r.rewards.setdefault(role, []).append(float(rew[agent]))
-            for k, x in infos[agent].get("reward_terms", {}).items():
-                r.terms.setdefault((role, k), []).append(float(x))
 
 
 def trained_degeneracy(compiled: CompiledEnv, policy: Actor, episodes: int = 30, seed: int = 0) -> list[Check]:

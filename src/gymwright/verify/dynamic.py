@@ -38,6 +38,22 @@ class Rollouts:
     lengths: list[int] = field(default_factory=list)
     states: list[Any] = field(default_factory=list)  # env snapshots for counterfactual probing
 
+    def record(self, module: Any, obs: dict[str, Any], rew: dict[str, float] | None,
+               infos: dict[str, Any], ended: bool) -> None:
+        """One reset (`rew` None) or step of the env of `module`: observations, which actions
+        were legal while the episode went on, rewards and reward terms, by role."""
+        for agent, o in obs.items():
+            role = module.ROLE_OF[module.AGENTS.index(agent)]
+            self.obs.setdefault(role, []).append(np.asarray(o))
+            if rew is None or not ended:
+                mask = np.asarray(infos[agent]["action_mask"], dtype=np.int64)
+                self.masks[role] = self.masks.get(role, 0) + mask
+            if rew is None:
+                continue
+            self.rewards.setdefault(role, []).append(float(rew[agent]))
+            for k, x in infos[agent].get("reward_terms", {}).items():
+                self.terms.setdefault((role, k), []).append(float(x))
+
 
 def api_tests(compiled: CompiledEnv, cycles: int = 100) -> list[Diagnostic]:
     """PettingZoo's parallel_api_test, api_test and seed tests, each reported on its own."""
@@ -213,18 +229,7 @@ class _Player:
         return actions
 
     def record(self, obs: dict[str, Any], rew: dict[str, float] | None, infos: dict[str, Any]) -> None:
-        module = self.c.module
-        for agent, o in obs.items():
-            role = module.ROLE_OF[module.AGENTS.index(agent)]
-            self.r.obs.setdefault(role, []).append(np.asarray(o))
-            mask = np.asarray(infos[agent]["action_mask"], dtype=np.int64)
-            if rew is None or self.env.agents:
-                self.r.masks[role] = self.r.masks.get(role, 0) + mask
-            if rew is None:
-                continue
-            self.r.rewards.setdefault(role, []).append(float(rew[agent]))
-            for k, x in infos[agent].get("reward_terms", {}).items():
-                self.r.terms.setdefault((role, k), []).append(float(x))
+        self.r.record(self.c.module, obs, rew, infos, ended=not self.env.agents)
 
     def no_end(self, seed: int) -> None:
         cs = self.cs
