@@ -7,7 +7,7 @@ command boundary (`domain_errors`) and printed as short bullets on stderr, then 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError
@@ -367,15 +367,25 @@ def show_frame(env: Any, title: str) -> None:
     out.print(Text(str(env.render())), soft_wrap=True)
 
 
-def play_episode(env: Any, seed: int, *, frames: int, max_steps: int) -> Episode:
-    """Random legal play from `reset(seed)`; render the first `frames` steps (-1 = all)."""
+Chooser = Callable[[Any, dict[str, Any], dict[str, Any], np.random.Generator], dict[str, int]]
+
+
+def random_legal_chooser(env: Any, obs: dict[str, Any], infos: dict[str, Any],
+                         rng: np.random.Generator) -> dict[str, int]:
+    return random_legal_actions(env, infos, rng)
+
+
+def play_episode(env: Any, seed: int, *, frames: int, max_steps: int,
+                 choose: Chooser = random_legal_chooser) -> Episode:
+    """Play from `reset(seed)` with `choose` (default: random legal actions); render the first
+    `frames` steps (-1 = all)."""
     rng = np.random.default_rng(seed)
-    _, infos = env.reset(seed=seed)
+    obs, infos = env.reset(seed=seed)
     ep = Episode(seed, returns={a: 0.0 for a in env.agents})
     if frames:
         show_frame(env, f"seed {seed}: reset")
     while env.agents and ep.length < max_steps:
-        _, rewards, _, _, infos = env.step(random_legal_actions(env, infos, rng))
+        obs, rewards, _, _, infos = env.step(choose(env, obs, infos, rng))
         ep.length += 1
         for agent, r in rewards.items():
             ep.returns[agent] = ep.returns.get(agent, 0.0) + float(r)
@@ -435,15 +445,15 @@ def play(
     frames: int,
     max_steps: int,
     quiet: bool = False,
+    choose: Chooser = random_legal_chooser,
 ) -> list[Episode]:
     """Compile `spec` and play `episodes` episodes with seeds seed, seed+1, ..."""
     env = compile_spec(spec, params).parallel_env(render_mode="ansi")
     results = []
     try:
         for i in range(episodes):
-            ep = play_episode(
-                env, seed + i, frames=frames if i == 0 or frames < 0 else 0, max_steps=max_steps
-            )
+            ep = play_episode(env, seed + i, frames=frames if i == 0 or frames < 0 else 0,
+                              max_steps=max_steps, choose=choose)
             results.append(ep)
             if not ep.ended:
                 warn_unended(ep, max_steps)

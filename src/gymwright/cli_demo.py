@@ -99,8 +99,8 @@ def demo_command(
     store: Annotated[Path | None, typer.Option("--store", help="The store folder.")] = None,
 ) -> None:
     """The main job, offline by default: design -> verify -> train -> evaluate -> engineer -> report."""
-    from gymwright.cli import DEMO_FRAMES, domain_errors, out
-    from gymwright.cli_train import play_policy_episode
+    from gymwright.cli import DEMO_FRAMES, domain_errors, out, play_episode
+    from gymwright.cli_train import policy_chooser
     from gymwright.compile import compile_spec
     from gymwright.report import write_report
 
@@ -118,7 +118,7 @@ def demo_command(
         policy = demo_evaluate(spec, last, output / f"stage{last.index}")
         out.rule("[bold]5. the last policy plays (the first steps rendered)")
         env = compile_spec(spec, last.params).parallel_env(render_mode="ansi")
-        play_policy_episode(env, policy, 0, frames=DEMO_FRAMES, max_steps=1000, deterministic=True)
+        play_episode(env, 0, frames=DEMO_FRAMES, max_steps=1000, choose=policy_chooser(policy, True))
         out.rule("[bold]6. report")
         report = write_report(output)
     out.print(f"report: {report.path}  (open file://{report.path.resolve()} in a browser)")

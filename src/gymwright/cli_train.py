@@ -127,36 +127,11 @@ def train_with_rllib(spec: str, params: dict[str, Any], steps: int, folder: Path
 
 
 # --------------------------------------------------------------------------- play
-def policy_actions(env: Any, policy: Policy, obs: dict[str, Any], infos: dict[str, Any],
-                   deterministic: bool) -> dict[str, int]:
-    """The policy's actions for the live agents of a PettingZoo parallel env (one copy)."""
+def policy_chooser(policy: Policy, deterministic: bool) -> Any:
+    """`choose` for `gymwright.cli.play`: the policy's actions for the live agents of one env."""
     from gymwright.evaluate.play import act_parallel
 
-    return act_parallel(env, policy, obs, infos, deterministic)
-
-
-def play_policy_episode(env: Any, policy: Policy, seed: int, *, frames: int, max_steps: int,
-                        deterministic: bool) -> Any:
-    """One episode of the policy from `reset(seed)`; render the first `frames` steps (-1 = all)."""
-    from gymwright.cli import Episode, show_frame
-    from gymwright.cli import out as cli_out
-
-    obs, infos = env.reset(seed=seed)
-    ep = Episode(seed, returns={a: 0.0 for a in env.agents})
-    if frames:
-        show_frame(env, f"seed {seed}: reset")
-    while env.agents and ep.length < max_steps:
-        actions = policy_actions(env, policy, obs, infos, deterministic)
-        obs, rewards, _, _, infos = env.step(actions)
-        ep.length += 1
-        for agent, r in rewards.items():
-            ep.returns[agent] = ep.returns.get(agent, 0.0) + float(r)
-        ep.metrics = next((dict(i["metrics"]) for i in infos.values() if "metrics" in i), ep.metrics)
-        if frames < 0 or ep.length <= frames:
-            cli_out.print(Text("actions: " + ", ".join(f"{a}={k}" for a, k in actions.items()), style="dim"))
-            show_frame(env, f"seed {seed}: step {ep.length}")
-    ep.ended = not env.agents
-    return ep
+    return lambda env, obs, infos, rng: act_parallel(env, policy, obs, infos, deterministic)
 
 
 def play_command(
@@ -173,16 +148,7 @@ def play_command(
     """Watch a trained policy play (the spec must be the one it was trained on)."""
     from dataclasses import asdict
 
-    from gymwright.cli import (
-        domain_errors,
-        fail,
-        parse_params,
-        print_episode,
-        summary_table,
-        to_json,
-        warn_unended,
-    )
-    from gymwright.compile import compile_spec
+    from gymwright.cli import domain_errors, fail, parse_params, play, summary_table, to_json
     from gymwright.train import checkpoint as ck
     from gymwright.train.policy import roles_of
     from gymwright.train.rollout import make_env
@@ -196,19 +162,8 @@ def play_command(
         params = {**saved["params"][0], **parse_params(param)}
         ck.check_fits(saved, sha, roles_of(make_env(spec, [params], 1)))
         policy = ck.policy_from(saved)
-        env = compile_spec(spec, params).parallel_env(render_mode="ansi")
-        results = []
-        try:
-            for i in range(episodes):
-                ep = play_policy_episode(env, policy, seed + i, frames=-1 if render else 0,
-                                         max_steps=max_steps, deterministic=deterministic)
-                results.append(ep)
-                if not ep.ended:
-                    warn_unended(ep, max_steps)
-                if not as_json:
-                    print_episode(i + 1, ep)
-        finally:
-            env.close()
+        results = play(spec, params, episodes=episodes, seed=seed, frames=-1 if render else 0,
+                       max_steps=max_steps, quiet=as_json, choose=policy_chooser(policy, deterministic))
     if as_json:
         typer.echo(to_json([asdict(ep) for ep in results]))
         return
