@@ -15,7 +15,7 @@ import numpy as np
 from gymwright.evaluate.failures import FailureEvidence
 from gymwright.evaluate.play import Actor
 from gymwright.spec.loader import load_spec
-from gymwright.train.evaluate import evaluate
+from gymwright.train.evaluate import Z95, evaluate
 
 STEP_SHARE = 0.1  # a knob's step: this share of its range
 
@@ -87,7 +87,7 @@ def measure_sensitivity(spec: Any, params: dict[str, Any], policy: Actor, knobs:
         b = evaluate(spec, {**params, k.name: _cast(down, k)}, policy, episodes, seed).episode_metrics[task_metric]
         scale = k.step / (up - down)
         k.effect = float(a.mean() - b.mean()) * scale
-        k.ci95 = 1.96 * float(np.hypot(a.std(ddof=1) / np.sqrt(a.size), b.std(ddof=1) / np.sqrt(b.size))) * scale
+        k.ci95 = Z95 * float(np.hypot(a.std(ddof=1) / np.sqrt(a.size), b.std(ddof=1) / np.sqrt(b.size))) * scale
     return knobs
 
 

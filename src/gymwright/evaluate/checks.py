@@ -7,8 +7,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from gymwright.train.evaluate import Z95
+
 Verdict = Literal["ok", "warning", "fail", "n/a"]
-Z95 = 1.959963984540054
 
 
 @dataclass

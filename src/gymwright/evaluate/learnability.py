@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from gymwright.evaluate.checks import Check, slope_ci
+from gymwright.evaluate.checks import Z95, Check, slope_ci
 from gymwright.train.evaluate import EvalResult
 
 
@@ -36,7 +36,7 @@ def _metric_gain(trained: EvalResult, random: EvalResult, name: str | None) -> d
     if not name or name not in trained.episode_metrics or name not in random.episode_metrics:
         return None
     a, b = trained.episode_metrics[name], random.episode_metrics[name]
-    ci = 1.96 * float(np.hypot(a.std(ddof=1) / np.sqrt(a.size), b.std(ddof=1) / np.sqrt(b.size)))
+    ci = Z95 * float(np.hypot(a.std(ddof=1) / np.sqrt(a.size), b.std(ddof=1) / np.sqrt(b.size)))
     return {"trained": float(a.mean()), "random": float(b.mean()), "gain": float(a.mean() - b.mean()),
             "ci95": ci}
 
