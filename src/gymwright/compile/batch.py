@@ -5,29 +5,64 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from gymwright.compile.batch_backend import generate_batch
 from gymwright.compile.build import as_spec, load_module
 from gymwright.errors import SpecError
+from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.checker import check_spec
 from gymwright.spec.model import EnvSpec
 
 
-def batch_source(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | None = None) -> str:
-    cs, diags = check_spec(as_spec(spec), params)
+def _checked(es: EnvSpec, params: dict[str, Any] | None) -> CheckedSpec:
+    cs, diags = check_spec(es, params)
     if cs is None:
         raise SpecError([d for d in diags if d.severity.value == "error"])
-    return generate_batch(cs)
+    return cs
+
+
+def batch_source(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | None = None) -> str:
+    return generate_batch(_checked(as_spec(spec), params))
 
 
 def compile_batch(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | list[dict[str, Any]] | None = None,
                   batch_size: int = 1024) -> Any:
     """A `BatchEnv` of `batch_size` copies.
 
-    `params` is one dict for all copies, or a list of dicts (one per copy) that differ only in
-    non-structural params (a mixed batch, for curricula).
+    `params` is one dict for all copies, or a list of dicts (one per copy: a mixed batch, for
+    curricula). Where the list's structural params (those that size arrays or count agents,
+    e.g. a map size) differ, the result is a `MixedBatchEnv`: one generated module per distinct
+    structural signature, composed into one batch with the same interface (the observation and
+    action shapes must still agree across the configs).
     """
     per_copy = params if isinstance(params, list) else [params or {}]
     structural_source = per_copy[0] if per_copy else {}
     es = as_spec(spec)
-    module = load_module(batch_source(es, structural_source), f"{es.name}_batch")
+    cs = _checked(es, structural_source)
+    if isinstance(params, list) and len(per_copy) > 1:
+        defaults = {n: p.default for n, p in es.params.items() if n in cs.structural}
+        signatures = [tuple((n, d.get(n, v)) for n, v in sorted(defaults.items())) for d in per_copy]
+        if len(set(signatures)) > 1:
+            return _mixed(es, cs, per_copy, signatures, defaults, batch_size)
+    module = load_module(generate_batch(cs), f"{es.name}_batch")
     return module.BatchEnv(batch_size, per_copy if isinstance(params, list) else (params or {}))
+
+
+def _mixed(es: EnvSpec, cs: CheckedSpec, per_copy: list[dict[str, Any]], signatures: list[tuple[Any, ...]],
+           defaults: dict[str, Any], batch_size: int) -> Any:
+    from gymwright.compile.mixed import MixedBatchEnv
+
+    if len(per_copy) != batch_size:
+        raise ValueError(f"got {len(per_copy)} param dicts for a batch of {batch_size}")
+    order: dict[tuple[Any, ...], list[int]] = {}
+    for b, sig in enumerate(signatures):
+        order.setdefault(sig, []).append(b)
+    groups = []
+    for k, copies in enumerate(order.values()):
+        first = per_copy[copies[0]]
+        checked = cs if k == 0 else _checked(es, first)
+        module = load_module(generate_batch(checked), f"{es.name}_batch")
+        env = module.BatchEnv(len(copies), [per_copy[b] for b in copies])
+        groups.append((np.asarray(copies, dtype=np.int64), env, first))
+    return MixedBatchEnv(groups, structural=defaults)

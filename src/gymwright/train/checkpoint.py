@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from gymwright.compile.mixed import MixedBatchEnv
 from gymwright.errors import GymwrightError
 from gymwright.spec.loader import read_data
 from gymwright.store import spec_hash
@@ -41,7 +42,14 @@ def spec_identity(spec: Any) -> tuple[str, str]:
 
 # --------------------------------------------------------------------------- env state
 def env_state(benv: Any) -> dict[str, Any]:
-    """A deep copy of the batch env's state (arrays, and the attribute bags `v` and `r`)."""
+    """A deep copy of the batch env's state (arrays, and the attribute bags `v` and `r`).
+
+    A `MixedBatchEnv` (configs with different structural params) saves each of its generated
+    envs this way, plus its own obs and mask buffers.
+    """
+    if isinstance(benv, MixedBatchEnv):
+        return {"groups": ("groups", [env_state(g) for g in benv.groups]),
+                "obs_buf": ("array", benv.obs_buf.copy()), "masks": ("array", benv.masks.copy())}
     out: dict[str, Any] = {}
     for k, x in vars(benv).items():
         if k in ENV_SKIP or callable(x):
@@ -64,6 +72,12 @@ def restore_env_state(benv: Any, state: dict[str, Any]) -> None:
                 cur[...] = x  # in place: the env hands this buffer out
             else:
                 setattr(benv, k, x.copy())
+        elif kind == "groups":
+            if len(x) != len(benv.groups):
+                raise CheckpointError(f"the saved env has {len(x)} groups of structural params, this one {len(benv.groups)}",
+                                      hint="restore into an env built with the same params")
+            for g, saved in zip(benv.groups, x, strict=True):
+                restore_env_state(g, saved)
         elif kind == "object":
             obj = getattr(benv, k)
             obj.__dict__.clear()

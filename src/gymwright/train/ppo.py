@@ -28,7 +28,7 @@ from gymwright.train.config import ALGOS, TrainConfig
 from gymwright.train.logger import RunLog
 from gymwright.train.normalize import ValueNorm
 from gymwright.train.policy import ACTIVATIONS, ActorCritic, roles_of, sample
-from gymwright.train.rollout import Rollout, config_of_copy, gae, make_env
+from gymwright.train.rollout import Rollout, config_of_copy, gae, make_env, state_dim
 
 TIME_KEYS = ("time_s", "charts/sps", "charts/agent_sps", "time/env_s", "time/network_s")
 
@@ -83,8 +83,8 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
     obs_np, masks_np = benv.reset(seed=cfg.seed * B)
     roles = roles_of(benv)
     N, D, A = masks_np.shape[1], obs_np.shape[2], masks_np.shape[2]
-    S = benv.state().shape[1]
     centralized = cfg.algo == "mappo"
+    S = state_dim(benv, centralized)
     model = ActorCritic(roles, S, tuple(cfg.hidden), centralized, cfg.activation, cfg.agent_index)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5, fused=True)
     norms = [ValueNorm() for _ in roles]
@@ -299,13 +299,17 @@ def _episode_stats(episodes: dict[str, list[np.ndarray]], metrics: dict[str, lis
                              "charts/episode_length": float(np.concatenate(episodes["length"]).mean())}
     for r in roles:
         row[f"charts/return/{r.name}"] = float(ret[:, r.agents].mean())
-    for name, xs in metrics.items():
-        row[f"metrics/{name}"] = float(np.concatenate(xs).mean())
-    if n_configs > 1:
+    per_episode = {name: np.concatenate(xs) for name, xs in metrics.items()}
+    for name, x in per_episode.items():
+        row[f"metrics/{name}"] = float(x.mean())
+    if n_configs > 1:  # per config of the list (`cfg` holds each episode's config index, by global copy)
         for c in range(n_configs):
-            if (cfg == c).any():
+            mine = cfg == c
+            if mine.any():
                 for r in roles:
-                    row[f"config{c}/return/{r.name}"] = float(ret[cfg == c][:, r.agents].mean())
+                    row[f"config{c}/return/{r.name}"] = float(ret[mine][:, r.agents].mean())
+                for name, x in per_episode.items():
+                    row[f"config{c}/metrics/{name}"] = float(x[mine].mean())
     return row
 
 

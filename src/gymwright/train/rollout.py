@@ -37,7 +37,9 @@ def make_env(spec: Any, params: list[dict[str, Any]], size: int) -> Any:
 
     The batch backend reports the last observation of a finished episode (`final_obs`) but not
     its global state; the env's `_finish` (called before a copy auto-resets) is wrapped on this
-    instance to add it, so a centralized critic can bootstrap at truncation.
+    instance to add it, so a centralized critic can bootstrap at truncation. Configs whose
+    structural params differ (e.g. map sizes) give a `MixedBatchEnv`, which adds `final_state`
+    itself where its groups' states have one width.
     """
     try:
         benv = compile_batch(spec, spread(params, size), batch_size=size)
@@ -52,6 +54,19 @@ def make_env(spec: Any, params: list[dict[str, Any]], size: int) -> Any:
 
         benv._finish = finish_with_state
     return benv
+
+
+def state_dim(benv: Any, centralized: bool) -> int:
+    """The width of `benv.state()` (a reset env), the input of a centralized critic.
+
+    A mixed batch whose groups' states differ in width has no one state: an IPPO run, which never
+    reads it, gets 0; a MAPPO run gets the env's error (use IPPO, or configs of one state shape).
+    """
+    dims = getattr(benv, "state_dims", None)
+    if dims is not None and not centralized:
+        widths = dims()
+        return widths[0] if len(set(widths)) == 1 else 0
+    return int(benv.state().shape[1])
 
 
 @dataclass
