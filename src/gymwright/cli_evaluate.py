@@ -5,7 +5,7 @@ writes scorecard.json, trajectories.jsonl and (grid specs) GIFs of the selected 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -47,5 +47,21 @@ def evaluate_command(
     for c in card.checks:
         table.add_row(c.name, Text(c.verdict, style=STYLE[c.verdict]), c.message)
     out.print(table)
+    out.print(policies_table(card))
     for name, path in card.files.items():
         out.print(Text(f"{name}: {path}", style="dim"))
+
+
+def policies_table(card: Any) -> Table:
+    """Mean return per role (and the task metric) of the trained policy, random-legal play and each
+    scripted baseline of the spec: one row each, all from the same `evaluate`."""
+    rows = {"trained": card.trained, "random legal": card.random,
+            **{f"scripted {name}": r for name, r in card.scripted.items()}}
+    metric = card.task_metric if card.task_metric in card.trained.metrics else None
+    table = Table(title=f"returns by policy ({card.trained.episodes} episodes each, ± 95%)")
+    for col in ["policy", *[f"return {role}" for role in card.trained.returns], *([metric] if metric else [])]:
+        table.add_column(col, justify="left" if col == "policy" else "right")
+    for label, r in rows.items():
+        cells = [f"{r.returns[role]:.4g} ± {r.ci95[role]:.2g}" for role in card.trained.returns]
+        table.add_row(label, *cells, *([f"{r.metrics.get(metric, float('nan')):.4g}"] if metric else []))
+    return table

@@ -134,9 +134,27 @@ def policy_chooser(policy: Policy, deterministic: bool) -> Any:
     return lambda env, obs, infos, rng: act_parallel(env, policy, obs, infos, deterministic)
 
 
+def scripted_chooser(name: str) -> Any:
+    """`choose` for `gymwright.cli.play`: the spec's scripted baseline `name` (Python backend)."""
+    import numpy as np
+
+    from gymwright.train.baselines import fill_random_legal
+
+    def choose(env: Any, obs: Any, infos: Any, rng: Any) -> dict[str, int]:
+        agents = list(env.agents)
+        masks = np.zeros((len(agents), max(env.action_space(a).n for a in agents)), dtype=np.int8)
+        for i, a in enumerate(agents):
+            mask = infos.get(a, {}).get("action_mask")
+            masks[i, : env.action_space(a).n] = 1 if mask is None else mask
+        scripted = [env.scripted_action(name, a) for a in agents]
+        acts = fill_random_legal([-1 if x is None else x for x in scripted], masks, rng)
+        return {a: int(x) for a, x in zip(agents, acts, strict=True) if x >= 0}
+    return choose
+
+
 def play_command(
     spec: Annotated[str, typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False)],
-    policy_path: Annotated[Path, typer.Option("--policy", help="A checkpoint (checkpoint.pt) or a run folder.")],
+    policy_path: Annotated[Path, typer.Option("--policy", help="A checkpoint (checkpoint.pt) or a run folder, or `scripted:NAME` for a scripted baseline of the spec.")],
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 3,
     seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first episode, then +1.")] = 0,
     param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="Override a param the policy was trained with.")] = None,
@@ -145,7 +163,7 @@ def play_command(
     max_steps: Annotated[int, typer.Option("--max-steps", min=1, help="Cut episodes this long.")] = 1000,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
 ) -> None:
-    """Watch a trained policy play (the spec must be the one it was trained on)."""
+    """Watch a trained policy play (the spec must be the one it was trained on), or a scripted baseline."""
     from dataclasses import asdict
 
     from gymwright.cli import domain_errors, fail, parse_params, play, summary_table, to_json
@@ -155,6 +173,10 @@ def play_command(
 
     if render and as_json:
         fail(["--render and --json both write to stdout; choose one"], f"e.g. `gymwright play {spec} --policy {policy_path} --render`")
+    if str(policy_path).startswith("scripted:"):
+        play_scripted(spec, str(policy_path).removeprefix("scripted:"), episodes=episodes, seed=seed, param=param,
+                      frames=-1 if render else 0, max_steps=max_steps, as_json=as_json)
+        return
     with domain_errors(spec):
         saved = ck.load(policy_path)
         sha = ck.spec_identity(spec)[0]
@@ -169,4 +191,28 @@ def play_command(
         return
     table = summary_table(results)
     table.title = f"policy {saved['path']} (update {saved['update']}), {len(results)} episodes"
+    out.print(table)
+
+
+def play_scripted(spec: str, name: str, *, episodes: int, seed: int, param: list[str] | None, frames: int,
+                  max_steps: int, as_json: bool) -> None:
+    """`gymwright play SPEC --policy scripted:NAME`: the spec's scripted baseline NAME."""
+    from dataclasses import asdict
+
+    from gymwright.cli import domain_errors, parse_params, play, summary_table, to_json
+    from gymwright.errors import GymwrightError
+    from gymwright.train.baselines import baseline_names
+
+    with domain_errors(spec):
+        names = baseline_names(spec)
+        if name not in names:
+            raise GymwrightError(f"the spec has no scripted baseline `{name}`", path="baselines",
+                                 hint=f"its baselines: {', '.join(names) or 'none (add a `baselines:` section to the spec)'}")
+        results = play(spec, parse_params(param), episodes=episodes, seed=seed, frames=frames,
+                       max_steps=max_steps, quiet=as_json, choose=scripted_chooser(name))
+    if as_json:
+        typer.echo(to_json([asdict(ep) for ep in results]))
+        return
+    table = summary_table(results)
+    table.title = f"scripted baseline {name}, {len(results)} episodes"
     out.print(table)

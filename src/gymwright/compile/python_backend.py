@@ -19,7 +19,7 @@ import numpy as np
 from gymwright.compile.agent_axis import AxisEmitter, NotOnAxis
 from gymwright.compile.pyexpr import PyEmitter, hoist
 from gymwright.compile.sharing import repeated_calls
-from gymwright.compile.tables import fixed_values, grid_tables
+from gymwright.compile.tables import baseline_tables, fixed_values, grid_tables
 from gymwright.compile.writer import Writer
 from gymwright.spec.checked import CheckedSpec, CRole, CRule, CVar
 from gymwright.spec.expr.check import Checked
@@ -54,6 +54,12 @@ def generate(cs: CheckedSpec, instrument: bool = False) -> str:
     step rule: the verifier uses it to check bounds where a value goes wrong.
     """
     return _Gen(cs, instrument).module()
+
+
+def baseline_action_text(rule: Any) -> str:
+    """A baseline rule's action as it reads in the spec: `propose(share=0.5)`."""
+    args = ", ".join(f"{a.name}={value.source}" for a, value in rule.args)
+    return f"{rule.choice.name}({args})" if args else rule.choice.name
 
 
 def _uses_me_or_random(c: Checked) -> bool:
@@ -142,7 +148,8 @@ class _Gen:
         w("Factories: `parallel_env(**params)` (ParallelEnv), `env(**params)` (AEC, wrapped), `raw_env`.")
         w('"""')
         w("")
-        w(runtime_source())
+        solved = self.cs.grid is not None and self.cs.grid.wait_ratio is not None
+        w(runtime_source(RUNTIME_MODULES + (("solved.py",) if solved else ())))
         w("# ---- generated environment " + "-" * 50)
         w("import functools")
         w("")
@@ -169,6 +176,7 @@ class _Gen:
             self.observe()
             self.state()
             self.bounds()
+            self.baselines()
             self.render()
         self.factories()
         return w.source()
@@ -200,6 +208,8 @@ class _Gen:
         w(f"N_ACTIONS = {{{', '.join(f'{r.name!r}: {r.n_actions}' for r in cs.roles)}}}")
         w(f"CHOICES = {cs.choice_names!r}")
         w(f"ARGS = {cs.arg_names!r}")
+        w(f"BASELINES = {[b.name for b in cs.baselines]!r}", comment="scripted baselines (spec `baselines:`)")
+        baseline_tables(w, cs)
         grid_tables(w, cs)
         if cs.grid is not None:
             moves = []
@@ -358,6 +368,13 @@ class _Gen:
         dens = ", ".join(("float(" + self.em()(d) + ")") if d is not None else "0.0" for d in g.densities)
         pool = self.em()(g.pool) if g.pool is not None else "0"
         w(f"pool = int({pool})", comment="grid: layout, starts and goals (from a pool, or fresh)")
+        if g.wait_ratio is not None:  # grid.solve: layout k of the pool of solved MAPF instances
+            wait = self.em()(g.wait_ratio)
+            w("k = min(int(v.rng.u(GRID_SITE - 1, 0, 1)[0] * pool), pool - 1)")
+            w(f"tiles, starts, goals, cost = solved_layouts(pool, {g.height}, {g.width}, {self.n}, [{dens}], GRID_BLOCKED, float({wait}), [k])")
+            w("v.tiles, starts, goals, v.optimal_cost = tiles[0], starts[0], goals[0], int(cost[0])")
+            w("v.pos, v.goal = starts.copy(), goals.copy()")
+            return
         with w.block("if pool > 0:"):
             w(f"tiles, starts, goals = layout_pool(pool, {g.height}, {g.width}, {self.n}, [{dens}], GRID_BLOCKED, GRID_MAP, GRID_STARTS, GRID_GOALS, GRID_SITE)")
             w("k = min(int(v.rng.u(GRID_SITE - 1, 0, 1)[0] * pool), pool - 1)")
@@ -922,6 +939,55 @@ class _Gen:
             parts = ", ".join(f"np.asarray(v.{x.name}, dtype=np.float32).ravel()" for x in cs.state + cs.agent_state)
             w(f"return np.concatenate([{parts}])" if parts else "return np.zeros(0, dtype=np.float32)")
         w("")
+
+    def baselines(self) -> None:
+        """`scripted_action(name, agent)`: the spec's scripted baselines, rule by rule."""
+        cs, w = self.cs, self.w
+        with w.block("def scripted_action(self, name, agent, with_rule=False):"):
+            w('"""The action scripted baseline `name` (spec `baselines:`) has `agent` play now.')
+            w("")
+            w("The action of the first rule of the agent's role whose `when` holds and whose action is")
+            w("legal; None when no rule applies (always so when the agent has no legal action): the")
+            w("baseline then plays a uniformly random legal action, which the caller draws (see")
+            w("gymwright.train.baselines; the env draws only from its seeded stream).")
+            w("`with_rule=True` returns (action, index of the rule in the role's list, -1 for none).")
+            w('"""')
+            with w.block("if name not in BASELINES:"):
+                w("raise ValueError(f'no scripted baseline {name!r}; this spec declares: {\", \".join(BASELINES) or \"none\"}')")
+            with w.block("if agent not in AGENT_INDEX:"):
+                w("raise ValueError(f'unknown agent {agent!r}; agents: {AGENTS}')")
+            w("a, k = getattr(self, '_script_' + name)(AGENT_INDEX[agent])")
+            w("a = None if a < 0 else a")
+            w("return (a, k) if with_rule else a")
+        w("")
+        for b in cs.baselines:
+            with w.block(f"def _script_{b.name}(self, me):"):
+                w(f'"""baselines.{b.name}: (action, rule) of agent `me`; (-1, -1) when no rule applies."""')
+                w("p, v = self.p, self.v")
+                w("m = self._masks[me]")
+                for r in cs.roles:
+                    rules = b.rules.get(r.name)
+                    if not rules:
+                        continue
+                    with w.block(f"if {r.start} <= me < {r.start + r.count}:", comment=f"baselines.{b.name}.{r.name}"):
+                        for k, rule in enumerate(rules):
+                            self.baseline_rule(rule, k)
+                w("return -1, -1")
+            w("")
+
+    def baseline_rule(self, rule: Any, k: int) -> None:
+        w, c = self.w, rule.choice
+        ctx = w.block(f"if {_as_bool(self.em(per_agent=True)(rule.when))}:", comment=f"{rule.path}.when: {rule.when.source}") \
+            if rule.when is not None else _null()
+        with ctx:
+            flat, stride = [str(c.offset)] if c.offset or not rule.args else [], c.n
+            for a, value in rule.args:
+                stride //= len(a.values)
+                nearest = f"int(np.abs(SCRIPT_VALUES_{c.role}_{c.name}_{a.name} - float({self.em(per_agent=True)(value)})).argmin())"
+                flat.append(nearest if stride == 1 else f"{nearest} * {stride}")
+            w(f"a = {' + '.join(flat)}", comment=f"{rule.path}.action: {baseline_action_text(rule)}")
+            with w.block("if m[a]:"):
+                w(f"return a, {k}")
 
     def bounds(self) -> None:
         cs, w = self.cs, self.w

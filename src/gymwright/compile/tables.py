@@ -58,3 +58,17 @@ def grid_tables(w: Writer, cs: CheckedSpec) -> None:
     w(f"GRID_STARTS = {literal(g.starts) if g.starts is not None else None}")
     w(f"GRID_GOALS = {literal(g.goals) if g.goals is not None else None}")
     w(f"GRID_SITE = {GRID_SITE}")
+
+
+def baseline_tables(w: Writer, cs: CheckedSpec) -> None:
+    """`SCRIPT_VALUES_<role>_<choice>_<arg>`: the values of each argument a scripted baseline sets
+    (float64: a baseline's value is played as the nearest of them)."""
+    done = set()
+    for b in cs.baselines:
+        for role, rules in b.rules.items():
+            for rule in rules:
+                for a, _ in rule.args:
+                    key = f"{role}_{rule.choice.name}_{a.name}"
+                    if key not in done:
+                        done.add(key)
+                        w(f"SCRIPT_VALUES_{key} = {literal(a.values.astype(np.float64))}", comment=f"{rule.choice.path}.args.{a.name}")

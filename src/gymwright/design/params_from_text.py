@@ -352,6 +352,8 @@ def _convert(m: _Mention, name: str, p: Param) -> _Converted | str:
         value = m.value / 100
     elif fraction and value > 1:
         return f"{name} is a share from {_fmt(p.min or 0)} to {_fmt(p.max or 1)}"
+    elif fraction and m.weak:
+        return f"{name} is a share; \"one\" or \"single\" counts things, it does not give a share"
     if "discount" in name and m.stems & SHRINK_STEMS and 0 < value < 1:
         kept = round(1 - value, 10)
         note = f"shrinking by {_fmt(value)} each time is a discount of {_fmt(kept)}"

@@ -77,12 +77,12 @@ def compact_json(data: Any) -> str:
 
 def example_block(names: list[str], compact: bool = False) -> str:
     """Library specs as compact JSON, one per block: the few-shot examples (`compact`: without
-    their prose docs and text templates, and with one probe)."""
+    their prose docs, text templates and scripted baselines, and with one probe)."""
     blocks = []
     for name in names:
         data, _ = read_data(name)
         if compact:
-            data = {k: v for k, v in data.items() if k not in ("doc", "text")}
+            data = {k: v for k, v in data.items() if k not in ("doc", "text", "baselines")}
             data["probes"] = data.get("probes", [])[:1]
         blocks.append(f"## {name}\n{compact_json(data)}")
     return "\n\n".join(blocks) or "(none)"

@@ -3,7 +3,7 @@
 ```python
 from gymwright.evaluate import assess
 card = assess("mapf_frozenlake", {"size": 4, "n_agents": 2}, policy, history=result.history,
-              task_metric="all_reached", out=Path("runs/mapf/eval"))
+              task_metric="valid", out=Path("runs/mapf/eval"))
 print(card.verdict, [(c.name, c.verdict, c.message) for c in card.checks])
 ```
 """

@@ -2,7 +2,8 @@
 
 Learnability (trained vs random-legal play, the learning curve), difficulty (the task metric
 against a target band), reward hacking (three signs), degeneracy under trained play, and the
-recorded trajectories with the best, the worst and typical failures.
+recorded trajectories with the best, the worst and typical failures. The spec's scripted
+baselines (`baselines:`) are evaluated alongside, by the same `evaluate`, for comparison.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from gymwright.evaluate.hacking import dominant_shaping, return_without_task, re
 from gymwright.evaluate.learnability import learnability, learning_curve
 from gymwright.evaluate.play import Actor
 from gymwright.evaluate.trajectories import Trajectory, record, save_frames, select, write_jsonl
-from gymwright.train.baselines import random_legal_policy
+from gymwright.train.baselines import random_legal_policy, scripted_policy
 from gymwright.train.evaluate import EvalResult, evaluate
 
 VERDICT_ORDER = {"fail": 0, "warning": 1, "ok": 2, "n/a": 3}
@@ -37,6 +38,7 @@ class Scorecard:
     trajectories: list[Trajectory] = field(default_factory=list, repr=False)
     selected: dict[str, Any] = field(default_factory=dict, repr=False)
     files: dict[str, str] = field(default_factory=dict)
+    scripted: dict[str, EvalResult] = field(default_factory=dict)  # the spec's scripted baselines
 
     @property
     def verdict(self) -> str:
@@ -46,12 +48,14 @@ class Scorecard:
     def to_dict(self) -> dict[str, Any]:
         return {"spec": self.spec, "params": self.params, "task_metric": self.task_metric,
                 "verdict": self.verdict, "checks": [c.to_dict() for c in self.checks],
-                "trained": self.trained.to_dict(), "random": self.random.to_dict(), "files": self.files}
+                "trained": self.trained.to_dict(), "random": self.random.to_dict(), "files": self.files,
+                "scripted": {name: r.to_dict() for name, r in self.scripted.items()}}
 
 
 def default_task_metric(compiled: Any) -> str | None:
-    """The spec's first metric: by convention the task measure."""
-    return next(iter(compiled.checked.spec.metrics), None)
+    """The spec's task metric: the one with `kind: task`, else its first metric."""
+    metrics = compiled.checked.spec.metrics
+    return next((name for name, m in metrics.items() if m.kind == "task"), next(iter(metrics), None))
 
 
 def assess(spec: Any, params: dict[str, Any] | None, policy: Actor, *, history: list[dict[str, Any]] | None = None,
@@ -64,6 +68,8 @@ def assess(spec: Any, params: dict[str, Any] | None, policy: Actor, *, history: 
     roles = [r.name for r in compiled.checked.roles]
     trained = evaluate(spec, params, policy, episodes, seed)
     rand = evaluate(spec, params, random_legal_policy(seed), episodes, seed)
+    scripted = {b.name: evaluate(spec, params, scripted_policy(b.name, seed), episodes, seed)
+                for b in compiled.checked.baselines}
     trajs = record(spec, params, policy, record_episodes, seed, frames=out is not None)
     first_terms = {role: terms[0].name for role, terms in compiled.checked.spec.rewards.items() if terms}
     role_of = {a: compiled.module.ROLE_OF[i] for i, a in enumerate(compiled.module.AGENTS)}
@@ -72,7 +78,7 @@ def assess(spec: Any, params: dict[str, Any] | None, policy: Actor, *, history: 
               dominant_shaping(trajs, first_terms, role_of), reward_in_failures(trajs, metric),
               *trained_degeneracy(compiled, policy, episodes=min(episodes, 30), seed=seed)]
     card = Scorecard(compiled.checked.spec.name, params, metric, checks, trained, rand, trajs,
-                     select(trajs, metric))
+                     select(trajs, metric), scripted=scripted)
     if out is not None:
         card.files = save_outputs(card, out)
     return card

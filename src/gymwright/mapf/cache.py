@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-_SOURCES = ("maps.py", "space_time.py", "mdd.py", "joint.py", "cbs.py", "instances.py", "pool.py")
+_SOURCES = ("maps.py", "space_time.py", "mdd.py", "joint.py", "cbs.py", "instances.py", "pool.py", "lazy.py")
 
 
 def code_version() -> str:

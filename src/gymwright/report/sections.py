@@ -190,6 +190,7 @@ def evaluation_section(m: Material) -> Html:
     if not card:
         return not_recorded("no eval/scorecard.json (run `gymwright evaluate SPEC --policy RUN`)")
     tr, rd = card.get("trained") or {}, card.get("random") or {}
+    scripted = card.get("scripted") or {}  # the spec's scripted baselines: one column each, after gain
     checks = {c.get("name"): c for c in card.get("checks") or []}
     learn = (checks.get("learnability") or {}).get("evidence") or {}
     diff = (checks.get("difficulty") or {}).get("evidence") or {}
@@ -198,22 +199,26 @@ def evaluation_section(m: Material) -> Html:
         gain = ((learn.get("returns") or {}).get(role) or {})
         rows.append([f"return of {role}", pm(mean, (tr.get("ci95") or {}).get(role)),
                      pm((rd.get("returns") or {}).get(role), (rd.get("ci95") or {}).get(role)),
-                     pm(gain.get("gain"), gain.get("ci95"))])
+                     pm(gain.get("gain"), gain.get("ci95")),
+                     *[pm((sc.get("returns") or {}).get(role), (sc.get("ci95") or {}).get(role)) for sc in scripted.values()]])
     metric = card.get("task_metric")
     for name, mean in (tr.get("metrics") or {}).items():
         is_task = name == metric
         gain = (learn.get("task_metric") or {}) if is_task else {}
         rows.append([join([name, " ", tag("small", "(task metric)") if is_task else ""]),
                      pm(mean, diff.get("ci95") if is_task else None),
-                     num((rd.get("metrics") or {}).get(name)), pm(gain.get("gain"), gain.get("ci95"))])
-    rows.append(["episode length", num(tr.get("length")), num(rd.get("length")), ""])
+                     num((rd.get("metrics") or {}).get(name)), pm(gain.get("gain"), gain.get("ci95")),
+                     *[num((sc.get("metrics") or {}).get(name)) for sc in scripted.values()]])
+    rows.append(["episode length", num(tr.get("length")), num(rd.get("length")), "",
+                 *[num(sc.get("length")) for sc in scripted.values()]])
     n = f"{tr.get('episodes', '?')} episodes each"
     head = tag("p", "Verdict: ", badge(str(card.get("verdict", "n/a"))), f" on {card.get('spec', '?')} "
                f"with {params_text(card.get('params'))}; task metric: {metric or 'none'}; {n}. "
                "± is the 95% confidence half-width over episodes.")
     check_rows = [[c.get("name", ""), badge(str(c.get("verdict", "n/a"))), c.get("message", "")]
                   for c in card.get("checks") or []]
-    return join([head, table(["", "trained", "random legal", "gain"], rows, class_="numbers"),
+    columns = ["", "trained", "random legal", "gain", *[f"scripted {name}" for name in scripted]]
+    return join([head, table(columns, rows, class_="numbers"),
                  tag("h3", "Checks"), table(["check", "verdict", "finding"], check_rows)])
 
 
@@ -224,12 +229,15 @@ def failures_section(m: Material) -> Html:
         return not_recorded("no eval/trajectories.jsonl (run `gymwright evaluate SPEC --policy RUN`)")
     if not metric:
         return not_recorded("the spec has no task metric, so no episode counts as failed")
-    ev = gather({"recorded": m.run.trajectories}, metric, max_steps(m))
+    marked = [name for name, x in ((m.spec.data if m.spec is not None else {}).get("metrics") or {}).items()
+              if isinstance(x, dict) and x.get("kind") == "failure"]
+    ev = gather({"recorded": m.run.trajectories}, metric, max_steps(m), marked)
     b = ev.buckets["recorded"]
     failed = b["episodes"] - b["successes"]
     head = tag("p", f"{b['successes']} of {b['episodes']} recorded episodes reached the task ({metric} > 0); "
-               f"{failed} failed. A failure's kind is the first other metric that is nonzero in it, else "
-               "timeout (cut at the step limit), else other.")
+               f"{failed} failed. A failure's kind is the first "
+               f"{'failure metric' if marked else 'other metric'} that is nonzero in it, else timeout "
+               "(cut at the step limit), else other.")
     rows = [[kind, count, f"{count / failed:.0%}"] for kind, count in b["kinds"].most_common()]
     return join([head, table(["kind", "episodes", "share of failures"], rows, class_="numbers")]) if rows else head
 

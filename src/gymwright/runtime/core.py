@@ -402,3 +402,4 @@ def layout_pool(size, height, width, n_agents, densities, blocked, fixed_tiles, 
                 height, width, n_agents, list(densities), list(blocked), uni, fixed_tiles, fixed_starts, fixed_goals)
         pool = _POOLS[key] = (tiles, starts, goals)
     return pool
+

@@ -148,6 +148,7 @@ class CGrid:
     n_agents: int
     has_goals: bool = True
     pool: Checked | None = None
+    wait_ratio: Checked | None = None  # grid.solve: layouts from the MAPF solver's pools
 
 
 @dataclass
@@ -159,6 +160,25 @@ class CProbe:
     expect: list[Checked]
     path: str
     sources: list[str] = field(default_factory=list)  # expectations as written (before rewriting)
+
+
+@dataclass
+class CBaselineRule:
+    """One rule of a scripted baseline: its condition, the choice and the argument values."""
+
+    when: Checked | None  # None: always
+    choice: CChoice
+    args: list[tuple[CArg, Checked]]  # one per argument of the choice, in its order
+    path: str
+    doc: str = ""
+
+
+@dataclass
+class CBaseline:
+    """A scripted baseline policy: per role, its ordered rules (roles left out play randomly)."""
+
+    name: str
+    rules: dict[str, list[CBaselineRule]]
 
 
 @dataclass
@@ -185,6 +205,7 @@ class CheckedSpec:
     arg_names: dict[str, str]  # arg name -> dtype
     choice_names: list[str]
     used: set[str] = field(default_factory=set)  # names read by any expression
+    baselines: list[CBaseline] = field(default_factory=list)  # scripted baseline policies
 
     @property
     def n_agents(self) -> int:

@@ -18,6 +18,8 @@ import numpy as np
 from gymwright.errors import ExprError
 from gymwright.spec.checked import (
     CArg,
+    CBaseline,
+    CBaselineRule,
     CChoice,
     CFeature,
     CGrid,
@@ -169,6 +171,7 @@ class _Builder:
         ends = [self.check_end(k) for k in ("terminate", "truncate")]
         self.check_observe()
         text_render = self.check_text()
+        baselines = self.check_baselines()
         self.structural |= self.shape_names & set(self.spec.params)
         probes = self.check_probes(metrics)
         self.check_shape_params()
@@ -182,7 +185,7 @@ class _Builder:
             rules=rules, metrics=metrics, terminate=ends[0], truncate=ends[1],  # type: ignore[arg-type]
             active=active, grid=self.grid, vocab=self.vocab, text_render=text_render,
             probes=probes, symbols=self.symbols, n_sites=self.sites[0], used=self.used,
-            arg_names=self.arg_dtypes, choice_names=self.choice_names,
+            arg_names=self.arg_dtypes, choice_names=self.choice_names, baselines=baselines,
         )
 
     # ------------------------------------------------------------------ params and consts
@@ -326,6 +329,7 @@ class _Builder:
             self.error("grid.pool", f"pool must be a constant int (a literal or an int param), got {pool.info.describe()}")
         elif pool is not None and (pool.info.lo < 0 or pool.info.hi > 100_000):
             self.error("grid.pool", "pool must be 0..100000", "0 draws a fresh layout at every reset")
+        solve = self._check_solve(h, w, densities, pool) if g.solve is not None else None
         for sym in (Symbol("height", "builtin", Info("int", (), h, h, True, h), "p.height"),
                     Symbol("width", "builtin", Info("int", (), w, w, True, w), "p.width")):
             self.declare(sym, "grid")
@@ -334,6 +338,9 @@ class _Builder:
         points = [("pos", "position [row, col]")] + ([("goal", "goal [row, col]")] if g.goals != "none" else [])
         for name, doc in points:
             self.builtin_agent_state.append(CVar(name, "int", (2,), None, 0.0, side, True, doc=doc, builtin=True))
+        if solve is not None:
+            self.builtin_state.append(CVar("optimal_cost", "int", (), None, 0.0, INF, False, builtin=True,
+                                           doc="optimal sum of arrival times of this layout (grid.solve)"))
         for name, doc in (("moved", "moved in the last step"), ("conflict", "last move cancelled by another agent")):
             self.builtin_agent_state.append(CVar(name, "bool", (), None, 0.0, 1.0, True, doc=doc, builtin=True))
         for var in self.builtin_state + self.builtin_agent_state:
@@ -345,7 +352,48 @@ class _Builder:
         self.grid = CGrid(h, w, kinds, chars, [tuple(t.color) for t in g.tiles.values()],  # type: ignore[misc]
                           densities, [t.blocked for t in g.tiles.values()],  # type: ignore[arg-type]
                           [t.passable for t in g.tiles.values()], fixed, starts, goals,
-                          slip, g.collision, None, n, g.goals != "none", pool)  # type: ignore[arg-type]
+                          slip, g.collision, None, n, g.goals != "none", pool, solve)  # type: ignore[arg-type]
+
+    def _check_solve(self, h: int, w: int, densities: list[Checked | None], pool: Checked | None) -> Checked | None:
+        """`grid.solve`: the layouts must be ones the MAPF generator can make; returns `wait_ratio`."""
+        from gymwright.mapf.instances import AGENTS, MAX_HOLE_RATIO, SIZES
+
+        g, where = self.spec.grid, "grid.solve"
+        assert g is not None and g.solve is not None
+        if h != w or not SIZES[0] <= h <= SIZES[1]:
+            self.error(where, f"solved layouts need a square grid of side {SIZES[0]}..{SIZES[1]}, got {h}x{w}",
+                       "make height and width the same param (e.g. `size`) with that range")
+        if not AGENTS[0] <= self.n_agents <= AGENTS[1]:
+            self.error(where, f"solved layouts take {AGENTS[0]}..{AGENTS[1]} agents, the spec has {self.n_agents}")
+        fixed = [name for name, bad in (("map", g.map is not None), ("starts", g.starts != "random"),
+                                        ("goals", g.goals != "random")) if bad]
+        if fixed:
+            self.error(where, f"solved layouts draw the lake, starts and goals themselves; grid.{fixed[0]} "
+                       "must be left out (random)", f"remove grid.{fixed[0]}, or remove grid.solve")
+        if g.collision != "block":
+            self.error(where, "solved layouts assume vertex and swap conflicts are blocked", "set `collision: block`")
+        kinds = list(g.tiles)
+        holes = [k for k, t in enumerate(g.tiles.values()) if t.blocked]
+        if len(holes) != 1:
+            self.error(where, f"solved layouts need exactly one blocked tile kind (the holes), got {len(holes)}",
+                       "mark the hole kind `blocked: true`")
+        for k, c in enumerate(densities):
+            if k in holes and c is not None and c.info.hi > MAX_HOLE_RATIO:
+                self.error(f"grid.tiles.{kinds[k]}.density", f"the hole density may reach {c.info.hi:g}; "
+                           f"solved layouts take at most {MAX_HOLE_RATIO}", f"bound it to 0..{MAX_HOLE_RATIO}")
+            elif k and k not in holes and c is not None and (not c.info.const or c.info.hi != 0):
+                self.error(f"grid.tiles.{kinds[k]}.density", "solved layouts generate only the floor and the holes",
+                           "give this kind no density, or remove grid.solve")
+        if pool is None or pool.info.lo < 1:
+            self.error("grid.pool", "solved layouts are drawn from a pool, so `pool` must be at least 1",
+                       "give pool a minimum of 1 (e.g. a param with min 1)")
+        ratio = self.expr(g.solve.wait_ratio, self.scope("grid wait ratio"), f"{where}.wait_ratio")
+        if ratio is not None and (ratio.info.dtype not in ("int", "float") or ratio.info.shape or not ratio.info.const):
+            self.error(f"{where}.wait_ratio", f"wait_ratio must be a constant number (a literal or a param), got {ratio.info.describe()}")
+        elif ratio is not None and (ratio.info.lo < 0 or ratio.info.hi > 1):
+            self.error(f"{where}.wait_ratio", f"wait_ratio may be {ratio.info.lo:g}..{ratio.info.hi:g}; it is a share, 0..1",
+                       "bound the param to 0..1")
+        return ratio
 
     def _check_fixed_layout(self, tiles: np.ndarray, starts: np.ndarray | None, goals: np.ndarray | None,
                             blocked: list[bool]) -> None:
@@ -683,6 +731,10 @@ class _Builder:
 
     def check_metrics(self) -> list[CMetric]:
         out = []
+        tasks = [name for name, m in self.spec.metrics.items() if m.kind == "task"]
+        if len(tasks) > 1:
+            self.error(f"metrics.{tasks[1]}.kind", f"`{tasks[0]}` is already the task metric; a spec has one",
+                       "make this one `kind: stat` (or `failure`)")
         for name, m in self.spec.metrics.items():
             path = f"metrics.{name}"
             c = self.expr(m.expr, self.scope(f"metric `{name}`", actions=True), f"{path}.expr")
@@ -905,6 +957,83 @@ class _Builder:
             out[agent_id] = (name, kwargs)
         return out
 
+    # ------------------------------------------------------------------ scripted baselines
+    def check_baselines(self) -> list[CBaseline]:
+        out = []
+        for name, roles in self.spec.baselines.items():
+            base, ok = CBaseline(name, {}), True
+            if not roles:
+                self.error(f"baselines.{name}", f"baseline `{name}` scripts no role",
+                           f"give rules for at least one role ({', '.join(self.spec.agents)}), or remove it")
+                continue
+            for role_name, rules in roles.items():
+                path = f"baselines.{name}.{role_name}"
+                role = next((r for r in self.roles if r.name == role_name), None)
+                if role is None:
+                    if role_name not in self.spec.agents:
+                        self.error(path, f"baseline `{name}` scripts unknown role `{role_name}`",
+                                   f"roles: {', '.join(self.spec.agents)}")
+                    ok = False
+                    continue
+                hidden = {a: "is an action: a baseline decides before this step's actions are taken, so it cannot "
+                             "read them; keep what it needs in state (e.g. a history window)" for a in self.action_names()}
+                scope = self.scope(f"baseline `{name}`", per_agent=True, me=(role.start, role.start + role.count - 1),
+                                   hidden=hidden)
+                checked = [self._baseline_rule(role, rule, f"{path}[{i}]", scope) for i, rule in enumerate(rules)]
+                ok = ok and all(c is not None for c in checked)
+                base.rules[role_name] = [c for c in checked if c is not None]
+            if ok:
+                out.append(base)
+        return out
+
+    def _baseline_rule(self, role: CRole, rule: Any, path: str, scope: Scope) -> CBaselineRule | None:
+        when = None if rule.when is True else self.expr(rule.when, scope, f"{path}.when")
+        when_ok = rule.when is True or when is not None
+        if when is not None and (when.info.dtype != "bool" or when.info.shape):
+            self.error(f"{path}.when", f"`when` must be a bool per agent, got {when.info.describe()}",
+                       "compare, e.g. `phase == 0` or `past[1 - me, -1] == D`")
+            when_ok = False
+        action = self._baseline_action(role, rule.action, f"{path}.action", scope)
+        if not when_ok or action is None:
+            return None
+        return CBaselineRule(None if when is None or when.source == "True" else when, action[0], action[1], path, rule.doc)
+
+    def _baseline_action(self, role: CRole, text: str, path: str, scope: Scope) -> tuple[CChoice, list[tuple[CArg, Checked]]] | None:
+        parsed = _parse_script_action(text)
+        if parsed is None:
+            self.error(path, f"cannot read action {text!r}",
+                       "write `choice` or `choice(arg=value)`, e.g. `propose(share=0.5)`", value=text)
+            return None
+        cname, kwargs = parsed
+        choice = next((c for c in role.choices if c.name == cname), None)
+        if choice is None:
+            self.error(path, f"role `{role.name}` has no choice `{cname}`",
+                       f"choices of {role.name}: {', '.join(c.name for c in role.choices)}", value=text)
+            return None
+        want = [a.name for a in choice.args]
+        if set(kwargs) != set(want):
+            example = f"{cname}({', '.join(f'{a}=...' for a in want)})" if want else cname
+            self.error(path, f"`{cname}` takes arguments {want}, got {list(kwargs)}",
+                       f"write `{example}`", value=text)
+            return None
+        args = []
+        for a in choice.args:
+            c = self.expr(kwargs[a.name], scope, path)
+            if c is None:
+                return None
+            if c.info.shape or c.info.dtype not in ("int", "float", "bool"):
+                self.error(path, f"argument `{a.name}` must be one number per agent, got {c.info.describe()}",
+                           "index with `me` or reduce, e.g. `value[me]`", value=text)
+                return None
+            value = const_eval(c.tree.body) if c.info.const else None
+            if isinstance(value, int | float | np.number) and not np.isclose(a.values, value).any():
+                near = a.values[int(np.abs(a.values.astype(float) - float(value)).argmin())].item()
+                self.diags.append(warning(STAGE, path, f"{value} is not a value of argument `{a.name}`: "
+                                          f"the baseline plays the nearest, {near:g}",
+                                          f"values: {', '.join(f'{x:g}' for x in a.values.tolist())}"))
+            args.append((a, c))
+        return choice, args
+
     def roles_by_index(self, i: int) -> CRole:
         return next(r for r in self.roles if i in r.indices)
 
@@ -933,6 +1062,21 @@ def _parse_action(text: str) -> tuple[str, dict[str, Any]] | None:
                 return None
             kw[k.arg] = v.value
         return node.func.id, kw
+    return None
+
+
+def _parse_script_action(text: str) -> tuple[str, dict[str, str]] | None:
+    """`choice` or `choice(arg=expr, ...)` -> (choice, {arg: expression source})."""
+    text = text.strip()
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.Name):
+        return node.id, {}
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args \
+            and all(k.arg is not None for k in node.keywords):
+        return node.func.id, {str(k.arg): ast.get_source_segment(text, k.value) or "" for k in node.keywords}
     return None
 
 

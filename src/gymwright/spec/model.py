@@ -121,6 +121,7 @@ class Metric(_Strict):
 
     expr: Expr = Field(description="Scalar expression evaluated after every step.")
     reduce: Literal["last", "sum", "mean", "max", "min"] = Field("last", description="How per-step values reduce to one per episode.")
+    kind: Literal["task", "failure", "stat"] = Field("stat", description="`task`: the success measure the evaluator and engineer steer (at most one; default: the first metric); `failure`: nonzero in a failed episode, it names why it failed (the first such, in order); `stat`: any other measure.")
     doc: str = Field("", description="Documentation for people and the engineer.")
 
 
@@ -152,6 +153,19 @@ class Probe(_Strict):
     doc: str = Field("", description="Documentation for people and the engineer.")
 
 
+class BaselineRule(_Strict):
+    """One rule of a scripted baseline: play `action` when `when` holds and the action is legal.
+
+    An agent plays the action of the first rule of its role whose `when` holds and whose action
+    its mask allows; when no rule applies it plays a uniformly random legal action (and no
+    action when it has none, e.g. when it is not its turn).
+    """
+
+    when: Expr = Field(True, description="Per-agent bool expression, like a choice's `legal`: may use `me`, state, agent_state, params and consts, not this step's actions or random draws. Omit it for a rule that always applies (a default, usually last).")
+    action: str = Field(description="The choice to play: `choice`, or `choice(arg=value)` with every argument of the choice; a value is a per-agent number expression (like `when`), played as the nearest of the argument's values.")
+    doc: str = Field("", description="Documentation for people and the engineer.")
+
+
 class TileKind(_Strict):
     """A kind of grid tile; the first declared kind is the floor."""
 
@@ -160,6 +174,20 @@ class TileKind(_Strict):
     density: Expr = Field(0, description="Share of generated cells of this kind (param expression).")
     blocked: bool = Field(False, description="Generated layouts keep every agent's goal reachable without crossing this kind.")
     passable: bool = Field(True, description="Agents can enter it (False = wall).")
+
+
+class Solve(_Strict):
+    """Layouts from an optimal multi-agent path finder (Conflict-Based Search), as in MAPF-FrozenLake.
+
+    Every pooled layout is jointly solvable and solved once; `wait_ratio` of the pool need some
+    agent to wait or detour for another; adds `optimal_cost` (state, int): the layout's optimal
+    sum of arrival times, for metrics such as `sum(cost) == optimal_cost`. Needs a square grid of
+    side 3..10, 1..5 agents, random starts and goals, one blocked tile kind (the holes, density
+    at most 0.6, no other generated kind), `collision: block`, `pool` >= 1, and agents that stop
+    on their goal at the first arrival (`can_move` false once there).
+    """
+
+    wait_ratio: Expr = Field(0.0, description="Share (0..1) of the pool's layouts whose optimal plan needs an agent to wait or detour for another (param expression; ignored with one agent).")
 
 
 class Grid(_Strict):
@@ -180,6 +208,7 @@ class Grid(_Strict):
     slip: Expr = Field(0.0, description="Probability a move is replaced by a perpendicular one.")
     collision: Literal["block", "none"] = Field("block", description="block: vertex and swap conflicts cancel the moves involved.")
     can_move: Expr = Field(True, description="Per-agent bool: whether the agent moves this step (e.g. `not done[me]`).")
+    solve: Solve | None = Field(None, description="Draw pooled layouts that an optimal MAPF solver (CBS) solved: jointly solvable, a set share needing a wait, `optimal_cost` known. Omit for plain random layouts.")
 
 
 class Channel(_Strict):
@@ -214,6 +243,8 @@ class EnvSpec(_Strict):
     observe: dict[Name, list[Feature | Expr]] = Field(description="Per role, its features, flattened into a float32 Box.")
     text: Text | None = Field(None, description="Text templates for render('ansi') and text observations.")
     probes: list[Probe] = Field(default_factory=list, description="Scenario tests run by the verifier.")
+    baselines: dict[Name, dict[Name, Annotated[list[BaselineRule], Field(min_length=1)]]] = Field(
+        default_factory=dict, description="Scripted baseline policies: name -> role -> ordered rules (see BaselineRule). Agents of a role a baseline leaves out play uniformly random legal actions. Evaluated next to trained policies, through the same code (`scripted_policy(name)`).")
 
     @field_validator("observe")
     @classmethod

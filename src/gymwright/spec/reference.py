@@ -22,7 +22,7 @@ END = "<!-- END GENERATED REFERENCE -->"
 
 SECTIONS: list[type[BaseModel]] = [
     m.EnvSpec, m.Param, m.Const, m.Enum, m.Role, m.Var, m.Choice, m.Turns, m.Rule,
-    m.RewardTerm, m.Metric, m.Feature, m.Text, m.Probe, m.Grid, m.TileKind, m.Channel,
+    m.RewardTerm, m.Metric, m.Feature, m.Text, m.Probe, m.BaselineRule, m.Grid, m.TileKind, m.Solve, m.Channel,
 ]
 CATEGORIES = {
     "math": "Elementwise math", "reduce": "Reductions", "array": "Arrays",

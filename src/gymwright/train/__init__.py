@@ -11,7 +11,13 @@ print(evaluate("cake_negotiation", {}, policy, episodes=1000).returns)
 `gymwright.train.rllib` (imported on its own, it needs Ray) trains on a Ray cluster instead.
 """
 
-from gymwright.train.baselines import RandomLegalPolicy, random_legal_policy
+from gymwright.train.baselines import (
+    RandomLegalPolicy,
+    ScriptedPolicy,
+    baseline_names,
+    random_legal_policy,
+    scripted_policy,
+)
 from gymwright.train.checkpoint import CheckpointError, load_policy
 from gymwright.train.config import ALGOS, TrainConfig
 from gymwright.train.evaluate import EvalResult, evaluate
@@ -30,6 +36,9 @@ __all__ = [
     "CheckpointError",
     "random_legal_policy",
     "RandomLegalPolicy",
+    "scripted_policy",
+    "ScriptedPolicy",
+    "baseline_names",
     # evaluation
     "evaluate",
     "EvalResult",

@@ -1,7 +1,11 @@
 """Baseline policies, evaluated by the same `evaluate` as trained ones.
 
-Only the random-legal baseline exists: a scripted baseline needs the spec to say how its
-script plays, and the spec language has no such section yet.
+`random_legal_policy(seed)` plays a uniformly random legal action. `scripted_policy(name)` plays
+a scripted baseline the spec declares in its `baselines:` section: per agent, the action of the
+first rule of its role whose `when` holds and whose action is legal (the compiled env's
+`scripted_actions(name)`), else a random legal one (drawn here, by `fill_random_legal`: the env
+draws only from its seeded stream). A script reads the env's state, so `evaluate` binds it to
+the batch env before play (`bind`).
 """
 
 from __future__ import annotations
@@ -9,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from gymwright.errors import GymwrightError
 
 
 class RandomLegalPolicy:
@@ -26,3 +32,63 @@ class RandomLegalPolicy:
 def random_legal_policy(seed: int = 0) -> RandomLegalPolicy:
     """A policy that plays a uniformly random legal action for every agent."""
     return RandomLegalPolicy(seed)
+
+
+class ScriptedPolicy:
+    """The spec's scripted baseline `name`, played on the batch env it is bound to.
+
+    `seed` seeds the random legal actions of agents no rule applies to. `deterministic` does
+    not change a script (its rules are deterministic).
+    """
+
+    def __init__(self, name: str, seed: int = 0) -> None:
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+        self.benv: Any = None
+
+    def bind(self, benv: Any) -> None:
+        """Play on `benv` (a compiled batch env); an error lists the spec's baselines if it has no `name`."""
+        if not callable(getattr(benv, "scripted_actions", None)):
+            raise GymwrightError(f"this batch env cannot play scripted baseline `{self.name}`: it has no "
+                                 "`scripted_actions` (a mixed batch of structural configs?)",
+                                 hint="evaluate a scripted baseline on one structural config at a time")
+        names = list(getattr(benv, "BASELINES", []))
+        if self.name not in names:
+            declared = ", ".join(names) if names else "none (add a `baselines:` section to the spec)"
+            raise GymwrightError(f"the spec has no scripted baseline `{self.name}`", path="baselines",
+                                 hint=f"its baselines: {declared}")
+        self.benv = benv
+
+    def act(self, obs: Any, masks: Any, deterministic: bool = False) -> np.ndarray:
+        if self.benv is None:
+            raise GymwrightError(f"scripted baseline `{self.name}` is not bound to an env",
+                                 hint="play it with gymwright.train.evaluate, or call bind(batch_env) first")
+        return fill_random_legal(self.benv.scripted_actions(self.name), masks, self.rng)
+
+
+def fill_random_legal(actions: Any, masks: Any, rng: np.random.Generator) -> np.ndarray:
+    """`actions` (..., N) with every -1 of an agent that has a legal action (per `masks`,
+    (..., N, A)) replaced by a uniformly random legal one: the k-th legal action, k = floor(u *
+    number legal), one draw of `rng` per such agent in row-major order (so one copy of a batch
+    and the same agents of a PettingZoo env draw alike)."""
+    acts = np.array(actions, dtype=np.int64)
+    m = np.asarray(masks) != 0
+    free = (acts < 0) & m.any(-1)
+    if free.any():
+        legal = m[free]
+        n = legal.sum(-1)
+        k = np.minimum((rng.random(len(n)) * n).astype(np.int64), n - 1)
+        acts[free] = (np.cumsum(legal, -1) <= k[:, None]).sum(-1)
+    return acts
+
+
+def scripted_policy(name: str, seed: int = 0) -> ScriptedPolicy:
+    """A policy that plays the spec's scripted baseline `name` (bound to the env by `evaluate`)."""
+    return ScriptedPolicy(name, seed)
+
+
+def baseline_names(spec: Any) -> list[str]:
+    """The names of the scripted baselines `spec` (a name, file, text, dict or EnvSpec) declares."""
+    from gymwright.compile.build import as_spec
+
+    return list(as_spec(spec).baselines)

@@ -15,6 +15,12 @@ Z95 = 1.959963984540054
 
 
 class Actor(Protocol):
+    """A policy: actions (B, N) from observations and masks (-1 = no action).
+
+    A policy that also has `bind(benv)` is handed the batch env before play: a scripted
+    baseline reads the env's state through it (see `gymwright.train.baselines`).
+    """
+
     def act(self, obs: Any, masks: Any, deterministic: bool = False) -> np.ndarray: ...
 
 
@@ -42,12 +48,15 @@ def evaluate(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | None, po
     """Play `episodes` episodes (copy i of a batch plays the episode of seed `seed + i`).
 
     The role return of an episode is the mean over the role's agents; `ci95` is 1.96 standard
-    errors over episodes. `params` may be a list of dicts (spread over the episodes).
+    errors over episodes. `params` may be a list of dicts (spread over the episodes). A policy
+    with a `bind(benv)` method (a scripted baseline) is bound to the batch env before play.
     """
     if episodes < 1:
         raise GymwrightError(f"episodes must be at least 1, got {episodes}", path="episodes")
     plist = [dict(p) for p in params] if isinstance(params, list) else [dict(params or {})]
     benv = make_env(spec, plist, episodes)
+    if callable(getattr(policy, "bind", None)):
+        policy.bind(benv)  # type: ignore[attr-defined]
     roles = roles_of(benv)
     obs, masks = benv.reset(seed=seed)
     done = np.zeros(episodes, dtype=bool)
