@@ -3,8 +3,8 @@ stage's environment (params now; spec edits later), with a rationale.
 
 ```python
 from gymwright.engineer import Evidence, HeuristicEngineer, knobs_of, measure_sensitivity
-knobs = measure_sensitivity(spec, params, policy, knobs_of(spec, params, structural), "all_reached")
-proposal = HeuristicEngineer().propose(Evidence(spec, params, "all_reached", success, (0.4, 0.8), knobs=knobs))
+knobs = measure_sensitivity(spec, params, policy, knobs_of(spec, params, structural), "valid")
+proposal = HeuristicEngineer().propose(Evidence(spec, params, "valid", success, (0.4, 0.8), knobs=knobs))
 ```
 """
 

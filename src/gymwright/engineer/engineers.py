@@ -1,4 +1,7 @@
-"""Engineers: evidence in, the next stage's params out, with a rationale.
+"""Engineers: evidence in, the next stage's params (or mixture) out, with a rationale.
+
+`propose(Evidence)` answers for one config; `propose_stage(StageEvidence)` for a stage's mixture
+(per bucket its params, and the buckets' shares of the data).
 
 - `FixedEngineer`: no change (the baseline: training on one fixed configuration).
 - `HeuristicEngineer` (the offline default): steers the task metric into the target band by
@@ -10,11 +13,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+import numpy as np
+
 from gymwright.design.templated import params_schema
-from gymwright.engineer.evidence import Evidence, Knob
+from gymwright.engineer.evidence import Evidence, Knob, StageEvidence
+from gymwright.engineer.mixture import Mixture, floor_shares
 from gymwright.llm.base import Message, Request
 from gymwright.llm.client import LLM
 from gymwright.llm.jsonreply import extract_json
@@ -34,10 +40,23 @@ class Proposal:
     engineer: str
 
 
+@dataclass
+class StageProposal:
+    mixture: Mixture
+    rationale: str
+    engineer: str
+
+
 class Engineer(Protocol):
     name: str
 
     def propose(self, evidence: Evidence) -> Proposal: ...
+
+    def propose_stage(self, evidence: StageEvidence) -> StageProposal: ...
+
+
+def current_mixture(evidence: StageEvidence) -> Mixture:
+    return Mixture([b for b, _ in evidence.buckets])
 
 
 class FixedEngineer:
@@ -45,6 +64,9 @@ class FixedEngineer:
 
     def propose(self, evidence: Evidence) -> Proposal:
         return Proposal(dict(evidence.params), "fixed environment (the baseline): no change", self.name)
+
+    def propose_stage(self, evidence: StageEvidence) -> StageProposal:
+        return StageProposal(current_mixture(evidence), "fixed environment (the baseline): no change", self.name)
 
 
 class HeuristicEngineer:
@@ -70,18 +92,53 @@ class HeuristicEngineer:
         return Proposal({**evidence.params, k.name: new_value}, why, self.name)
 
 
+    def propose_stage(self, evidence: StageEvidence) -> StageProposal:
+        """Each bucket as `propose` would move it; data shares move toward the buckets with the
+        lowest task metric (weight share * exp(2 (band middle - success)), at least 5% each)."""
+        lo, hi = evidence.band
+        mid = (lo + hi) / 2
+        params, shares, why = {}, {}, []
+        for b, e in evidence.buckets:
+            p = self.propose(e)
+            params[b.label] = p.params
+            shares[b.label] = b.share * float(np.exp(2.0 * (mid - e.success)))
+            why.append(f"[{b.label}] {p.rationale}")
+        shares = floor_shares(shares)
+        if len(shares) > 1:
+            why.append("data shares " + ", ".join(f"{b.label} {b.share:.2f}->{shares[b.label]:.2f}"
+                                                  for b, _ in evidence.buckets)
+                       + " (more data where success is lowest)")
+        return StageProposal(current_mixture(evidence).with_changes(params, shares), "; ".join(why), self.name)
+
+
 def _can_move(k: Knob, want: float) -> bool:
     up = want * k.effect > 0  # moving up helps
     return k.value < k.high if up else k.value > k.low
 
 
 class LLMEngineer:
+    """A language model as the engineer. The context ablation of the experiment turns parts of
+    the prompt off: `with_guideline` (the guideline) and `with_history` (earlier stages); the
+    evidence of the current stage (task metric, failure breakdown, knob effects) is always there."""
+
     name = "llm"
 
-    def __init__(self, llm: LLM, guideline: str = GUIDELINE, with_history: bool = True) -> None:
+    def __init__(self, llm: LLM, guideline: str = GUIDELINE, with_history: bool = True,
+                 with_guideline: bool = True) -> None:
         self.llm = llm
         self.guideline = guideline
         self.with_history = with_history
+        self.with_guideline = with_guideline
+
+    def _intro(self) -> str:
+        guide = f"Guideline: {self.guideline} Keep what already works.\n\n" if self.with_guideline else ""
+        return f"You are the environment engineer of a training curriculum.\n{guide}"
+
+    def _ask(self, prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
+        reply = self.llm.complete(Request((Message("user", prompt),), schema=schema, schema_name="proposal",
+                                          max_tokens=1200))
+        data = extract_json(reply.text)
+        return data if isinstance(data, dict) else {}
 
     def propose(self, evidence: Evidence) -> Proposal:
         spec = load_spec(evidence.spec)
@@ -89,26 +146,69 @@ class LLMEngineer:
         schema["properties"]["rationale"] = {"type": "string", "maxLength": 600}
         schema["required"] = ["params", "rationale"]
         shown = evidence if self.with_history else _without_history(evidence)
-        prompt = (f"You are the environment engineer of a training curriculum.\nGuideline: {self.guideline}\n\n"
-                  f"{shown.to_prompt()}\n\nPropose the next stage's params (all of them) and a one-paragraph "
-                  'rationale. Reply with JSON: {"params": {...}, "rationale": "..."}')
-        reply = self.llm.complete(Request((Message("user", prompt),), schema=schema, schema_name="proposal",
-                                          max_tokens=800))
-        data = extract_json(reply.text)
-        given = data.get("params", {}) if isinstance(data, dict) else {}
-        params, notes = {}, []
-        for name, value in given.items():
-            p = spec.params.get(name)
-            if p is None or not isinstance(value, bool | int | float):
-                notes.append(f"ignored {name}={value!r} (not a param of {spec.name})")
-                continue
-            low = p.min if p.min is not None else value
-            high = p.max if p.max is not None else value
-            params[name] = min(max(value, low), high)
-            if params[name] != value:
-                notes.append(f"clamped {name} {value} to {params[name]}")
-        rationale = str(data.get("rationale", "")) if isinstance(data, dict) else ""
-        return Proposal({**evidence.params, **params}, "; ".join([rationale, *notes]).strip("; "), self.name)
+        prompt = (f"{self._intro()}{shown.to_prompt()}\n\nPropose the next stage's params (all of them) and a "
+                  'one-paragraph rationale. Reply with JSON: {"params": {...}, "rationale": "..."}')
+        data = self._ask(prompt, schema)
+        params, notes = _bounded(spec, data.get("params", {}), set())
+        return Proposal({**evidence.params, **params}, "; ".join([str(data.get("rationale", "")), *notes]).strip("; "),
+                        self.name)
+
+    def propose_stage(self, evidence: StageEvidence) -> StageProposal:
+        if len(evidence.buckets) == 1:
+            b, e = evidence.buckets[0]
+            p = self.propose(e)
+            return StageProposal(Mixture([replace(b, params=p.params)]), p.rationale, self.name)
+        spec = load_spec(evidence.spec)
+        one = params_schema(spec)["properties"]["params"]
+        labels = [b.label for b, _ in evidence.buckets]
+        bucket = {"type": "object", "properties": {"params": one, "share": {"type": "number", "minimum": 0, "maximum": 1}},
+                  "required": ["params", "share"], "additionalProperties": False}
+        schema = {"type": "object", "additionalProperties": False, "required": ["buckets", "rationale"],
+                  "properties": {"buckets": {"type": "object", "properties": {k: bucket for k in labels},
+                                             "required": labels, "additionalProperties": False},
+                                 "rationale": {"type": "string", "maxLength": 900}}}
+        prompt = (f"{self._intro()}{evidence.to_prompt(with_history=self.with_history)}\n\nPropose the next "
+                  "stage's mixture: for every bucket its params and its share of the training data (shares sum "
+                  "to 1; a bucket's structural params stay as they are), and a one-paragraph rationale. Reply "
+                  'with JSON: {"buckets": {"LABEL": {"params": {...}, "share": 0.25}, ...}, "rationale": "..."}')
+        data = self._ask(prompt, schema)
+        given = data.get("buckets") if isinstance(data.get("buckets"), dict) else {}
+        params, shares, notes = {}, {}, []
+        for b, _ in evidence.buckets:
+            row = given.get(b.label) if isinstance(given.get(b.label), dict) else {}
+            params[b.label], bucket_notes = _bounded(spec, row.get("params", {}), set(spec_structural(evidence, b)))
+            notes += [f"[{b.label}] {n}" for n in bucket_notes]
+            share = row.get("share")
+            shares[b.label] = float(share) if isinstance(share, int | float) and share >= 0 else b.share
+        rationale = "; ".join([str(data.get("rationale", "")), *notes]).strip("; ")
+        return StageProposal(current_mixture(evidence).with_changes(params, floor_shares(shares)), rationale, self.name)
+
+
+def spec_structural(evidence: StageEvidence, bucket: Any) -> list[str]:
+    """The params a bucket keeps: those that differ between buckets (its identity, e.g. size)."""
+    keys = set().union(*(b.params for b, _ in evidence.buckets))
+    return [k for k in keys if len({repr(b.params.get(k)) for b, _ in evidence.buckets}) > 1]
+
+
+def _bounded(spec: Any, given: Any, keep: set[str]) -> tuple[dict[str, Any], list[str]]:
+    """The model's params clamped into the spec's ranges; unknown names and `keep` are ignored."""
+    params: dict[str, Any] = {}
+    notes: list[str] = []
+    for name, value in (given.items() if isinstance(given, dict) else []):
+        p = spec.params.get(name)
+        if p is None or isinstance(value, bool) != (p.type == "bool") or not isinstance(value, bool | int | float):
+            notes.append(f"ignored {name}={value!r} (not a param of {spec.name})")
+            continue
+        if name in keep:
+            continue
+        low = p.min if p.min is not None else value
+        high = p.max if p.max is not None else value
+        params[name] = min(max(value, low), high)
+        if p.type == "int":
+            params[name] = int(round(params[name]))
+        if params[name] != value:
+            notes.append(f"clamped {name} {value} to {params[name]}")
+    return params, notes
 
 
 def _without_history(e: Evidence) -> Evidence:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from gymwright.engineer.mixture import Bucket
 from gymwright.evaluate.failures import FailureEvidence
 from gymwright.evaluate.play import Actor
 from gymwright.spec.loader import load_spec
@@ -93,3 +94,41 @@ def measure_sensitivity(spec: Any, params: dict[str, Any], policy: Actor, knobs:
 
 def _cast(x: float, k: Knob) -> int | float:
     return int(round(x)) if k.integer else float(x)
+
+
+@dataclass
+class StageEvidence:
+    """A stage's evidence: one `Evidence` per bucket of its mixture (with the bucket's share),
+    and the history of earlier stages (their mixtures, success per bucket and failure kinds)."""
+
+    spec: str
+    task_metric: str
+    band: tuple[float, float]
+    buckets: list[tuple[Bucket, Evidence]]
+    history: list[dict[str, Any]] = field(default_factory=list)
+    stage: int = 0
+
+    @property
+    def success(self) -> float:
+        """The share-weighted task metric over the buckets."""
+        return float(sum(b.share * e.success for b, e in self.buckets))
+
+    def to_prompt(self, *, with_history: bool = True) -> str:
+        lines = [f"Environment {self.spec}, training stage {self.stage + 1}. The stage trained on a mixture "
+                 f"of {len(self.buckets)} configs (buckets). Task metric {self.task_metric} of the trained "
+                 f"policy (target band {self.band[0]:g}-{self.band[1]:g}), overall {self.success:.3f}."]
+        for b, e in self.buckets:
+            lines.append(f"\n## Bucket {b.label} (share of the data {b.share:.2f})")
+            lines.append(f"params {b.params}; {self.task_metric} {e.success:.3f}")
+            if e.failures:
+                lines.append(e.failures.to_prompt(max_examples=1))
+            if e.knobs:
+                lines += [f"- knob {k.name} = {k.value:g} in [{k.low:g}, {k.high:g}], step {k.step:g}: "
+                          f"{k.effect:+.3f} +/- {k.ci95:.3f} on {self.task_metric} per step up" for k in e.knobs]
+        if with_history and self.history:
+            lines.append("\n## Earlier stages")
+            for h in self.history:
+                per = "; ".join(f"{x['label']} share {x['share']:.2f} params {x['params']}: {x.get('success', 0):.3f} "
+                                f"failures {x.get('failures', {})}" for x in h["mixture"])
+                lines.append(f"- stage {h['index'] + 1}: {per}")
+        return "\n".join(lines)

@@ -156,8 +156,10 @@ class Policy:
         """obs float (B, N, D), masks (B, N, A) -> actions int64 (B, N); -1 where none is legal."""
         obs_t = torch.as_tensor(np.asarray(obs, dtype=np.float32))
         masks_t = torch.as_tensor(np.asarray(masks)).bool()
-        if obs_t.ndim != 3 or obs_t.shape[1] != self.n_agents:
+        if obs_t.ndim != 3:
             raise ValueError(f"obs must have shape (B, {self.n_agents}, D), got {tuple(obs_t.shape)}")
+        if obs_t.shape[1] != self.n_agents:
+            return self._act_any_count(obs_t, masks_t, deterministic)
         actions = torch.full(obs_t.shape[:2], -1, dtype=torch.int64)
         for net in self.model.nets:
             r = net.role
@@ -165,3 +167,18 @@ class Policy:
             a = sample(net.logits(self.model.role_obs(r, obs_t), m), deterministic)
             actions[:, r.agents] = torch.where(m.any(-1), a, -1)
         return actions.numpy()
+
+    def _act_any_count(self, obs: torch.Tensor, masks: torch.Tensor, deterministic: bool) -> np.ndarray:
+        """Another number of agents than trained with: possible for one role whose actor has no
+        agent index (its agents share one policy of their own observation, e.g. MAPF-FrozenLake's
+        egocentric walkers trained with 2 and run with 5)."""
+        (net,) = self.model.nets if len(self.model.nets) == 1 else (None,)
+        if net is None or net.actor_index:
+            why = "it has several roles" if net is None else "its actor reads the agent's index (agent_index)"
+            raise ValueError(f"this policy was trained with {self.n_agents} agents and cannot act for "
+                             f"{obs.shape[1]}: {why}; train with one role and agent_index off to transfer")
+        r = net.role
+        m = masks[..., : r.n_actions]
+        a = sample(torch.where(m, net.actor(obs[..., : r.obs_dim]), MASK_VALUE), deterministic)
+        return torch.where(m.any(-1), a, -1).numpy()
+

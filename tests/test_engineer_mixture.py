@@ -1,0 +1,92 @@
+"""Stages as mixtures: buckets and their shares, the heuristic engineer per bucket and on the
+shares, the LLM engineer's mixture reply bounded by the spec, and a curriculum over map sizes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gymwright.engineer import FixedEngineer, HeuristicEngineer, LLMEngineer
+from gymwright.engineer.curriculum import CurriculumOptions, evolve
+from gymwright.engineer.evidence import Evidence, Knob, StageEvidence
+from gymwright.engineer.mixture import Bucket, Mixture
+from gymwright.errors import GymwrightError
+from gymwright.llm.client import LLM
+from gymwright.llm.scripted import ScriptedProvider
+
+BASE = {"n_agents": 2, "max_steps": 12, "hole_density": 0.2, "wait_ratio": 0.25}
+
+
+def stage(successes: dict[int, float], effect: float = -0.2) -> StageEvidence:
+    mix = Mixture.over("size", list(successes), BASE)
+    rows = []
+    for b in mix.buckets:
+        s = successes[b.params["size"]]
+        knobs = [Knob("wait_ratio", 0.25, 0.0, 1.0, False, effect, 0.02)]
+        rows.append((b, Evidence("mapf_frozenlake", b.params, "valid", s, (0.4, 0.8), knobs=knobs)))
+    return StageEvidence("mapf_frozenlake", "valid", (0.4, 0.8), rows)
+
+
+def test_a_mixture_gives_each_bucket_its_share_of_the_copies() -> None:
+    mix = Mixture([Bucket({"size": 3}, 0.6, "a"), Bucket({"size": 5}, 0.4, "b")])
+    copies = mix.per_copy(10)
+    assert [c["size"] for c in copies].count(3) == 6 and len(copies) == 10
+    tiny = Mixture([Bucket({"size": 3}, 0.99, "a"), Bucket({"size": 5}, 0.01, "b")]).per_copy(4)
+    assert [c["size"] for c in tiny].count(5) == 1, "every bucket keeps at least one copy"
+    with pytest.raises(GymwrightError, match="do not fit"):
+        mix.per_copy(1)
+    with pytest.raises(GymwrightError, match="distinct"):
+        Mixture([Bucket({}, 1, "a"), Bucket({}, 1, "a")])
+
+
+def test_the_heuristic_moves_each_bucket_and_the_data_toward_the_hardest() -> None:
+    p = HeuristicEngineer().propose_stage(stage({3: 0.95, 4: 0.6, 5: 0.1}))
+    by = {b.label: b for b in p.mixture.buckets}
+    assert by["size=3"].params["wait_ratio"] > 0.25, "too easy: harder"
+    assert by["size=4"].params["wait_ratio"] == 0.25, "inside the band: kept"
+    assert by["size=5"].params["wait_ratio"] < 0.25, "too hard: easier"
+    assert by["size=5"].share > by["size=4"].share > by["size=3"].share >= 0.05
+    assert abs(sum(b.share for b in p.mixture.buckets) - 1) < 1e-9
+    assert "[size=3]" in p.rationale and "data shares" in p.rationale
+
+
+def test_the_fixed_engineer_keeps_the_mixture() -> None:
+    ev = stage({3: 0.95, 5: 0.1})
+    p = FixedEngineer().propose_stage(ev)
+    assert p.mixture.to_list() == Mixture([b for b, _ in ev.buckets]).to_list()
+
+
+def test_the_llm_engineer_answers_per_bucket_within_bounds(tmp_path: Path) -> None:
+    reply = {"buckets": {"size=3": {"params": {"wait_ratio": 0.5, "hole_density": 0.9, "size": 9}, "share": 0.2},
+                         "size=5": {"params": {"wait_ratio": 0.1}, "share": 0.8}},
+             "rationale": "size 3 is solved: more waiting there; most data on size 5"}
+    script = tmp_path / "engineer.yaml"
+    script.write_text(yaml.safe_dump([{"json": reply}] * 3))
+    provider = ScriptedProvider(script)
+    ev = stage({3: 0.95, 5: 0.1})
+    ev.history = [{"index": 0, "mixture": [{"label": "size=3", "share": 0.5, "params": {}, "success": 0.9}]}]
+    p = LLMEngineer(LLM(provider, retries=0)).propose_stage(ev)
+    by = {b.label: b for b in p.mixture.buckets}
+    assert by["size=3"].params["size"] == 3, "a bucket keeps its identity"
+    assert by["size=3"].params["hole_density"] == 0.6 and "clamped hole_density" in p.rationale
+    assert by["size=5"].params["wait_ratio"] == 0.1 and by["size=5"].share == pytest.approx(0.8)
+    prompt = provider.requests[0].messages[0].content
+    assert "Bucket size=3" in prompt and "Earlier stages" in prompt and "Guideline" in prompt
+    LLMEngineer(LLM(provider, retries=0), with_history=False, with_guideline=False).propose_stage(ev)
+    bare = provider.requests[1].messages[0].content
+    assert "Earlier stages" not in bare and "Guideline" not in bare and "Bucket size=5" in bare
+
+
+def test_a_curriculum_over_map_sizes_records_each_bucket(tmp_path: Path) -> None:
+    mix = Mixture.over("size", [3, 4], BASE)
+    opts = CurriculumOptions(stages=2, steps_per_stage=4096, num_envs=32, eval_episodes=40, record_episodes=8,
+                             knobs=("wait_ratio", "hole_density"))
+    records = evolve("mapf_frozenlake", mix, HeuristicEngineer(), tmp_path / "run", opts)
+    assert [len(r.mixture) for r in records] == [2, 2] and records[0].params == {}
+    assert records[1].mixture[0]["params"] == records[0].proposed_mixture[0]["params"]
+    assert {x["label"] for x in records[0].mixture} == {"size=3", "size=4"}
+    rows = [json.loads(x) for x in (tmp_path / "run" / "curriculum.jsonl").read_text().splitlines()]
+    assert rows[0]["mixture"][0]["success"] == records[0].mixture[0]["success"]
