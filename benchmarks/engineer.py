@@ -45,7 +45,7 @@ HELD_OUT = {"size": 5, "hole_density": 0.2, "max_steps": 40, "layout_pool": 200,
 HELD_AGENTS = (3, 4, 5)
 HELD_WAITS = (0.25, 0.5, 0.75)
 KNOBS = ("wait_ratio", "hole_density")
-BAND = (0.5, 0.8)
+BAND = (0.5, 0.8)  # the default target band of the task metric (--band)
 Z95 = 1.959963984540054
 
 
@@ -82,7 +82,7 @@ def train_run(name: str, seed: int, args: argparse.Namespace, out: Path) -> Run:
 
     engineer = make_engineer(name, args.model)
     engineer.name = name
-    opts = CurriculumOptions(stages=args.stages, steps_per_stage=args.steps // args.stages, band=BAND,
+    opts = CurriculumOptions(stages=args.stages, steps_per_stage=args.steps // args.stages, band=tuple(args.band),
                              task_metric="valid", eval_episodes=args.stage_episodes, num_envs=args.num_envs,
                              seed=1000 * seed, knobs=KNOBS, record_episodes=20)
     start = time.perf_counter()
@@ -154,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", help="the LLM engineer's model (adds `llm` to the engineers)")
     ap.add_argument("--ablation", action="store_true", help="with --model: also llm-failures and llm-guideline")
     ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--band", type=float, nargs=2, default=BAND, metavar=("LOW", "HIGH"),
+                    help="target band of the training success (valid) the engineers steer into")
     ap.add_argument("--stages", type=int, default=4)
     ap.add_argument("--steps", type=int, default=1_200_000, help="env steps per run, split over the stages")
     ap.add_argument("--num-envs", type=int, default=256)
@@ -181,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name} seed {seed}: trained {run.env_steps} env steps in {run.train_s:.0f} s; held-out mean "
                   f"valid {sum(c['valid'] for c in run.held_out.values()) / len(run.held_out):.3f}", file=sys.stderr)
     print(f"# MAPF-FrozenLake engineer experiment\n\nBudget per run: {runs[0].env_steps:,} env steps of 2-agent "
-          f"training in {args.stages} stages ({args.num_envs} copies), {args.seeds} seed(s) per engineer; "
+          f"training in {args.stages} stages ({args.num_envs} copies), {args.seeds} seed(s) per engineer; target "
+          f"band {args.band[0]:g}-{args.band[1]:g}; "
           f"{args.episodes} held-out episodes per cell per run; total wall {time.perf_counter() - start:.0f} s.")
     print(table(runs))
     print(stages_table(runs))

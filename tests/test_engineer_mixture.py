@@ -90,3 +90,34 @@ def test_a_curriculum_over_map_sizes_records_each_bucket(tmp_path: Path) -> None
     assert {x["label"] for x in records[0].mixture} == {"size=3", "size=4"}
     rows = [json.loads(x) for x in (tmp_path / "run" / "curriculum.jsonl").read_text().splitlines()]
     assert rows[0]["mixture"][0]["success"] == records[0].mixture[0]["success"]
+
+
+def test_cli_evolve_trains_a_mixture(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from gymwright.cli import app
+
+    result = CliRunner().invoke(app, ["evolve", "mapf_frozenlake", "-k", "1", "--steps", "4096", "-e", "heuristic",
+                                      "--mix", "size=3,4", "-p", "max_steps=12", "--knob", "wait_ratio",
+                                      "-o", str(tmp_path / "run"), "--json"])
+    assert result.exit_code == 0, result.output
+    (stage,) = json.loads(result.stdout)["stages"]
+    assert [b["label"] for b in stage["mixture"]] == ["size=3", "size=4"]
+    assert all(b["params"]["max_steps"] == 12 for b in stage["mixture"])
+    bad = CliRunner().invoke(app, ["evolve", "mapf_frozenlake", "--mix", "size", "-o", str(tmp_path / "x")])
+    assert bad.exit_code != 0 and "NAME=V1,V2" in bad.output
+
+
+def test_a_policy_of_one_shared_role_acts_for_more_agents(tmp_path: Path) -> None:
+    from gymwright.train import TrainConfig, evaluate, load_policy, train
+
+    params = {"size": 4, "n_agents": 2, "max_steps": 12}
+    result = train(TrainConfig(spec="mapf_frozenlake", params=params, total_steps=2048, num_envs=32,
+                               out=tmp_path / "t"))
+    policy = load_policy(result.checkpoint)
+    ev = evaluate("mapf_frozenlake", {**params, "n_agents": 4}, policy, episodes=8, seed=3)
+    assert ev.episode_returns.shape == (8, 4)
+    indexed = train(TrainConfig(spec="mapf_frozenlake", params=params, total_steps=512, num_envs=32,
+                                agent_index=True, out=tmp_path / "i"))
+    with pytest.raises(ValueError, match="agent_index"):
+        evaluate("mapf_frozenlake", {**params, "n_agents": 4}, load_policy(indexed.checkpoint), episodes=2)

@@ -170,3 +170,24 @@ def test_a_scripted_baseline_plays_on_a_mixed_batch_as_on_each_config_alone() ->
         alone = evaluate("mapf_frozenlake", params, scripted_policy("straight_to_goal"), episodes=1, seed=50 + i)
         assert mixed.episode_metrics["length"][i] == alone.episode_metrics["length"][0]
         assert np.allclose(mixed.episode_returns[i], alone.episode_returns[0])
+
+
+def test_a_finished_episode_reports_its_final_global_state() -> None:
+    """`final_state` of a finished copy is the Python backend's state() at that episode's end."""
+    from gymwright.compile import compile_spec
+
+    params = {"size": 3, "n_agents": 2, "max_steps": 6}
+    benv = compile_batch("mapf_frozenlake", params, batch_size=3)
+    env = compile_spec("mapf_frozenlake", params).parallel_env(**params)
+    benv.reset(seed=40)
+    env.reset(seed=40)
+    rng = np.random.default_rng(0)
+    for _ in range(6):
+        acts = rng.integers(0, 5, size=(3, 2))
+        _, _, _, _, infos = benv.step(acts)
+        env.step({a: int(acts[0, i]) for i, a in enumerate(env.possible_agents) if a in env.agents})
+        if "done_idx" in infos and 0 in infos["done_idx"]:
+            row = list(infos["done_idx"]).index(0)
+            assert np.allclose(infos["final_state"][row], env.state())
+            return
+    pytest.fail("copy 0 did not finish within max_steps")

@@ -61,6 +61,8 @@ def evolve_command(
     param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="First stage's params.")] = None,
     metric: Annotated[str | None, typer.Option("--metric", help="The task metric (default: the spec's first).")] = None,
     band: Annotated[tuple[float, float], typer.Option("--band", help="Target band of the task metric.")] = (0.4, 0.8),
+    mix: Annotated[str | None, typer.Option("--mix", metavar="NAME=V1,V2,...", help="Train each stage on a mixture: one bucket per value of this param (equal data shares to start), e.g. size=3,4,5.")] = None,
+    knob: Annotated[list[str] | None, typer.Option("--knob", help="A param the engineer may move (repeat; default: every bounded numeric param that keeps the shapes).")] = None,
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default runs/evolve-SPEC).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
 ) -> None:
@@ -79,9 +81,11 @@ def evolve_command(
         eng = make_engineer(engineer, model)
         spec = resolve_spec(spec_or_task, say)
         folder = output or Path("runs") / f"evolve-{Path(spec).stem}-{engineer}"
-        opts = CurriculumOptions(stages=stages, steps_per_stage=steps, band=band, task_metric=metric)
+        opts = CurriculumOptions(stages=stages, steps_per_stage=steps, band=band, task_metric=metric,
+                                 knobs=tuple(knob) if knob else None)
+        start = parse_mix(mix, parse_params(param)) if mix else parse_params(param)
         with Store.open() as store:
-            records = evolve(spec, parse_params(param), eng, folder, opts, store=store, progress=say)
+            records = evolve(spec, start, eng, folder, opts, store=store, progress=say)
     if as_json:
         typer.echo(to_json({"spec": spec, "out": str(folder), "stages": [asdict(r) for r in records]}))
         return
@@ -89,11 +93,28 @@ def evolve_command(
     for col in ("stage", "params", "success", "failures", "next", "rationale"):
         table.add_column(col, overflow="fold")
     for r in records:
-        changed = {k: v for k, v in r.proposal.items() if r.params.get(k) != v}
-        table.add_row(str(r.index + 1), _short(r.params), f"{r.success:.3f}",
-                      ", ".join(f"{k} {n}" for k, n in r.failures.items()) or "-", _short(changed) or "same",
-                      r.rationale)
+        if r.params or len(r.mixture) <= 1:
+            changed = _short({k: v for k, v in r.proposal.items() if r.params.get(k) != v}) or "same"
+            shown = _short(r.params)
+        else:
+            shown = "\n".join(f"{b['label']} {b['share']:.0%}: {_short(b['params'])} -> {b['success']:.3f}" for b in r.mixture)
+            changed = "\n".join(f"{b['label']} {b['share']:.0%}: {_short(b['params'])}" for b in r.proposed_mixture)
+        table.add_row(str(r.index + 1), shown, f"{r.success:.3f}",
+                      ", ".join(f"{k} {n}" for k, n in r.failures.items()) or "-", changed, r.rationale)
     out.print(table)
+
+
+def parse_mix(mix: str, base: dict[str, Any]) -> Any:
+    """`--mix size=3,4,5` -> a mixture with one bucket per value, equal shares."""
+    from gymwright.cli import parse_params
+    from gymwright.engineer.mixture import Mixture
+
+    name, sep, raw = mix.partition("=")
+    values = [v.strip() for v in raw.split(",") if v.strip()]
+    if not sep or not name.strip() or not values:
+        raise typer.BadParameter(f"expected NAME=V1,V2,... (e.g. --mix size=3,4,5), got {mix!r}", param_hint="'--mix'")
+    parsed = [parse_params([f"{name.strip()}={v}"])[name.strip()] for v in values]
+    return Mixture.over(name.strip(), parsed, base)
 
 
 def _short(params: dict[str, Any]) -> str:

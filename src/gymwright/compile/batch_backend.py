@@ -386,7 +386,7 @@ class _BatchGen:
             for i, m in enumerate(cs.metrics):
                 acc = f"self.metric_acc[idx, {i}]"
                 items.append(f"{m.name!r}: {acc} / np.maximum(t, 1)" if m.reduce == "mean" else f"{m.name!r}: {acc}.copy()")
-            w("return {'done_idx': idx, 'final_obs': self.obs_buf[idx].copy(), 'episode_length': t.copy(),")
+            w("return {'done_idx': idx, 'final_obs': self.obs_buf[idx].copy(), 'final_state': self.state(idx), 'episode_length': t.copy(),")
             w("        'episode_return': self.returns[idx].copy(), 'metrics': {" + ", ".join(items) + "}}")
         w("")
 
@@ -587,11 +587,13 @@ class _BatchGen:
 
     def state(self) -> None:
         cs, w = self.cs, self.w
-        with w.block("def state(self):"):
-            w('"""Global state per copy (B, S) for centralized critics, as the Python backend\'s state()."""')
+        with w.block("def state(self, idx=None):"):
+            w('"""Global state per copy (B, S) for centralized critics, as the Python backend\'s state();')
+            w('only the copies `idx` (an index array) when given."""')
             w("v = self.v")
-            parts = ", ".join(f"np.asarray(v.{x.name}, dtype=np.float32).reshape(self.size, -1)" for x in cs.state + cs.agent_state)
-            w(f"return np.concatenate([{parts}], axis=1)" if parts else "return np.zeros((self.size, 0), dtype=np.float32)")
+            w("sel, n = (slice(None), self.size) if idx is None else (idx, len(idx))")
+            parts = ", ".join(f"np.asarray(v.{x.name}[sel], dtype=np.float32).reshape(n, -1)" for x in cs.state + cs.agent_state)
+            w(f"return np.concatenate([{parts}], axis=1)" if parts else "return np.zeros((n, 0), dtype=np.float32)")
         w("")
 
     # ------------------------------------------------------------------ scripted baselines

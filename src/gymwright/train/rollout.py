@@ -33,27 +33,14 @@ def config_of_copy(n_configs: int, size: int) -> np.ndarray:
 
 
 def make_env(spec: Any, params: list[dict[str, Any]], size: int) -> Any:
-    """A batch env of `size` copies whose episode results also carry `final_state` (for MAPPO).
-
-    The batch backend reports the last observation of a finished episode (`final_obs`) but not
-    its global state; the env's `_finish` (called before a copy auto-resets) is wrapped on this
-    instance to add it, so a centralized critic can bootstrap at truncation. Configs whose
-    structural params differ (e.g. map sizes) give a `MixedBatchEnv`, which adds `final_state`
-    itself where its groups' states have one width.
-    """
+    """A batch env of `size` copies; its episode results carry `final_obs` and `final_state` (the
+    last observation and global state of a finished episode, for bootstrapping at truncation).
+    Configs whose structural params differ (e.g. map sizes) give a `MixedBatchEnv`, which reports
+    `final_state` only where its groups' states have one width."""
     try:
-        benv = compile_batch(spec, spread(params, size), batch_size=size)
+        return compile_batch(spec, spread(params, size), batch_size=size)
     except ValueError as e:  # bad params, reported by the generated module
         raise GymwrightError(str(e), path="params") from e
-    finish = getattr(benv, "_finish", None)
-    if finish is not None:
-        def finish_with_state(idx: np.ndarray) -> dict[str, Any]:
-            out = finish(idx)
-            out.setdefault("final_state", benv.state()[idx])
-            return out
-
-        benv._finish = finish_with_state
-    return benv
 
 
 def state_dim(benv: Any, centralized: bool) -> int:
