@@ -103,9 +103,16 @@ def held_out(run: Run, episodes: int) -> None:
         for wait in HELD_WAITS:
             params = {**HELD_OUT, "n_agents": agents, "wait_ratio": wait}
             ev = evaluate(SPEC, params, policy, episodes, seed=900_000)
+            m = ev.episode_metrics
+            failed = m["valid"] == 0
+            hole = failed & (m["holes"] > 0)
+            conflict = failed & ~hole & (m["conflicts"] > 0)
             run.held_out[f"agents={agents} wait={wait:.2f}"] = {
-                "valid": float(ev.episode_metrics["valid"].mean()),
-                "optimal": float(ev.episode_metrics["optimal"].mean()), "episodes": episodes}
+                "valid": float(m["valid"].mean()), "optimal": float(m["optimal"].mean()), "episodes": episodes,
+                # failures by kind, as the failure evidence names them (first: hole, conflict; else timeout)
+                "holes": float(hole.mean()), "conflicts": float(conflict.mean()),
+                "timeout": float((failed & ~hole & ~conflict).mean()),
+                "suboptimal": float(m["suboptimal"].mean())}
 
 
 def pooled(runs: list[Run], cell: str, metric: str) -> tuple[float, float, int]:
@@ -132,6 +139,16 @@ def table(runs: list[Run]) -> str:
             mean_ci = Z95 * math.sqrt(sum(p * (1 - p) / n for p, _, n in rates)) / len(rates)
             lines.append(f"| {name} | " + " | ".join(f"{p:.2f} ± {h:.2f}" for p, h, _ in rates)
                          + f" | **{mean:.3f} ± {mean_ci:.3f}** ({n_all} ep.) |")
+    return "\n".join(lines)
+
+
+def kinds_table(runs: list[Run]) -> str:
+    lines = ["\n**Held-out episodes by outcome** (share of all held-out episodes, pooled over cells and seeds):\n",
+             "| engineer | optimal | valid, not optimal | fell in a hole | conflict | timeout |", "|---|---:|---:|---:|---:|---:|"]
+    for name in dict.fromkeys(r.engineer for r in runs):
+        cells = [c for r in runs if r.engineer == name for c in r.held_out.values()]
+        mean = {k: sum(c[k] for c in cells) / len(cells) for k in ("optimal", "suboptimal", "holes", "conflicts", "timeout")}
+        lines.append(f"| {name} | " + " | ".join(f"{mean[k]:.3f}" for k in mean) + " |")
     return "\n".join(lines)
 
 
@@ -187,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
           f"band {args.band[0]:g}-{args.band[1]:g}; "
           f"{args.episodes} held-out episodes per cell per run; total wall {time.perf_counter() - start:.0f} s.")
     print(table(runs))
+    print(kinds_table(runs))
     print(stages_table(runs))
     if args.json:
         args.json.write_text(json.dumps([r.__dict__ for r in runs], indent=1, default=float))

@@ -90,6 +90,10 @@ def test_a_curriculum_over_map_sizes_records_each_bucket(tmp_path: Path) -> None
     assert {x["label"] for x in records[0].mixture} == {"size=3", "size=4"}
     rows = [json.loads(x) for x in (tmp_path / "run" / "curriculum.jsonl").read_text().splitlines()]
     assert rows[0]["mixture"][0]["success"] == records[0].mixture[0]["success"]
+    from gymwright.report import write_report
+
+    page = write_report(tmp_path / "run", tmp_path / "r.html", run_verifier=False).path.read_text()
+    assert "size=3 " in page and "size=4 " in page and "data shares" in page  # per bucket, and the rationale
 
 
 def test_cli_evolve_trains_a_mixture(tmp_path: Path) -> None:

@@ -309,9 +309,10 @@ def curriculum_section(m: Material) -> Html:
     for r in recs:
         fails = ", ".join(f"{k} {n}" for k, n in sorted((r.get("failures") or {}).items(), key=lambda kv: -kv[1]))
         rets = ", ".join(f"{k} {num(v)}" for k, v in (r.get("returns") or {}).items())
-        rows.append([r.get("index", ""), tag("code", params_text(r.get("params"))), num(r.get("success")),
+        trained, proposal = _stage_configs(r)
+        rows.append([r.get("index", ""), trained, num(r.get("success")),
                      rets, fails or "none", r.get("engineer", ""),
-                     join([tag("code", params_text(r.get("proposal"))), tag("br"), r.get("rationale", "")]),
+                     join([proposal, tag("br"), r.get("rationale", "")]),
                      tag("code", str(r.get("spec_sha") or "")[:12])])
     metric = (m.run.scorecard or {}).get("task_metric")
     head = tag("p", f"Each stage trains on its config (the policy carries over), is judged on {metric or 'the task metric'}, "
@@ -319,6 +320,19 @@ def curriculum_section(m: Material) -> Html:
     success = f"success ({metric})" if metric else "success"
     return join([head, table(["stage", "trained on", success, "returns", "failures", "engineer",
                               "proposal for the next stage, and why", "spec sha256"], rows)])
+
+
+def _stage_configs(r: dict[str, Any]) -> tuple[Html, Html]:
+    """A stage's config and the proposal: the params, or per bucket of a mixture its share and params."""
+    mix, nxt = r.get("mixture") or [], r.get("proposed_mixture") or []
+    if r.get("params") or len(mix) <= 1:
+        return tag("code", params_text(r.get("params"))), tag("code", params_text(r.get("proposal")))
+
+    def rows(buckets: list[dict[str, Any]], with_success: bool) -> Html:
+        return join([join([tag("code", f"{b.get('label', '')} {float(b.get('share', 0)):.0%}: {params_text(b.get('params'))}"),
+                           f" → {num(b.get('success'))}" if with_success else "", tag("br")]) for b in buckets])
+
+    return rows(mix, True), rows(nxt, False)
 
 
 SECTIONS = (
