@@ -200,14 +200,12 @@ def play_scripted(spec: str, name: str, *, episodes: int, seed: int, param: list
     from dataclasses import asdict
 
     from gymwright.cli import domain_errors, parse_params, play, summary_table, to_json
-    from gymwright.errors import GymwrightError
-    from gymwright.train.baselines import baseline_names
+    from gymwright.train.baselines import baseline_names, unknown_baseline
 
     with domain_errors(spec):
         names = baseline_names(spec)
         if name not in names:
-            raise GymwrightError(f"the spec has no scripted baseline `{name}`", path="baselines",
-                                 hint=f"its baselines: {', '.join(names) or 'none (add a `baselines:` section to the spec)'}")
+            raise unknown_baseline(name, names)
         results = play(spec, parse_params(param), episodes=episodes, seed=seed, frames=frames,
                        max_steps=max_steps, quiet=as_json, choose=scripted_chooser(name))
     if as_json:

@@ -54,9 +54,7 @@ class ScriptedPolicy:
                                  hint="evaluate a scripted baseline on one structural config at a time")
         names = list(getattr(benv, "BASELINES", []))
         if self.name not in names:
-            declared = ", ".join(names) if names else "none (add a `baselines:` section to the spec)"
-            raise GymwrightError(f"the spec has no scripted baseline `{self.name}`", path="baselines",
-                                 hint=f"its baselines: {declared}")
+            raise unknown_baseline(self.name, names)
         self.benv = benv
 
     def act(self, obs: Any, masks: Any, deterministic: bool = False) -> np.ndarray:
@@ -92,3 +90,10 @@ def baseline_names(spec: Any) -> list[str]:
     from gymwright.compile.build import as_spec
 
     return list(as_spec(spec).baselines)
+
+
+def unknown_baseline(name: str, names: list[str]) -> GymwrightError:
+    """The error for a baseline the spec does not declare, listing those it does."""
+    declared = ", ".join(names) if names else "none (add a `baselines:` section to the spec)"
+    return GymwrightError(f"the spec has no scripted baseline `{name}`", path="baselines",
+                          hint=f"its baselines: {declared}")
