@@ -88,7 +88,7 @@ def test_the_llm_engineer_is_bounded_by_the_spec(tmp_path: Path) -> None:
     script.write_text(yaml.safe_dump([{"json": reply}, {"json": reply}]))
     provider = ScriptedProvider(script)
     eng = LLMEngineer(LLM(provider, retries=0))
-    ev = evidence(0.95, [knob("hole_density", 0.2, -0.1)])
+    ev = evidence(0.95, [knob("hole_density", 0.2, -0.1), knob("slip", 0.0, -0.02)])
     ev.history = [{"params": MAPF, "success": 0.97, "kinds": {"timeout": 1}}]
     p = eng.propose(ev)
     assert p.params["hole_density"] == 0.6 and p.params["slip"] == 0.1 and "bogus" not in p.params

@@ -25,7 +25,8 @@ def stage(successes: dict[int, float], effect: float = -0.2) -> StageEvidence:
     rows = []
     for b in mix.buckets:
         s = successes[b.params["size"]]
-        knobs = [Knob("wait_ratio", 0.25, 0.0, 1.0, False, effect, 0.02)]
+        knobs = [Knob("wait_ratio", 0.25, 0.0, 1.0, False, effect, 0.02),
+                 Knob("hole_density", 0.2, 0.0, 0.6, False, effect / 4, 0.02)]
         rows.append((b, Evidence("mapf_frozenlake", b.params, "valid", s, (0.4, 0.8), knobs=knobs)))
     return StageEvidence("mapf_frozenlake", "valid", (0.4, 0.8), rows)
 
@@ -60,7 +61,8 @@ def test_the_fixed_engineer_keeps_the_mixture() -> None:
 
 
 def test_the_llm_engineer_answers_per_bucket_within_bounds(tmp_path: Path) -> None:
-    reply = {"buckets": {"size=3": {"params": {"wait_ratio": 0.5, "hole_density": 0.9, "size": 9}, "share": 0.2},
+    reply = {"buckets": {"size=3": {"params": {"wait_ratio": 0.5, "hole_density": 0.9, "size": 9, "view_radius": 3},
+                                    "share": 0.2},
                          "size=5": {"params": {"wait_ratio": 0.1}, "share": 0.8}},
              "rationale": "size 3 is solved: more waiting there; most data on size 5"}
     script = tmp_path / "engineer.yaml"
@@ -71,10 +73,14 @@ def test_the_llm_engineer_answers_per_bucket_within_bounds(tmp_path: Path) -> No
     p = LLMEngineer(LLM(provider, retries=0)).propose_stage(ev)
     by = {b.label: b for b in p.mixture.buckets}
     assert by["size=3"].params["size"] == 3, "a bucket keeps its identity"
+    assert "view_radius" not in by["size=3"].params, "only the knobs move (a view radius would change the shapes)"
     assert by["size=3"].params["hole_density"] == 0.6 and "clamped hole_density" in p.rationale
     assert by["size=5"].params["wait_ratio"] == 0.1 and by["size=5"].share == pytest.approx(0.8)
     prompt = provider.requests[0].messages[0].content
     assert "Bucket size=3" in prompt and "Earlier stages" in prompt and "Guideline" in prompt
+    assert "the knobs you may set: hole_density, wait_ratio" in prompt
+    assert set(provider.requests[0].schema["properties"]["buckets"]["properties"]["size=3"]["properties"]["params"]
+               ["properties"]) == {"hole_density", "wait_ratio"}
     LLMEngineer(LLM(provider, retries=0), with_history=False, with_guideline=False).propose_stage(ev)
     bare = provider.requests[1].messages[0].content
     assert "Earlier stages" not in bare and "Guideline" not in bare and "Bucket size=5" in bare

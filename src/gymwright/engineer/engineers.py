@@ -142,14 +142,17 @@ class LLMEngineer:
 
     def propose(self, evidence: Evidence) -> Proposal:
         spec = load_spec(evidence.spec)
+        movable = {k.name for k in evidence.knobs}
         schema = params_schema(spec)
+        schema["properties"]["params"] = _only(schema["properties"]["params"], movable)
         schema["properties"]["rationale"] = {"type": "string", "maxLength": 600}
         schema["required"] = ["params", "rationale"]
         shown = evidence if self.with_history else _without_history(evidence)
-        prompt = (f"{self._intro()}{shown.to_prompt()}\n\nPropose the next stage's params (all of them) and a "
+        which = f"the knobs {', '.join(sorted(movable))}; the others stay" if movable else "all of them"
+        prompt = (f"{self._intro()}{shown.to_prompt()}\n\nPropose the next stage's params ({which}) and a "
                   'one-paragraph rationale. Reply with JSON: {"params": {...}, "rationale": "..."}')
         data = self._ask(prompt, schema)
-        params, notes = _bounded(spec, data.get("params", {}), set())
+        params, notes = _bounded(spec, data.get("params", {}), set(spec.params) - movable if movable else set())
         return Proposal({**evidence.params, **params}, "; ".join([str(data.get("rationale", "")), *notes]).strip("; "),
                         self.name)
 
@@ -159,7 +162,8 @@ class LLMEngineer:
             p = self.propose(e)
             return StageProposal(Mixture([replace(b, params=p.params)]), p.rationale, self.name)
         spec = load_spec(evidence.spec)
-        one = params_schema(spec)["properties"]["params"]
+        movable = {k.name for _, e in evidence.buckets for k in e.knobs}
+        one = _only(params_schema(spec)["properties"]["params"], movable)
         labels = [b.label for b, _ in evidence.buckets]
         bucket = {"type": "object", "properties": {"params": one, "share": {"type": "number", "minimum": 0, "maximum": 1}},
                   "required": ["params", "share"], "additionalProperties": False}
@@ -167,21 +171,31 @@ class LLMEngineer:
                   "properties": {"buckets": {"type": "object", "properties": {k: bucket for k in labels},
                                              "required": labels, "additionalProperties": False},
                                  "rationale": {"type": "string", "maxLength": 900}}}
+        may = f"the knobs you may set: {', '.join(sorted(movable))}; " if movable else ""
         prompt = (f"{self._intro()}{evidence.to_prompt(with_history=self.with_history)}\n\nPropose the next "
-                  "stage's mixture: for every bucket its params and its share of the training data (shares sum "
-                  "to 1; a bucket's structural params stay as they are), and a one-paragraph rationale. Reply "
+                  f"stage's mixture: for every bucket its params ({may}the others stay as they are) and its share "
+                  "of the training data (shares sum to 1), and a one-paragraph rationale. Reply "
                   'with JSON: {"buckets": {"LABEL": {"params": {...}, "share": 0.25}, ...}, "rationale": "..."}')
         data = self._ask(prompt, schema)
         given = data.get("buckets") if isinstance(data.get("buckets"), dict) else {}
         params, shares, notes = {}, {}, []
         for b, _ in evidence.buckets:
             row = given.get(b.label) if isinstance(given.get(b.label), dict) else {}
-            params[b.label], bucket_notes = _bounded(spec, row.get("params", {}), set(spec_structural(evidence, b)))
+            keep = set(spec.params) - movable if movable else set(spec_structural(evidence, b))
+            params[b.label], bucket_notes = _bounded(spec, row.get("params", {}), keep)
             notes += [f"[{b.label}] {n}" for n in bucket_notes]
             share = row.get("share")
             shares[b.label] = float(share) if isinstance(share, int | float) and share >= 0 else b.share
         rationale = "; ".join([str(data.get("rationale", "")), *notes]).strip("; ")
         return StageProposal(current_mixture(evidence).with_changes(params, floor_shares(shares)), rationale, self.name)
+
+
+def _only(params: dict[str, Any], names: set[str]) -> dict[str, Any]:
+    """A params object schema cut down to `names` (all when empty)."""
+    if not names:
+        return params
+    props = {k: v for k, v in params["properties"].items() if k in names}
+    return {**params, "properties": props, "required": list(props)}
 
 
 def spec_structural(evidence: StageEvidence, bucket: Any) -> list[str]:
