@@ -196,10 +196,10 @@ def template_used(result: Any, mode: str) -> str | None:
     if mode == "offline":
         return result.template
     if mode == "template":
-        chosen = [a.parsed.get("template") for a in result.attempts
-                  if a.stage == "template" and isinstance(a.parsed, dict)]
+        chosen = [("none" if a.parsed.get("same_kind") is False else a.parsed.get("template"))
+                  for a in result.attempts if a.stage == "template" and isinstance(a.parsed, dict)]
         chosen = [c for c in chosen if isinstance(c, str)]
-        return chosen[-1] if chosen else None
+        return chosen[-1] if chosen else None  # "none": the model said no template is the same kind
     return None  # spec mode writes a new spec
 
 
@@ -285,11 +285,12 @@ def wrong_params(o: Outcome) -> list[str]:
 
 
 def refused(o: Outcome) -> bool:
-    """The design said no library template fits and produced no spec, without a model call
-    (the offline designer's right answer to an off-library task; a model that gives no usable
-    spec has not refused, it has failed)."""
-    return (not o.passed and o.template is None and o.status == "failed" and not o.spec_name
-            and o.calls == 0)
+    """The design said no library template fits and produced no spec: the offline designer's
+    refusal (no model call), or a model's `none` in template mode (the right answer to an
+    off-library task; a model that gives no usable spec otherwise has not refused, it has failed)."""
+    if o.passed or o.status != "failed" or o.spec_name:
+        return False
+    return (o.template is None and o.calls == 0) or o.template == "none"
 
 
 @dataclass
@@ -363,7 +364,7 @@ def markdown_table(rows: Iterable[Row]) -> str:
             f"| {r.designer}{' (' + r.note + ')' if r.note else ''} | {r.tasks} "
             f"| {frac(r.verified, r.library_tasks)} | {frac(r.right_template, r.library_tasks)} "
             f"| {frac(r.params_all_right, r.library_tasks)} | {share} "
-            f"| {frac(r.off_refused, r.off_library) if not is_model else 'n/a'} "
+            f"| {frac(r.off_refused, r.off_library) if r.mode != 'spec' else 'n/a'} "
             f"| {frac(r.off_verified, r.off_library)} "
             f"| {per_verified(r.calls, r.verified_total, is_model)} "
             f"| {per_verified(r.tokens, r.verified_total, is_model, 0)} "

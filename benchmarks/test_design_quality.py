@@ -105,6 +105,9 @@ def test_refused_is_a_clean_no_spec_failure() -> None:
     assert not dq.refused(outcome(expected=None, params={}, passed=False, template=None,
                                   spec_name="cournot"))
     assert not dq.refused(outcome(expected=None, params={}, passed=False, template=None, calls=6))
+    # a model's "none" in template mode is a refusal; a model that failed otherwise is not
+    assert dq.refused(outcome(expected=None, params={}, passed=False, template="none", calls=1))
+    assert not dq.refused(outcome(expected=None, params={}, passed=False, template="public_goods", calls=2))
 
 
 def test_score_row() -> None:
@@ -127,7 +130,7 @@ def test_score_row() -> None:
     assert r.wall_median == pytest.approx(1.5) and r.wall_total == pytest.approx(17.0)
     table = dq.markdown_table([r, dq.score("s", "spec", outs[:2])])
     row, spec_row = table.splitlines()[2:]
-    assert "| 3/4 (75%) | 2/4 (50%) | 1/4 (25%) | 25% | n/a | 1/2 (50%) | 3.5 | 62 |" in row
+    assert "| 3/4 (75%) | 2/4 (50%) | 1/4 (25%) | 25% | 1/2 (50%) | 1/2 (50%) | 3.5 | 62 |" in row  # template mode may refuse
     assert "| n/a | n/a | n/a |" in spec_row
 
 

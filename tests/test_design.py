@@ -332,11 +332,12 @@ def test_a_short_context_model_gets_the_compact_reference_and_one_example(tmp_pa
 
 
 def test_template_mode_lets_the_model_say_no_template_fits(tmp_path: Path, store: Store) -> None:
-    none = {"json": {"template": "none", "reason": "a Cournot duopoly is not in the library"}}
+    none = {"json": {"template": "public_goods", "same_kind": False, "reason": "a Cournot duopoly is not in the library"}}
     result, provider = run(tmp_path, [none], store, mode="template")
     assert result.status == "failed" and result.spec is None
     assert "no library template that fits" in result.explanation and "Cournot" in result.explanation
-    assert '"none"' in json.dumps(provider.requests[0].schema)
+    assert "the nearest, public_goods" in result.explanation
+    assert "same_kind" in json.dumps(provider.requests[0].schema)
 
 
 def test_a_repair_identical_to_the_failed_spec_is_told_so(tmp_path: Path, store: Store) -> None:

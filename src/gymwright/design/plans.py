@@ -114,10 +114,12 @@ STAGE_PLANS: dict[str, type[_Plan]] = {
 
 
 def template_choice_model(names: list[str]) -> type[BaseModel]:
-    """`{template, reason}` with `template` an enum of the library's names."""
+    """`{template, same_kind, reason}` with `template` an enum of the library's names and
+    `same_kind` whether it is really the task's kind of game (false: no template fits)."""
     return create_model(
         "TemplateChoice",
         __config__=ConfigDict(extra="ignore"),
         template=(Literal[tuple(names)], Field(description="the library spec that fits best")),  # type: ignore[valid-type]
+        same_kind=(bool, Field(True, description="whether it is the same kind of game as the task")),
         reason=(str, Field("", max_length=300, description="why this template, in one sentence")),
     )

@@ -24,7 +24,7 @@ from gymwright.spec.loader import read_data
 from gymwright.spec.reference import compact_reference, reference_markdown
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
-PROMPTS_VERSION = "3"
+PROMPTS_VERSION = "4"
 
 
 @dataclass(frozen=True)

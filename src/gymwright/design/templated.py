@@ -73,18 +73,18 @@ def library_spec(name: str, params: dict[str, Any]) -> dict[str, Any]:
     return with_defaults(data, params)
 
 
-NONE = "none"
-
-
 def choose_template(session: DesignSession, task: str) -> str:
-    """Call 1: which library spec (an enum of the library's names, or `none`)."""
-    model = template_choice_model([*library_names(), NONE])
+    """Call 1: which library spec (an enum of the library's names) and whether it is the same
+    kind of game as the task (a forced choice first, then the judgment: small models asked to
+    choose among the names *or* `none` picked worse and refused library tasks)."""
+    model = template_choice_model(library_names())
     user = session.prompts.render("template", task=task, catalog=catalog(task))
     choice, _ = session.ask_json("template", [session.system(), Message("user", user)],
                                  model.model_json_schema(), model.model_validate)
-    if choice.template == NONE:  # type: ignore[attr-defined]
+    if not choice.same_kind:  # type: ignore[attr-defined]
         raise DesignStopped(
-            f"the model found no library template that fits this task ({choice.reason or 'no reason given'})",  # type: ignore[attr-defined]
+            f"the model found no library template that fits this task: the nearest, {choice.template}, is "  # type: ignore[attr-defined]
+            f"not the same kind of game ({choice.reason or 'no reason given'})",  # type: ignore[attr-defined]
             hint="use --mode spec (a model writes a new spec), ideally with a stronger model")
     return str(choice.template)  # type: ignore[attr-defined]
 
