@@ -164,9 +164,8 @@ def play_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
 ) -> None:
     """Watch a trained policy play (the spec must be the one it was trained on), or a scripted baseline."""
-    from dataclasses import asdict
 
-    from gymwright.cli import domain_errors, fail, parse_params, play, summary_table, to_json
+    from gymwright.cli import domain_errors, fail, parse_params, play
     from gymwright.train import checkpoint as ck
     from gymwright.train.policy import roles_of
     from gymwright.train.rollout import make_env
@@ -186,20 +185,28 @@ def play_command(
         policy = ck.policy_from(saved)
         results = play(spec, params, episodes=episodes, seed=seed, frames=-1 if render else 0,
                        max_steps=max_steps, quiet=as_json, choose=policy_chooser(policy, deterministic))
+    show_results(results, f"policy {saved['path']} (update {saved['update']}), {len(results)} episodes", as_json)
+
+
+def show_results(results: list[Any], title: str, as_json: bool) -> None:
+    """Played episodes as JSON on stdout, or as a titled summary table."""
+    from dataclasses import asdict
+
+    from gymwright.cli import summary_table, to_json
+
     if as_json:
         typer.echo(to_json([asdict(ep) for ep in results]))
         return
     table = summary_table(results)
-    table.title = f"policy {saved['path']} (update {saved['update']}), {len(results)} episodes"
+    table.title = title
     out.print(table)
 
 
 def play_scripted(spec: str, name: str, *, episodes: int, seed: int, param: list[str] | None, frames: int,
                   max_steps: int, as_json: bool) -> None:
     """`gymwright play SPEC --policy scripted:NAME`: the spec's scripted baseline NAME."""
-    from dataclasses import asdict
 
-    from gymwright.cli import domain_errors, parse_params, play, summary_table, to_json
+    from gymwright.cli import domain_errors, parse_params, play
     from gymwright.train.baselines import baseline_names, unknown_baseline
 
     with domain_errors(spec):
@@ -208,9 +215,4 @@ def play_scripted(spec: str, name: str, *, episodes: int, seed: int, param: list
             raise unknown_baseline(name, names)
         results = play(spec, parse_params(param), episodes=episodes, seed=seed, frames=frames,
                        max_steps=max_steps, quiet=as_json, choose=scripted_chooser(name))
-    if as_json:
-        typer.echo(to_json([asdict(ep) for ep in results]))
-        return
-    table = summary_table(results)
-    table.title = f"scripted baseline {name}, {len(results)} episodes"
-    out.print(table)
+    show_results(results, f"scripted baseline {name}, {len(results)} episodes", as_json)
