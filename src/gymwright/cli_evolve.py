@@ -99,8 +99,9 @@ def evolve_command(
         else:
             shown = "\n".join(f"{b['label']} {b['share']:.0%}: {_short(b['params'])} -> {b['success']:.3f}" for b in r.mixture)
             changed = "\n".join(f"{b['label']} {b['share']:.0%}: {_short(b['params'])}" for b in r.proposed_mixture)
-        table.add_row(str(r.index + 1), shown, f"{r.success:.3f}",
-                      ", ".join(f"{k} {n}" for k, n in r.failures.items()) or "-", changed, r.rationale)
+        cells = (str(r.index + 1), shown, f"{r.success:.3f}",
+                 ", ".join(f"{k} {n}" for k, n in r.failures.items()) or "-", changed, r.rationale)
+        table.add_row(*(Text(c) for c in cells))  # Text: a label such as [size=3] is not markup
     out.print(table)
 
 
