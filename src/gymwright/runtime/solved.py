@@ -17,14 +17,16 @@ def solved_layouts(size, height, width, n_agents, densities, blocked, wait_ratio
         raise ImportError("this environment's grid uses `solve:` (optimally solved MAPF layouts), which "
                           "needs gymwright installed: pip install gymwright") from err
     if height != width:
-        raise ValueError(f"grid.solve needs a square grid, got {height}x{width}")
+        raise MapfError(f"grid.solve needs a square grid, got {height}x{width}", path="grid.solve")
     holes = [k for k, b in enumerate(blocked) if b]
     ratio = float(sum(densities[k] for k in holes))
     wait_ratio = wait_ratio if n_agents > 1 else 0.0  # a lone agent never waits for another
     try:
         pool = solved_pool(PoolConfig(int(height), int(n_agents), ratio, float(wait_ratio)), int(size))
         lake, starts, goals, cost = pool.take(np.asarray(index, dtype=np.int64))
-    except MapfError as err:
-        raise ValueError(f"grid.solve: {err}") from err
+    except MapfError as err:  # gymwright's own error type: the CLI reports it without a traceback
+        raise MapfError(f"no solved layouts for a {height}x{width} lake, {n_agents} agents, hole ratio "
+                        f"{ratio:g}, wait ratio {wait_ratio:g}: {err.message}", path="grid.solve",
+                        hint=err.hint or "change the params") from err
     tiles = np.where(lake, holes[0], 0).astype(np.int64)
     return tiles, starts.copy(), goals.copy(), cost.copy()
