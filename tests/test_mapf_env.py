@@ -131,7 +131,8 @@ def test_a_second_generated_tile_kind_is_refused() -> None:
 def test_a_config_without_solvable_layouts_is_a_clear_error_at_reset() -> None:
     from gymwright.mapf import MapfError
 
-    env = compile_spec("mapf_frozenlake").parallel_env(size=3, n_agents=5, hole_density=0.6)
+    params = {"size": 3, "n_agents": 5, "hole_density": 0.6}
+    env = compile_spec("mapf_frozenlake", params).parallel_env(**params)
     with pytest.raises(MapfError) as err:
         env.reset(seed=0)
     assert err.value.path == "grid.solve" and "4 free cells, too few for 5 agents" in str(err.value)
