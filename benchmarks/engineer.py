@@ -9,7 +9,9 @@ sets the next stage's mixture:
 - `fixed`: no change (training on one fixed configuration, the paper's baseline);
 - `heuristic`: each map size's knobs moved toward the target band, data moved toward the sizes
   with the lowest success (`gymwright.engineer.HeuristicEngineer`);
-- `llm` (when a model is given with `--model`): a language model reads the same evidence.
+- `llm` (when a model is given with `--model`): a language model reads the same evidence and
+  answers the knobs' values; `llm-steps` (`--llm-steps`) answers in bounded steps instead (per
+  size harder, easier or keep, which knob, more or less data), for small models.
 
 Every final policy is then evaluated on the same held-out instances: 5x5 lakes (hole ratio 0.2)
 with 3, 4 and 5 agents at wait ratios 0.25, 0.50 and 0.75 (pools of solved instances, drawn with
@@ -72,7 +74,7 @@ def make_engineer(name: str, model: str | None) -> Any:
 
     assert model is not None
     variants = {"llm": {}, "llm-failures": {"with_guideline": False, "with_history": False},
-                "llm-guideline": {"with_history": False}}
+                "llm-guideline": {"with_history": False}, "llm-steps": {"steps": True}}
     return LLMEngineer(LLM(provider_from_name(model)), **variants[name])
 
 
@@ -170,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--engineers", default="fixed,heuristic", help="comma-separated: fixed, heuristic, llm")
     ap.add_argument("--model", help="the LLM engineer's model (adds `llm` to the engineers)")
     ap.add_argument("--ablation", action="store_true", help="with --model: also llm-failures and llm-guideline")
+    ap.add_argument("--llm-steps", action="store_true",
+                    help="with --model: also llm-steps (the model answers harder/easier/keep, a knob, more/less data)")
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--band", type=float, nargs=2, default=BAND, metavar=("LOW", "HIGH"),
                     help="target band of the training success (valid) the engineers steer into")
@@ -187,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [n.strip() for n in args.engineers.split(",") if n.strip()]
     if args.model:
         names += ["llm"] + (["llm-failures", "llm-guideline"] if args.ablation else [])
+        names += ["llm-steps"] if args.llm_steps else []
     import torch
 
     torch.set_num_threads(1)

@@ -131,3 +131,21 @@ def test_a_policy_of_one_shared_role_acts_for_more_agents(tmp_path: Path) -> Non
                                 agent_index=True, out=tmp_path / "i"))
     with pytest.raises(ValueError, match="agent_index"):
         evaluate("mapf_frozenlake", {**params, "n_agents": 4}, load_policy(indexed.checkpoint), episodes=2)
+
+
+def test_the_llm_engineer_in_steps_answers_directions_that_move_one_knob(tmp_path: Path) -> None:
+    reply = {"buckets": {"size=3": {"change": "harder", "knob": "wait_ratio", "data": "less"},
+                         "size=5": {"change": "easier", "knob": "hole_density", "data": "more"}},
+             "rationale": "size 3 is too easy, size 5 too hard"}
+    script = tmp_path / "engineer.yaml"
+    script.write_text(yaml.safe_dump([{"json": reply}]))
+    provider = ScriptedProvider(script)
+    ev = stage({3: 0.95, 5: 0.1})  # both knobs lower success when raised
+    p = LLMEngineer(LLM(provider, retries=0), steps=True).propose_stage(ev)
+    by = {b.label: b for b in p.mixture.buckets}
+    assert by["size=3"].params["wait_ratio"] == pytest.approx(0.35), "harder: wait_ratio up one step"
+    assert by["size=5"].params["hole_density"] == pytest.approx(0.14), "easier: holes down one step (0.06)"
+    assert by["size=5"].share > 0.5 > by["size=3"].share
+    assert "harder: wait_ratio 0.25 -> 0.35" in p.rationale
+    schema = provider.requests[0].schema["properties"]["buckets"]["properties"]["size=3"]
+    assert schema["properties"]["change"]["enum"] == ["harder", "easier", "keep"]

@@ -124,11 +124,14 @@ class LLMEngineer:
     name = "llm"
 
     def __init__(self, llm: LLM, guideline: str = GUIDELINE, with_history: bool = True,
-                 with_guideline: bool = True) -> None:
+                 with_guideline: bool = True, steps: bool = False) -> None:
         self.llm = llm
         self.guideline = guideline
         self.with_history = with_history
         self.with_guideline = with_guideline
+        self.steps = steps
+        """answer a mixture in bounded steps (per bucket: harder, easier or keep, which knob, more
+        or less data), applied one knob step at a time; for small models, which copy numbers back"""
 
     def _intro(self) -> str:
         guide = f"Guideline: {self.guideline} Keep what already works.\n\n" if self.with_guideline else ""
@@ -161,6 +164,8 @@ class LLMEngineer:
             b, e = evidence.buckets[0]
             p = self.propose(e)
             return StageProposal(Mixture([replace(b, params=p.params)]), p.rationale, self.name)
+        if self.steps:
+            return self._propose_steps(evidence)
         spec = load_spec(evidence.spec)
         movable = {k.name for _, e in evidence.buckets for k in e.knobs}
         one = _only(params_schema(spec)["properties"]["params"], movable)
@@ -188,6 +193,46 @@ class LLMEngineer:
             shares[b.label] = float(share) if isinstance(share, int | float) and share >= 0 else b.share
         rationale = "; ".join([str(data.get("rationale", "")), *notes]).strip("; ")
         return StageProposal(current_mixture(evidence).with_changes(params, floor_shares(shares)), rationale, self.name)
+
+
+    def _propose_steps(self, evidence: StageEvidence) -> StageProposal:
+        knobs = sorted({k.name for _, e in evidence.buckets for k in e.knobs})
+        labels = [b.label for b, _ in evidence.buckets]
+        bucket = {"type": "object", "additionalProperties": False, "required": ["change", "knob", "data"],
+                  "properties": {"change": {"enum": ["harder", "easier", "keep"]}, "knob": {"enum": knobs or ["none"]},
+                                 "data": {"enum": ["more", "same", "less"]}}}
+        schema = {"type": "object", "additionalProperties": False, "required": ["buckets", "rationale"],
+                  "properties": {"buckets": {"type": "object", "properties": {k: bucket for k in labels},
+                                             "required": labels, "additionalProperties": False},
+                                 "rationale": {"type": "string", "maxLength": 600}}}
+        prompt = (f"{self._intro()}{evidence.to_prompt(with_history=self.with_history)}\n\nFor every bucket decide: "
+                  "make its environment harder, easier or keep it; which knob to move (one step, in the direction "
+                  "its measured effect says); and whether it gets more, the same or less of the training data. "
+                  'Reply with JSON: {"buckets": {"LABEL": {"change": "harder", "knob": "NAME", "data": "more"}, ...}, '
+                  '"rationale": "..."}')
+        data = self._ask(prompt, schema)
+        given = data.get("buckets") if isinstance(data.get("buckets"), dict) else {}
+        params, shares, notes = {}, {}, []
+        for b, e in evidence.buckets:
+            row = given.get(b.label) if isinstance(given.get(b.label), dict) else {}
+            params[b.label], note = _step(e, row.get("change"), row.get("knob"))
+            notes += [f"[{b.label}] {note}"] if note else []
+            shares[b.label] = b.share * {"more": 1.5, "less": 1 / 1.5}.get(row.get("data"), 1.0)
+        rationale = "; ".join([str(data.get("rationale", "")), *notes]).strip("; ")
+        return StageProposal(current_mixture(evidence).with_changes(params, floor_shares(shares)), rationale, self.name)
+
+
+def _step(e: Evidence, change: Any, knob: Any) -> tuple[dict[str, Any], str]:
+    """One step of `knob` making the bucket `change` ("harder"/"easier"), by its measured effect."""
+    if change not in ("harder", "easier"):
+        return {}, ""
+    k = next((k for k in e.knobs if k.name == knob), None)
+    if k is None or k.effect == 0:
+        return {}, f"{change} asked, but {knob!r} is not a knob with a measured effect: no change"
+    want = -1.0 if change == "harder" else 1.0
+    new = min(k.high, max(k.low, k.value + want * (1.0 if k.effect > 0 else -1.0) * k.step))
+    value: int | float = int(round(new)) if k.integer else round(new, 6)
+    return {k.name: value}, f"{change}: {k.name} {k.value:g} -> {value:g}"
 
 
 def _only(params: dict[str, Any], names: set[str]) -> dict[str, Any]:
