@@ -169,7 +169,8 @@ def stages_table(runs: list[Run]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--engineers", default="fixed,heuristic", help="comma-separated: fixed, heuristic, llm")
+    ap.add_argument("--engineers", default="fixed,heuristic",
+                    help="comma-separated: fixed, heuristic, llm, llm-failures, llm-guideline, llm-steps")
     ap.add_argument("--model", help="the LLM engineer's model (adds `llm` to the engineers)")
     ap.add_argument("--ablation", action="store_true", help="with --model: also llm-failures and llm-guideline")
     ap.add_argument("--llm-steps", action="store_true",
@@ -189,9 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.seeds, args.stages, args.steps, args.episodes, args.stage_episodes = 1, 2, 40_000, 60, 60
     names = [n.strip() for n in args.engineers.split(",") if n.strip()]
-    if args.model:
+    if args.model and not any(n.startswith("llm") for n in names):  # named llm variants run as named
         names += ["llm"] + (["llm-failures", "llm-guideline"] if args.ablation else [])
         names += ["llm-steps"] if args.llm_steps else []
+    if any(n.startswith("llm") for n in names) and not args.model:
+        ap.error("the llm engineers need --model")
     import torch
 
     torch.set_num_threads(1)
