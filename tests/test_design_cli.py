@@ -121,7 +121,10 @@ def start_slow_design(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
     env = {**os.environ, "GYMWRIGHT_STORE": str(store), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "gymwright.cli", "design", TASK, "--model", f"scripted:{script}",
-         "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # a shell's background job (`.ci/run &`) starts with SIGINT ignored, and Python then
+        # leaves it ignored: give the child the default, so Ctrl-C reaches it as KeyboardInterrupt
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     wait_for_attempts(store / "gymwright.db", 3, proc)
     return proc, store
 
