@@ -149,3 +149,12 @@ def test_the_llm_engineer_in_steps_answers_directions_that_move_one_knob(tmp_pat
     assert "harder: wait_ratio 0.25 -> 0.35" in p.rationale
     schema = provider.requests[0].schema["properties"]["buckets"]["properties"]["size=3"]
     assert schema["properties"]["change"]["enum"] == ["harder", "easier", "keep"]
+
+
+def test_the_step_mode_moves_no_knob_without_a_measurable_effect(tmp_path: Path) -> None:
+    reply = {"buckets": {"size=3": {"change": "harder", "knob": "wait_ratio", "data": "same"}}, "rationale": "r"}
+    script = tmp_path / "engineer.yaml"
+    script.write_text(yaml.safe_dump([{"json": reply}]))
+    ev = stage({3: 0.95}, effect=-0.01)  # within its 0.02 half-width: noise
+    p = LLMEngineer(LLM(ScriptedProvider(script), retries=0), steps=True).propose_stage(ev)
+    assert p.mixture.buckets[0].params["wait_ratio"] == 0.25 and "no measurable effect" in p.rationale

@@ -227,8 +227,8 @@ def _step(e: Evidence, change: Any, knob: Any) -> tuple[dict[str, Any], str]:
     if change not in ("harder", "easier"):
         return {}, ""
     k = next((k for k in e.knobs if k.name == knob), None)
-    if k is None or k.effect == 0:
-        return {}, f"{change} asked, but {knob!r} is not a knob with a measured effect: no change"
+    if k is None or abs(k.effect) <= k.ci95:
+        return {}, f"{change} asked, but {knob!r} has no measurable effect (beyond its 95% interval): no change"
     want = -1.0 if change == "harder" else 1.0
     new = min(k.high, max(k.low, k.value + want * (1.0 if k.effect > 0 else -1.0) * k.step))
     value: int | float = int(round(new)) if k.integer else round(new, 6)
