@@ -160,12 +160,12 @@ class LLMEngineer:
                         self.name)
 
     def propose_stage(self, evidence: StageEvidence) -> StageProposal:
+        if self.steps:
+            return self._propose_steps(evidence)
         if len(evidence.buckets) == 1:
             b, e = evidence.buckets[0]
             p = self.propose(e)
             return StageProposal(Mixture([replace(b, params=p.params)]), p.rationale, self.name)
-        if self.steps:
-            return self._propose_steps(evidence)
         spec = load_spec(evidence.spec)
         movable = {k.name for _, e in evidence.buckets for k in e.knobs}
         one = _only(params_schema(spec)["properties"]["params"], movable)
