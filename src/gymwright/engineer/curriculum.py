@@ -108,6 +108,7 @@ def _stage_evidence(spec: str, mixture: Mixture, policy: Any, metric: str, opts:
                     raw: dict[str, Any], records: list[StageRecord]) -> tuple[StageEvidence, dict[str, float]]:
     """Per bucket: the trained policy's task metric, failures by kind, and the knobs' effects."""
     per_bucket, returns = [], Counter()
+    history = [{"params": r.params or r.mixture, "success": r.success, "kinds": r.failures} for r in records]
     for b in mixture.buckets:
         compiled = compile_spec(spec, b.params)
         structural = set(compiled.checked.structural)
@@ -118,11 +119,10 @@ def _stage_evidence(spec: str, mixture: Mixture, policy: Any, metric: str, opts:
                           _max_steps(b.params, raw), failure_metrics(compiled.checked.spec))
         knobs = [kn for kn in knobs_of(spec, b.params, structural) if opts.knobs is None or kn.name in opts.knobs]
         knobs = measure_sensitivity(spec, b.params, policy, knobs, metric, episodes=min(opts.eval_episodes, 150))
-        history = [{"params": r.params or r.mixture, "success": r.success, "kinds": r.failures} for r in records]
         per_bucket.append((b, Evidence(spec, b.params, metric, float(ev.metrics.get(metric, 0.0)), opts.band,
                                        failures, knobs, history)))
-    history = [{"index": r.index, "mixture": r.mixture} for r in records]
-    return StageEvidence(spec, metric, opts.band, per_bucket, history, k), dict(returns)
+    stages = [{"index": r.index, "mixture": r.mixture} for r in records]
+    return StageEvidence(spec, metric, opts.band, per_bucket, stages, k), dict(returns)
 
 
 def _record(k: int, mixture: Mixture, evidence: StageEvidence, returns: dict[str, float], result: Any,

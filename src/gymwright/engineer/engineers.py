@@ -78,14 +78,12 @@ class HeuristicEngineer:
         if lo <= s <= hi:
             return Proposal(dict(evidence.params), f"{m} {s:.3f} is inside the band [{lo:g}, {hi:g}]: no change", self.name)
         want = -1.0 if s > hi else 1.0  # harder (lower success) or easier
-        usable = [k for k in evidence.knobs if abs(k.effect) > k.ci95 and _can_move(k, want)]
+        usable = [k for k in evidence.knobs if k.measurable and _can_move(k, want)]
         if not usable:
             return Proposal(dict(evidence.params), f"{m} {s:.3f} is {'above' if want < 0 else 'below'} the band, "
                             "but no knob had a measurable effect in the needed direction: no change", self.name)
         k = max(usable, key=lambda k: abs(k.effect))
-        direction = want * (1.0 if k.effect > 0 else -1.0)
-        new = min(k.high, max(k.low, k.value + direction * k.step))
-        new_value: int | float = int(round(new)) if k.integer else round(new, 6)
+        new_value = k.moved(want)
         why = (f"{m} {s:.3f} is {'above' if want < 0 else 'below'} the band [{lo:g}, {hi:g}]; {k.name} moves it most "
                f"({k.effect:+.3f} +/- {k.ci95:.3f} per step up), so {k.name} {k.value:g} -> {new_value:g} "
                f"to make the task {'harder' if want < 0 else 'easier'}")
@@ -169,57 +167,58 @@ class LLMEngineer:
         spec = load_spec(evidence.spec)
         movable = {k.name for _, e in evidence.buckets for k in e.knobs}
         one = _only(params_schema(spec)["properties"]["params"], movable)
-        labels = [b.label for b, _ in evidence.buckets]
         bucket = {"type": "object", "properties": {"params": one, "share": {"type": "number", "minimum": 0, "maximum": 1}},
                   "required": ["params", "share"], "additionalProperties": False}
-        schema = {"type": "object", "additionalProperties": False, "required": ["buckets", "rationale"],
-                  "properties": {"buckets": {"type": "object", "properties": {k: bucket for k in labels},
-                                             "required": labels, "additionalProperties": False},
-                                 "rationale": {"type": "string", "maxLength": 900}}}
         may = f"the knobs you may set: {', '.join(sorted(movable))}; " if movable else ""
         prompt = (f"{self._intro()}{evidence.to_prompt(with_history=self.with_history)}\n\nPropose the next "
                   f"stage's mixture: for every bucket its params ({may}the others stay as they are) and its share "
                   "of the training data (shares sum to 1), and a one-paragraph rationale. Reply "
                   'with JSON: {"buckets": {"LABEL": {"params": {...}, "share": 0.25}, ...}, "rationale": "..."}')
-        data = self._ask(prompt, schema)
-        given = data.get("buckets") if isinstance(data.get("buckets"), dict) else {}
+        rows, said = self._ask_buckets(evidence, prompt, bucket, 900)
         params, shares, notes = {}, {}, []
-        for b, _ in evidence.buckets:
-            row = given.get(b.label) if isinstance(given.get(b.label), dict) else {}
+        for (b, _), row in zip(evidence.buckets, rows, strict=True):
             keep = set(spec.params) - movable if movable else set(spec_structural(evidence, b))
             params[b.label], bucket_notes = _bounded(spec, row.get("params", {}), keep)
             notes += [f"[{b.label}] {n}" for n in bucket_notes]
             share = row.get("share")
             shares[b.label] = float(share) if isinstance(share, int | float) and share >= 0 else b.share
-        rationale = "; ".join([str(data.get("rationale", "")), *notes]).strip("; ")
+        rationale = "; ".join([said, *notes]).strip("; ")
         return StageProposal(current_mixture(evidence).with_changes(params, floor_shares(shares)), rationale, self.name)
 
 
     def _propose_steps(self, evidence: StageEvidence) -> StageProposal:
         knobs = sorted({k.name for _, e in evidence.buckets for k in e.knobs})
-        labels = [b.label for b, _ in evidence.buckets]
         bucket = {"type": "object", "additionalProperties": False, "required": ["change", "knob", "data"],
                   "properties": {"change": {"enum": ["harder", "easier", "keep"]}, "knob": {"enum": knobs or ["none"]},
                                  "data": {"enum": ["more", "same", "less"]}}}
-        schema = {"type": "object", "additionalProperties": False, "required": ["buckets", "rationale"],
-                  "properties": {"buckets": {"type": "object", "properties": {k: bucket for k in labels},
-                                             "required": labels, "additionalProperties": False},
-                                 "rationale": {"type": "string", "maxLength": 600}}}
         prompt = (f"{self._intro()}{evidence.to_prompt(with_history=self.with_history)}\n\nFor every bucket decide: "
                   "make its environment harder, easier or keep it; which knob to move (one step, in the direction "
                   "its measured effect says); and whether it gets more, the same or less of the training data. "
                   'Reply with JSON: {"buckets": {"LABEL": {"change": "harder", "knob": "NAME", "data": "more"}, ...}, '
                   '"rationale": "..."}')
-        data = self._ask(prompt, schema)
-        given = data.get("buckets") if isinstance(data.get("buckets"), dict) else {}
+        rows, said = self._ask_buckets(evidence, prompt, bucket, 600)
         params, shares, notes = {}, {}, []
-        for b, e in evidence.buckets:
-            row = given.get(b.label) if isinstance(given.get(b.label), dict) else {}
+        for (b, e), row in zip(evidence.buckets, rows, strict=True):
             params[b.label], note = _step(e, row.get("change"), row.get("knob"))
             notes += [f"[{b.label}] {note}"] if note else []
             shares[b.label] = b.share * {"more": 1.5, "less": 1 / 1.5}.get(row.get("data"), 1.0)
-        rationale = "; ".join([str(data.get("rationale", "")), *notes]).strip("; ")
+        rationale = "; ".join([said, *notes]).strip("; ")
         return StageProposal(current_mixture(evidence).with_changes(params, floor_shares(shares)), rationale, self.name)
+
+
+    def _ask_buckets(self, evidence: StageEvidence, prompt: str, bucket: dict[str, Any],
+                     max_rationale: int) -> tuple[list[dict[str, Any]], str]:
+        """Ask for `{"buckets": {LABEL: bucket, ...}, "rationale": ...}`; one reply row per bucket
+        of the evidence (empty where the reply has none) and the rationale."""
+        labels = [b.label for b, _ in evidence.buckets]
+        schema = {"type": "object", "additionalProperties": False, "required": ["buckets", "rationale"],
+                  "properties": {"buckets": {"type": "object", "properties": {k: bucket for k in labels},
+                                             "required": labels, "additionalProperties": False},
+                                 "rationale": {"type": "string", "maxLength": max_rationale}}}
+        data = self._ask(prompt, schema)
+        given = data.get("buckets") if isinstance(data.get("buckets"), dict) else {}
+        rows = [given[k] if isinstance(given.get(k), dict) else {} for k in labels]
+        return rows, str(data.get("rationale", ""))
 
 
 def _step(e: Evidence, change: Any, knob: Any) -> tuple[dict[str, Any], str]:
@@ -227,11 +226,9 @@ def _step(e: Evidence, change: Any, knob: Any) -> tuple[dict[str, Any], str]:
     if change not in ("harder", "easier"):
         return {}, ""
     k = next((k for k in e.knobs if k.name == knob), None)
-    if k is None or abs(k.effect) <= k.ci95:
+    if k is None or not k.measurable:
         return {}, f"{change} asked, but {knob!r} has no measurable effect (beyond its 95% interval): no change"
-    want = -1.0 if change == "harder" else 1.0
-    new = min(k.high, max(k.low, k.value + want * (1.0 if k.effect > 0 else -1.0) * k.step))
-    value: int | float = int(round(new)) if k.integer else round(new, 6)
+    value = k.moved(-1.0 if change == "harder" else 1.0)
     return {k.name: value}, f"{change}: {k.name} {k.value:g} -> {value:g}"
 
 

@@ -36,6 +36,18 @@ class Knob:
         s = (self.high - self.low) * STEP_SHARE
         return max(1.0, round(s)) if self.integer else s
 
+    @property
+    def measurable(self) -> bool:
+        """Its measured effect is beyond its 95% half-width."""
+        return abs(self.effect) > self.ci95
+
+    def moved(self, want: float) -> int | float:
+        """Its value one step in the direction that moves the task metric by `want` (+1 up, -1
+        down), by the sign of its measured effect, kept in its range."""
+        direction = want * (1.0 if self.effect > 0 else -1.0)
+        new = min(self.high, max(self.low, self.value + direction * self.step))
+        return int(round(new)) if self.integer else round(new, 6)
+
 
 @dataclass
 class Evidence:
