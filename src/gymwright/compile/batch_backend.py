@@ -17,6 +17,7 @@ import numpy as np
 from gymwright.compile.npexpr import NpEmitter, V, pad
 from gymwright.compile.python_backend import (
     baseline_action_text,
+    check_baseline_name,
     class_name,
     runtime_source,
     spec_hash,
@@ -609,8 +610,7 @@ class _BatchGen:
             w("gymwright.train.baselines; the env draws only from its seeded stream).")
             w("`with_rule=True` returns (actions, index of the rule in the role's list, -1 for none).")
             w('"""')
-            with w.block("if name not in BASELINES:"):
-                w("raise ValueError(f'no scripted baseline {name!r}; this spec declares: {\", \".join(BASELINES) or \"none\"}')")
+            check_baseline_name(w)
             w("act, rule = getattr(self, '_script_' + name)()")
             w("return (act, rule) if with_rule else act")
         w("")

@@ -42,6 +42,13 @@ def runtime_source(modules: tuple[str, ...] = RUNTIME_MODULES) -> str:
     return "\n".join(parts)
 
 
+def check_baseline_name(w: Any) -> None:
+    """Generated code: a clear error when `name` is not one of the spec's scripted baselines
+    (the same check in both backends' scripted-action methods)."""
+    with w.block("if name not in BASELINES:"):
+        w("raise ValueError(f'no scripted baseline {name!r}; this spec declares: {\", \".join(BASELINES) or \"none\"}')")
+
+
 def spec_hash(cs: CheckedSpec) -> str:
     data = json.dumps(cs.spec.model_dump(mode="json"), sort_keys=True)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
@@ -952,8 +959,7 @@ class _Gen:
             w("gymwright.train.baselines; the env draws only from its seeded stream).")
             w("`with_rule=True` returns (action, index of the rule in the role's list, -1 for none).")
             w('"""')
-            with w.block("if name not in BASELINES:"):
-                w("raise ValueError(f'no scripted baseline {name!r}; this spec declares: {\", \".join(BASELINES) or \"none\"}')")
+            check_baseline_name(w)
             with w.block("if agent not in AGENT_INDEX:"):
                 w("raise ValueError(f'unknown agent {agent!r}; agents: {AGENTS}')")
             w("a, k = getattr(self, '_script_' + name)(AGENT_INDEX[agent])")

@@ -307,22 +307,24 @@ def _grid_cells(v, centers):
     return cells
 
 
-def rt_view_rows(v, centers, r: int):
-    """rt_view(v, c, r) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
+def _stacked_windows(v, centers, r: int, one, padded, margin: str):
+    """one(v, c, r) for each row c of `centers` (n, 2), stacked (n, S, S): cut from the grid
+    `padded(v, r)` (padded by `getattr(v, margin)` cells) when every centre is on the grid."""
     cells = _grid_cells(v, centers)
     if cells is None:
-        return np.stack([rt_view(v, c, r) for c in centers])
-    pad = _tiles_pad(v, r)
-    return _window_rows(pad, cells, v._pad_r - r, r)
+        return np.stack([one(v, c, r) for c in centers])
+    grid = padded(v, r)
+    return _window_rows(grid, cells, getattr(v, margin) - r, r)
+
+
+def rt_view_rows(v, centers, r: int):
+    """rt_view(v, c, r) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
+    return _stacked_windows(v, centers, r, rt_view, _tiles_pad, "_pad_r")
 
 
 def rt_agents_view_rows(v, centers, r: int):
     """rt_agents_view_v(v, c, r) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
-    cells = _grid_cells(v, centers)
-    if cells is None:
-        return np.stack([rt_agents_view_v(v, c, r) for c in centers])
-    grid = _agents_pad(v, r)
-    return _window_rows(grid, cells, v._agents_r - r, r)
+    return _stacked_windows(v, centers, r, rt_agents_view_v, _agents_pad, "_agents_r")
 
 
 def rt_manhattan(a, b):
