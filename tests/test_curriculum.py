@@ -15,7 +15,7 @@ from gymwright.engineer import FixedEngineer, HeuristicEngineer
 from gymwright.engineer.curriculum import CurriculumOptions, evolve
 from gymwright.store import Store
 from gymwright.train import TrainConfig, train
-from gymwright.train.checkpoint import CheckpointError
+from gymwright.train.checkpoint import CheckpointError, load
 
 MAPF = {"size": 3, "n_agents": 2, "max_steps": 12}
 
@@ -24,7 +24,7 @@ def test_a_warm_start_carries_the_policy_over_to_other_params(tmp_path: Path) ->
     first = train(TrainConfig(spec="mapf_frozenlake", params=MAPF, total_steps=4096, num_envs=32, out=tmp_path / "a"))
     frozen = train(TrainConfig(spec="mapf_frozenlake", params={**MAPF, "max_steps": 20}, total_steps=1024,
                                num_envs=32, lr=0.0, init_from=first.checkpoint, out=tmp_path / "b"))
-    a, b = torch.load(first.checkpoint, weights_only=False), torch.load(frozen.checkpoint, weights_only=False)
+    a, b = load(first.checkpoint), load(frozen.checkpoint)  # weights_only: checkpoints hold no pickled objects
     assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])  # lr 0: nothing moved
     with pytest.raises(CheckpointError):
         train(TrainConfig(spec="cake_negotiation", total_steps=1024, num_envs=32, init_from=first.checkpoint,

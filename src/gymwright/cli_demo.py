@@ -99,6 +99,7 @@ def demo_command(
     store: Annotated[Path | None, typer.Option("--store", help="The store folder.")] = None,
 ) -> None:
     """The main job, offline by default: design -> verify -> train -> evaluate -> engineer -> report."""
+    from gymwright.atomic import write_atomic
     from gymwright.cli import DEMO_FRAMES, domain_errors, out, play_episode
     from gymwright.cli_train import policy_chooser
     from gymwright.compile import compile_spec
@@ -112,7 +113,7 @@ def demo_command(
             raise typer.Exit(1)
         spec = str(result.spec_path)
         output.mkdir(parents=True, exist_ok=True)
-        (output / "design.json").write_text(json.dumps(result.to_json_dict(), indent=2, default=str))
+        write_atomic(output / "design.json", json.dumps(result.to_json_dict(), indent=2, default=str))
         records = demo_train(spec, output, stages, steps, store)
         last = records[-1]
         policy = demo_evaluate(spec, last, output / f"stage{last.index}")

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from gymwright.atomic import write_atomic
 from gymwright.design.offline import OfflineChoice
 from gymwright.design.prompts import load_prompts
 from gymwright.design.session import DesignEvent, DesignSession, DesignStopped, Progress
@@ -221,9 +222,7 @@ def write_spec_file(spec: dict[str, Any], result: DesignResult, store: Store, ou
     path = out or store.path / "artifacts" / "specs" / f"{name}-{result.spec_sha[:12]}{suffix}.yaml"  # type: ignore[index]
     path.parent.mkdir(parents=True, exist_ok=True)
     header = f"# designed by gymwright (design {result.design_id}, {result.model})\n# task: {result.task}\n"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(header + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100))
-    tmp.replace(path)
+    write_atomic(path, header + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100))
     return path
 
 

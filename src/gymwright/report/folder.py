@@ -151,7 +151,7 @@ def _jsonl(run: RunFolder, path: Path) -> list[dict[str, Any]]:
 
 
 def _checkpoint(run: RunFolder, path: Path) -> dict[str, Any] | None:
-    """What the checkpoint says about the run (not its weights). It is a pickle: trusted runs only."""
+    """What the checkpoint says about the run (not its weights); read safely (weights_only, no pickled objects)."""
     if not path.exists():
         return None
     from gymwright.train import checkpoint as ck

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from gymwright.atomic import write_atomic
 from gymwright.report.folder import RunFolder, read_run
 from gymwright.report.markup import Html, join, tag
 from gymwright.report.sections import SECTIONS, Material, NotRecorded
@@ -121,7 +121,5 @@ def write_report(run: str | Path | RunFolder, output: str | Path | None = None, 
     folder = run if isinstance(run, RunFolder) else read_run(Path(run))
     path = Path(output) if output is not None else folder.root / "report.html"
     page, have, missing = render(folder, run_verifier=run_verifier, progress=progress)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, page)
     return Report(path, len(page.encode("utf-8")), have, missing, list(folder.notes))

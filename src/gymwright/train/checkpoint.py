@@ -1,31 +1,48 @@
-"""Checkpoints: everything a run needs to continue bit-for-bit, written atomically.
+"""Checkpoints: everything a run needs to continue bit-for-bit, written atomically, loaded safely.
 
-A checkpoint (`out/checkpoint.pt`, a torch pickle) holds the networks, the optimizer, the value
-normalizers, the RNG states (torch, numpy, Python), the whole batch env state (variables,
-per-copy seeds, episode and step counters, running returns and metrics, the obs and mask
-buffers), the update count and history, plus what the policy was trained on: the spec's
-sha256 (`gymwright.store.spec_hash` of its raw data), its name, the params and the layout of
-roles. Checkpoints are pickles: load only those you wrote.
+A checkpoint (`out/checkpoint.pt`) holds the networks, the optimizer, the value normalizers,
+the RNG states (torch, numpy, Python), the whole batch env state (variables, per-copy seeds,
+episode and step counters, running returns and metrics, the obs and mask buffers), the update
+count and history, plus what the policy was trained on: the spec's sha256
+(`gymwright.store.spec_hash` of its raw data), its name, the params and the layout of roles.
+
+Format 2 holds nothing but torch tensors and plain data (dicts, lists, tuples, str, int, float,
+bool, None): numpy arrays and scalars are stored as their dtype, shape and raw bytes (a uint8
+tensor), so they come back bit-for-bit. It is read with `torch.load(weights_only=True)`, which
+builds no other object and so cannot run code hidden in the file: a file that needs anything
+else (a planted pickle, or a format-1 checkpoint, which was a full pickle with numpy objects
+in it) is refused with a `CheckpointError`. A format-1 checkpoint that you wrote yourself can
+be converted with `python -m gymwright.train.checkpoint --convert-trusted PATH`.
 """
 
 from __future__ import annotations
 
 import copy
+import io
 import os
+import pickle
 import random
+import re
+import sys
+import warnings
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from gymwright.atomic import write_atomic
 from gymwright.compile.mixed import MixedBatchEnv
 from gymwright.errors import GymwrightError
 from gymwright.spec.loader import read_data
 from gymwright.store import spec_hash
 from gymwright.train.policy import ActorCritic, Policy, Role
 
-FORMAT = 1
+FORMAT = 2  # 1: a full pickle (refused, see convert_trusted); 2: tensors and plain data
+KIND = "gymwright-checkpoint"
+REQUIRED = ("spec_hash", "spec_name", "params", "roles", "n_agents", "state_dim", "algo", "hidden", "activation",
+            "model", "update", "env_steps")  # what `policy_from` and `check_fits` read
 CHECKPOINT = "checkpoint.pt"
 ENV_SKIP = ("p", "_mask_at")  # rebuilt from the params, which the checkpoint pins
 
@@ -97,33 +114,148 @@ def restore_rng(state: dict[str, Any]) -> None:
     random.setstate(state["python"])
 
 
+# --------------------------------------------------------------------------- safe encoding
+ARRAY = "__gymwright_ndarray__"  # {ARRAY: [dtype.str, shape], "bytes": uint8 tensor}
+SCALAR = "__gymwright_npscalar__"  # {SCALAR: dtype.str, "bytes": uint8 tensor}
+PLAIN = (str, int, float, bool, complex, type(None))
+
+
+def _raw(x: np.ndarray) -> torch.Tensor:
+    blob = np.ascontiguousarray(x).tobytes()
+    return torch.frombuffer(bytearray(blob), dtype=torch.uint8) if blob else torch.empty(0, dtype=torch.uint8)
+
+
+def encode(x: Any, where: str = "checkpoint") -> Any:
+    """`x` as tensors and plain containers only (what `torch.load(weights_only=True)` reads)."""
+    if isinstance(x, (torch.Tensor, *PLAIN)):
+        return x
+    if isinstance(x, np.ndarray):
+        if x.dtype.hasobject:
+            raise CheckpointError(f"{where} is a numpy array of Python objects, which a checkpoint cannot hold safely",
+                                  hint="this is a gymwright bug: please report it with the spec")
+        return {ARRAY: [x.dtype.str, list(x.shape)], "bytes": _raw(x)}
+    if isinstance(x, np.generic):
+        return {SCALAR: x.dtype.str, "bytes": _raw(np.asarray(x))}
+    if isinstance(x, dict):
+        if ARRAY in x or SCALAR in x:
+            raise CheckpointError(f"{where} has a key reserved by the checkpoint format")
+        out = type(x)() if type(x) in (dict, OrderedDict) else {}
+        for k, v in x.items():
+            if not isinstance(k, PLAIN):
+                raise CheckpointError(f"{where} has a key of type {type(k).__name__}, which a checkpoint cannot hold",
+                                      hint="this is a gymwright bug: please report it with the spec")
+            out[k] = encode(v, f"{where}.{k}")
+        return out
+    if isinstance(x, list | tuple):
+        items = [encode(v, f"{where}[{i}]") for i, v in enumerate(x)]
+        return items if isinstance(x, list) else tuple(items)
+    raise CheckpointError(f"{where} is a {type(x).__module__}.{type(x).__qualname__}, which a checkpoint cannot hold "
+                          "(only tensors, numpy arrays and plain data)",
+                          hint="this is a gymwright bug: please report it with the spec")
+
+
+def decode(x: Any) -> Any:
+    """The inverse of `encode`: numpy arrays (writable copies) and scalars back from their bytes."""
+    if isinstance(x, dict):
+        if ARRAY in x:
+            dtype, shape = x[ARRAY]
+            return np.frombuffer(x["bytes"].numpy().tobytes(), dtype=np.dtype(dtype)).reshape(shape).copy()
+        if SCALAR in x:
+            return np.frombuffer(x["bytes"].numpy().tobytes(), dtype=np.dtype(x[SCALAR]))[0]
+        out = type(x)()
+        for k, v in x.items():
+            out[k] = decode(v)
+        return out
+    if isinstance(x, list):
+        return [decode(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(decode(v) for v in x)
+    return x
+
+
 # --------------------------------------------------------------------------- files
+RETRAIN = ("retrain it (`gymwright train SPEC --out DIR`); if you wrote this file yourself with an earlier "
+           "gymwright and trust it, convert it once with `python -m gymwright.train.checkpoint --convert-trusted {path}`")
+
+
 def save(path: Path, data: dict[str, Any]) -> Path:
-    """Write atomically: a temporary file in the same folder, fsync, then rename over `path`."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
-        torch.save({"format": FORMAT, **data}, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    return path
+    """Write atomically (`gymwright.atomic`): tensors and plain data only, loadable with weights_only."""
+    buf = io.BytesIO()
+    torch.save({"format": FORMAT, "kind": KIND, **encode(data)}, buf)
+    return write_atomic(path, buf.getvalue())
+
+
+def _refusal(path: Path, e: Exception) -> CheckpointError:
+    """Why a file that `torch.load(weights_only=True)` would not read is refused (never loading it)."""
+    try:
+        names = set(torch.serialization.get_unsafe_globals_in_checkpoint(path))
+    except Exception:  # not a zip checkpoint (a bare pickle): the loader's message says what it met
+        names = set()
+    if names:
+        shown = ", ".join(sorted(names))
+    else:
+        found = re.search(r"WeightsUnpickler error:\s*(.+?)(?:\n\n|$)", str(e), re.S)
+        shown = (found.group(1) if found else str(e)).strip().splitlines()[0][:200]
+    if names and all(n.startswith(("numpy.", "_codecs.")) for n in names):
+        return CheckpointError(f"{path} is an old-format (format 1) checkpoint: a full pickle ({shown}), which "
+                               "gymwright no longer loads because a pickle can run code when it is read",
+                               hint=RETRAIN.format(path=path))
+    return CheckpointError(f"{path} is not a safe gymwright checkpoint: loading it would need more than tensors and "
+                           f"plain data ({shown}), so it was not loaded (a pickle like this can run code)",
+                           hint="delete it unless you know where it came from, and use a checkpoint that `gymwright train` "
+                                "wrote; for a format-1 checkpoint you wrote yourself: " + RETRAIN.format(path=path))
 
 
 def load(path: str | Path) -> dict[str, Any]:
+    """The checkpoint at `path` (a file, or a run folder holding checkpoint.pt), read safely."""
     path = Path(path)
     if path.is_dir():
         path = path / CHECKPOINT
     if not path.exists():
         raise CheckpointError(f"no checkpoint at {path}", hint="train first (`gymwright train SPEC --out DIR`), or pass the run folder or its checkpoint.pt")
     try:
-        data = torch.load(path, map_location="cpu", weights_only=False)
+        with warnings.catch_warnings():  # torch warns about pickle protocols before refusing
+            warnings.simplefilter("ignore")
+            data = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:  # weights_only refused a global: a planted pickle or format 1
+        raise _refusal(path, e) from None
     except Exception as e:  # a truncated or foreign file
-        raise CheckpointError(f"{path} is not a readable gymwright checkpoint ({e.__class__.__name__}: {e})") from e
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a gymwright checkpoint (format {FORMAT})")
+        raise CheckpointError(f"{path} is not a readable gymwright checkpoint ({e.__class__.__name__}: {str(e)[:300]})",
+                              hint="pass a checkpoint that `gymwright train` wrote, or train again") from None
+    if isinstance(data, dict) and data.get("format") == 1:
+        raise CheckpointError(f"{path} is an old-format (format 1) checkpoint", hint=RETRAIN.format(path=path))
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("kind") != KIND:
+        raise CheckpointError(f"{path} is not a gymwright checkpoint (format {FORMAT})",
+                              hint="pass a checkpoint that `gymwright train` wrote")
+    missing = [k for k in REQUIRED if k not in data]
+    if missing:
+        raise CheckpointError(f"{path} is a gymwright checkpoint without {', '.join(missing)}",
+                              hint="pass a checkpoint that `gymwright train` wrote, or train again")
+    try:
+        data = decode(data)
+    except (ValueError, TypeError, KeyError, AttributeError) as e:  # a tag that is not what save() writes
+        raise CheckpointError(f"{path} holds a malformed array ({e.__class__.__name__}: {str(e)[:200]})",
+                              hint="pass a checkpoint that `gymwright train` wrote, or train again") from None
     data["path"] = str(path)
     return data
+
+
+def convert_trusted(path: str | Path) -> Path:
+    """Rewrite a format-1 checkpoint in format 2. This unpickles it: only for files you wrote.
+
+    The old file is kept beside it as `NAME.format1`.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / CHECKPOINT
+    data = torch.load(path, map_location="cpu", weights_only=False)  # the caller vouches for the file
+    if not isinstance(data, dict) or data.get("format") != 1:
+        raise CheckpointError(f"{path} is not a format-1 gymwright checkpoint", hint="only format-1 checkpoints need converting")
+    data.pop("format")
+    backup = path.with_name(path.name + ".format1")
+    os.replace(path, backup)
+    save(path, data)
+    return path
 
 
 def check_fits(ckpt: dict[str, Any], spec_sha: str, roles: list[Role] | None, params: list[dict[str, Any]] | None = None) -> None:
@@ -167,3 +299,25 @@ def load_policy(path: str | Path, spec: Any = None) -> Policy:
     if spec is not None:
         check_fits(ckpt, spec_identity(spec)[0], None)
     return policy_from(ckpt)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m gymwright.train.checkpoint --convert-trusted PATH...`"""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) < 2 or args[0] != "--convert-trusted":
+        print("usage: python -m gymwright.train.checkpoint --convert-trusted PATH [PATH...]\n"
+              "  rewrites format-1 checkpoints (pickles) in the safe format 2; this unpickles them, which can run\n"
+              "  code: only for files you wrote yourself", file=sys.stderr)
+        return 2
+    for arg in args[1:]:
+        try:
+            done = convert_trusted(arg)
+            print(f"converted {done} (the old file is kept as {done.name}.format1)")
+        except GymwrightError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
+
+from gymwright.atomic import write_atomic, write_error
 
 LOG = "train.jsonl"
 
@@ -15,10 +16,12 @@ class RunLog:
 
     def __init__(self, out: Path, history: list[dict[str, Any]], tensorboard: bool) -> None:
         self.path = Path(out) / LOG
-        tmp = self.path.with_name(f".{LOG}.tmp{os.getpid()}")
-        tmp.write_text("".join(json.dumps(row) + "\n" for row in history))
-        os.replace(tmp, self.path)  # drops rows a killed run wrote after its last checkpoint
-        self.file = open(self.path, "a")  # noqa: SIM115 - closed in close()
+        # drops rows a killed run wrote after its last checkpoint
+        write_atomic(self.path, "".join(json.dumps(row) + "\n" for row in history))
+        try:
+            self.file = open(self.path, "a")  # noqa: SIM115 - closed in close()
+        except OSError as e:
+            raise write_error(self.path, e) from e
         self.tb = None
         if tensorboard:
             try:
@@ -29,8 +32,11 @@ class RunLog:
             self.tb = SummaryWriter(str(Path(out) / "tb"), purge_step=purge)
 
     def write(self, row: dict[str, Any]) -> None:
-        self.file.write(json.dumps(row) + "\n")
-        self.file.flush()
+        try:  # an append, not a rewrite: a torn last line (full disk, kill) is skipped by read_log
+            self.file.write(json.dumps(row) + "\n")
+            self.file.flush()
+        except OSError as e:
+            raise write_error(self.path, e) from e
         if self.tb is not None:
             for k, v in row.items():
                 if "/" in k and isinstance(v, int | float):
