@@ -13,8 +13,10 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from yaml.reader import ReaderError
 
 from gymwright.errors import SpecError
+from gymwright.spec import limits
 from gymwright.spec import model as m
 from gymwright.verify.diagnostic import Diagnostic, error
 
@@ -29,30 +31,53 @@ def library_names() -> list[str]:
 def resolve(source: str | Path) -> Path:
     """A spec path, or the library file of that name."""
     path = Path(source)
-    if path.exists():
+    if _exists(path):
         return path
+    shown = str(source) if len(str(source)) <= 200 else str(source)[:200] + "..."
     if isinstance(source, str) and "/" not in source and not source.endswith((".yaml", ".yml", ".json")):
         lib = LIBRARY_DIR / f"{source}.yaml"
-        if lib.exists():
+        if _exists(lib):
             return lib
-        close = difflib.get_close_matches(source, library_names(), n=2, cutoff=0.7)
+        close = difflib.get_close_matches(source, library_names(), n=2, cutoff=0.7) if len(source) <= 200 else []
         hint = f"did you mean {' or '.join(close)}?" if close else f"library specs: {', '.join(library_names())}"
-        raise SpecError([error(STAGE, str(source), f"no spec file or library spec named `{source}`", hint)])
-    raise SpecError([error(STAGE, str(source), "file not found", "check the path")])
+        raise SpecError([error(STAGE, shown, f"no spec file or library spec named `{shown}`", hint)])
+    raise SpecError([error(STAGE, shown, "file not found", "check the path")])
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):  # a name too long for the file system, or with a NUL
+        return False
 
 
 def read_data(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """Raw spec data and a label saying where it came from."""
+    """Raw spec data and a label saying where it came from, within the limits of
+    `gymwright.spec.limits` (size, encoding, nesting, alias expansion)."""
     if isinstance(source, dict):
+        limits.check_data(source, "<dict>")
         return source, "<dict>"
     text_given = isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{"))
     if text_given:
         text, label = str(source), "<text>"
+        limits.check_text_size(text, label)
     else:
         path = resolve(source)
-        text, label = path.read_text(), str(path)
+        text, label = limits.read_spec_file(path), str(path)
+    data = _parse(text, label)
+    if not isinstance(data, dict):
+        raise SpecError([error(STAGE, label, f"a spec must be a mapping at the top level, got {type(data).__name__}",
+                               "start with `gymwright: 1` and `name: ...`")])
+    limits.check_data(data, label)
+    return data, label
+
+
+def _parse(text: str, label: str) -> Any:
     try:
-        data = yaml.safe_load(text) if not label.endswith(".json") else json.loads(text)
+        return limits.load_yaml(text, label) if not label.endswith(".json") else limits.load_json(text, label)
+    except ReaderError as e:
+        raise SpecError([error(STAGE, label, f"the text contains the control character #x{e.character:04x} "
+                               f"(character {e.position})", "remove it: a spec is printable text")]) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{label}:{mark.line + 1}:{mark.column + 1}" if mark else label
@@ -60,10 +85,9 @@ def read_data(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]
                                "check indentation and quoting; expressions with ':' or '#' need quotes")]) from None
     except json.JSONDecodeError as e:
         raise SpecError([error(STAGE, f"{label}:{e.lineno}:{e.colno}", f"JSON syntax error: {e.msg}")]) from None
-    if not isinstance(data, dict):
-        raise SpecError([error(STAGE, label, f"a spec must be a mapping at the top level, got {type(data).__name__}",
-                               "start with `gymwright: 1` and `name: ...`")])
-    return data, label
+    except ValueError as e:  # a number Python refuses to read, e.g. an int of more than 4300 digits
+        raise SpecError([error(STAGE, label, f"a value cannot be read: {e}",
+                               "write numbers of at most a few dozen digits")]) from None
 
 
 def load_spec(source: str | Path | dict[str, Any]) -> m.EnvSpec:
@@ -126,7 +150,8 @@ def _diagnostic(path: str, errs: list[dict[str, Any]]) -> Diagnostic:
         return error(STAGE, path, f"expected {wanted}, got {_short(err.get('input'))!r}",
                      "see `gymwright schema` for the type of each key", value=_short(err.get("input")))
     best = next((e for e in errs if not e["msg"].startswith("Input should be a valid")), err)
-    return error(STAGE, path, best["msg"], _hint(best["type"]), value=_short(best.get("input")))
+    message = best["msg"].removeprefix("Value error, ")
+    return error(STAGE, path, message, _hint(best["type"]), value=_short(best.get("input")))
 
 
 def _hint(kind: str) -> str:

@@ -1,4 +1,4 @@
-"""The spec-language reference, generated from the code (models and function table).
+"""The spec-language reference, generated from the code (models, functions and limits).
 
 One source of truth: `docs/spec-language.md` embeds `reference_markdown()` between markers
 (a test keeps it current) and the designer's prompts will use the same text.
@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from gymwright.spec import model as m
 from gymwright.spec.expr.functions import FUNCTIONS
+from gymwright.spec.limits import limits_table
 
 BEGIN = "<!-- BEGIN GENERATED REFERENCE (python -m gymwright.spec.reference --write docs/spec-language.md) -->"
 END = "<!-- END GENERATED REFERENCE -->"
@@ -24,6 +25,12 @@ SECTIONS: list[type[BaseModel]] = [
     m.EnvSpec, m.Param, m.Const, m.Enum, m.Role, m.Var, m.Choice, m.Turns, m.Rule,
     m.RewardTerm, m.Metric, m.Feature, m.Text, m.Probe, m.BaselineRule, m.Grid, m.TileKind, m.Solve, m.Channel,
 ]
+LIMITS_INTRO = (
+    "What a spec may cost is bounded before any code is generated (`gymwright.spec.limits`). A spec "
+    "beyond a limit is refused with a diagnostic that names the spec path (or the file location), the "
+    "size and the limit; the file's size is measured before it is read, and the action count is the "
+    "product of the argument sizes, never enumerated. Every library spec fits each limit with a wide margin."
+)
 CATEGORIES = {
     "math": "Elementwise math", "reduce": "Reductions", "array": "Arrays",
     "random": "Random (only in `init` and step rules; seeded, reproducible)",
@@ -84,6 +91,7 @@ def reference_markdown() -> str:
     parts = ["## Reference (generated from the code)", "", "### Sections and keys", ""]
     parts += [model_table(model) + "\n" for model in SECTIONS]
     parts += ["## Functions", "", function_tables()]
+    parts += ["## Limits", "", LIMITS_INTRO, "", limits_table()]
     return "\n".join(parts).rstrip() + "\n"
 
 
