@@ -423,7 +423,7 @@ def test_every_random_function_lowers_to_the_seeded_stream(random_spec: Path) ->
     source = compile_spec(random_spec).source
     assert randomness_audit(source) == []
     for fn in RANDOM_FUNCTIONS:
-        assert re.search(rf"draw_{fn}\(v\.rng, ", source), fn
+        assert re.search(rf"draw_{fn}\(v\._rng, ", source), fn
 
 
 def _policy_episode(env: Any, seed: int, max_steps: int = 300) -> list[Any]:
@@ -483,7 +483,7 @@ def test_the_determinism_check_fires_on_an_env_that_ignores_its_seed(random_spec
     """Not constructible through the spec language (see above), so inject it in the generated code."""
     good = compile_spec(random_spec)
     assert determinism(good) == []
-    seeded = "self.seed = int(seed) & _MASK"
+    seeded = "self.seed = rt_seed(seed)"
     assert good.source.count(seeded) == 1
     source = good.source.replace(seeded, "self.seed = new_seed()")
     bad = CompiledEnv(good.checked, source, load_module(source, "unseeded"), good.params, good.diagnostics)

@@ -7,6 +7,7 @@ command boundary (`domain_errors`) and printed as short bullets on stderr, then 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -22,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gymwright.atomic import write_atomic
 from gymwright.compile import compile_spec, export_source
 from gymwright.errors import GymwrightError, SpecError
 from gymwright.spec.loader import library_names, load_spec
@@ -112,8 +114,24 @@ def parse_params(values: list[str] | None) -> dict[str, Any]:
             raise typer.BadParameter(
                 f"{name}: a param value is a number or a bool, got {raw!r}", param_hint="'--param'"
             )
+        if _non_finite(value):
+            raise typer.BadParameter(
+                f"{name}={raw.strip()}: NaN and infinities are not param values (they compare false against "
+                f"every range); give a finite number (`gymwright library` lists each param's range)",
+                param_hint="'--param'",
+            )
         params[name] = value
     return params
+
+
+def _non_finite(value: Any) -> bool:
+    """True for a NaN or infinite float, and for text that float() reads as one (`nan`, `-inf`)."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return False
+    return isinstance(value, float) and not math.isfinite(value)
 
 
 ParamOpt = Annotated[
@@ -527,7 +545,7 @@ def export(
     check_writable(output, force)
     with domain_errors(spec):
         source = export_source(spec, params)
-        output.write_text(source)
+        write_atomic(output, source)
     given = ", ".join(f"{k}={v}" for k, v in params.items())
     out.print(
         f"Wrote {output} ({len(source.splitlines())} lines)"
@@ -555,7 +573,7 @@ def schema(
         return
     check_writable(output, force=True)
     with domain_errors():
-        output.write_text(text + "\n")
+        write_atomic(output, text + "\n")
     out.print(f"Wrote the spec JSON schema to {output}.")
 
 

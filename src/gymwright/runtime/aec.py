@@ -20,6 +20,12 @@ Rewards of a parallel step go to every agent and are accumulated the PettingZoo 
 agent's ``_cumulative_rewards`` entry is reset when it acts and collects every reward
 handed out since. Agents flagged terminated or truncated must then be stepped with
 ``None`` once each, which removes them (the AEC convention checked by ``api_test``).
+
+Actions are checked when they are given, before anything is buffered: ``rt_action`` (also
+called by the generated parallel ``step``) accepts a Python or numpy int, or a 0-d or
+1-element integer array, and raises ``ValueError`` naming the agent and the value for
+anything else (bools, floats, strings, other arrays); out of ``Discrete(n)`` is a
+``ValueError`` too. ``None`` for a live agent is no action, as in the parallel form.
 """
 
 from typing import Any
@@ -28,6 +34,36 @@ import gymnasium
 import numpy as np
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
+
+
+def _shown(x: Any) -> str:
+    """A value for an error message: its repr, cut short, and its type."""
+    text = repr(x)
+    return f"{text if len(text) <= 80 else text[:77] + '...'} ({type(x).__name__})"
+
+
+def rt_actions(actions: Any) -> dict:
+    """A parallel step's argument: a dict (or another mapping) {agent: action}; ValueError otherwise."""
+    if isinstance(actions, dict):
+        return actions
+    if hasattr(actions, "keys") and hasattr(actions, "items"):
+        return dict(actions.items())
+    raise ValueError(f"step() takes a dict {{agent: action}}, got {_shown(actions)}; "
+                     "an agent left out (or given None) takes no action")
+
+
+def rt_action(agent: str, a: Any, n: int) -> int:
+    """The action `a` of `agent` as a Python int: a Python or numpy int, or a 0-d or 1-element
+    integer array. Anything else raises ValueError naming the agent and the value: bools (a
+    flag is not an index, although Gymnasium's Discrete.contains accepts Python's), floats
+    (never truncated), strings (never parsed), complex numbers and other arrays. The caller
+    checks the range 0..n-1."""
+    if isinstance(a, int | np.integer) and not isinstance(a, bool):
+        return int(a)
+    if isinstance(a, np.ndarray) and a.dtype.kind in "iu" and a.ndim <= 1 and a.size == 1:
+        return int(a.reshape(-1)[0])
+    raise ValueError(f"action of {agent} must be an int in 0..{n - 1} (Discrete({n})), got {_shown(a)}; "
+                     "pass a Python or numpy int or a 0-d or 1-element integer array, or None for no action")
 
 
 class AECFromParallel(AECEnv):
@@ -100,6 +136,7 @@ class AECFromParallel(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        action = self._checked(agent, action)
         self._cumulative_rewards[agent] = 0.0
         if self._turn_based:
             self._parallel_step({agent: action})
@@ -112,6 +149,17 @@ class AECFromParallel(AECEnv):
         self.agent_selection = self._cycle[len(self._actions)]
 
     # ------------------------------------------------------------------ helpers
+
+    def _checked(self, agent: str, action: Any) -> Any:
+        """`action` of a live agent as an int in its Discrete space (None: no action), checked
+        now, so that a bad action is refused at its own step and nothing is buffered."""
+        n = getattr(self.action_space(agent), "n", None)
+        if action is None or n is None:
+            return action
+        a = action if action.__class__ is int else rt_action(agent, action, int(n))
+        if not 0 <= a < n:
+            raise ValueError(f"action {a} of {agent} is outside Discrete({n}): give 0..{n - 1}, or None for no action")
+        return a
 
     def _is_done(self, agent: str) -> bool:
         """Whether ``agent`` is terminated or truncated."""
@@ -145,6 +193,7 @@ class AECFromParallel(AECEnv):
 
 
 def wrap_aec(env: AECEnv) -> AECEnv:
-    """Apply PettingZoo's standard wrappers for discrete-action AEC envs."""
-    env = wrappers.AssertOutOfBoundsWrapper(env)
+    """Apply PettingZoo's OrderEnforcingWrapper. Its AssertOutOfBoundsWrapper is left out: the
+    env checks every action itself (a ValueError naming the agent, where that wrapper's
+    `assert` names none and is gone under `python -O`)."""
     return wrappers.OrderEnforcingWrapper(env)

@@ -160,3 +160,61 @@ def b_choice(a, u):
 def b_manhattan(a, b):
     d = np.abs(np.asarray(a) - np.asarray(b))
     return d[..., 0] + d[..., 1]  # not .sum(axis=-1): numpy reduces a short last axis row by row
+
+
+# -- what callers hand in: seeds and actions (checked, never cast silently)
+
+def b_seeds(seed, size: int):
+    """Per-copy seeds (uint64, (size,)): an int s gives s + b to copy b, an integer array (size,)
+    gives seed[b]. Every seed is an int in [0, 2**63), as in the Python backend (rt_seed);
+    anything else raises ValueError naming the copy."""
+    if isinstance(seed, int | np.integer) and not isinstance(seed, bool):
+        seed = int(seed)
+        if seed < 0 or seed + size > SEED_LIMIT:  # noqa: F821 - from core.py, inlined before
+            raise ValueError(f"reset(seed={seed}) is out of range: copy b gets the seed {seed} + b and a seed is an int "
+                             f"in [0, 2**63), so with {size} copies pass a seed in [0, 2**63 - {size}]")
+        return np.arange(seed, seed + size, dtype=np.uint64)
+    arr = np.asarray(seed) if isinstance(seed, np.ndarray | list | tuple) else None
+    if arr is None or arr.dtype.kind not in "iu" or arr.shape != (size,):
+        shown = f"an array of dtype {arr.dtype} and shape {arr.shape}" if arr is not None else f"{seed!r} ({type(seed).__name__})"
+        raise ValueError(f"reset(seed=...) takes an int or an integer array of shape ({size},) (one seed per copy), "
+                         f"got {shown}")
+    bad = np.flatnonzero((arr < 0) | (arr >= SEED_LIMIT))  # noqa: F821 - from core.py, inlined before
+    if len(bad):
+        b = int(bad[0])
+        raise ValueError(f"reset(seed=...): the seed {arr[b]} of copy {b} is out of range; a seed is an int in [0, 2**63)")
+    return arr.astype(np.uint64)
+
+
+def b_actions(actions, size: int, agents, roles):
+    """step()'s actions as int64 (size, N): an integer array (or nested lists of ints) with -1 for
+    no action and 0..n-1 for an agent whose role has n actions (`roles`: the ROLES table).
+    Floats, bools, other shapes and values out of range raise ValueError naming the copy and the
+    agent; nothing is cast or clipped."""
+    a = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+    if a.dtype.kind not in "iu":
+        raise ValueError(f"actions must be an integer array of shape ({size}, {len(agents)}) (-1 = no action), "
+                         f"got dtype {a.dtype}; nothing is truncated or parsed here: convert whole-valued floats yourself")
+    if a.shape != (size, len(agents)):
+        raise ValueError(f"actions must have shape ({size}, {len(agents)}) (copies, agents), got {a.shape}")
+    for _, start, count, _, n in roles:
+        part = a[:, start:start + count]
+        if part.size and (part.min() < -1 or part.max() >= n):
+            b, j = (int(x) for x in np.argwhere((part < -1) | (part >= n))[0])
+            raise ValueError(f"action {part[b, j]} of copy {b}, agent {agents[start + j]} is outside Discrete({n}): "
+                             f"give 0..{n - 1}, or -1 for no action")
+    return a if a.dtype == np.int64 else a.astype(np.int64)
+
+
+def b_param_values(name: str, kind: str, per_copy, default, lo, hi) -> list:
+    """The values of one param for each dict of `per_copy`, checked by rt_param (type, finite,
+    range); a refusal names the copy when there are several dicts."""
+    out = []
+    for b, d in enumerate(per_copy):
+        try:
+            out.append(rt_param(name, kind, d.get(name, default), lo, hi))  # noqa: F821 - from core.py, inlined before
+        except ValueError as e:
+            if len(per_copy) == 1:
+                raise
+            raise ValueError(f"{e} (in the params of copy {b})") from None
+    return out

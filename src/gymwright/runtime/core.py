@@ -61,7 +61,7 @@ class Draws:
 
     def reset(self, seed: "int | None") -> None:
         if seed is not None:
-            self.seed = int(seed) & _MASK
+            self.seed = rt_seed(seed)
             self.episode = 0
         else:
             self.episode += 1
@@ -71,16 +71,97 @@ class Draws:
         return uniforms(self.seed, self.episode, self.step, site, start, n)
 
 
+# -- what callers hand in: seeds, actions, params (checked, never coerced silently)
+
+SEED_LIMIT = 2**63  # seeds are ints in [0, 2**63): non-negative int64, as numpy's own seeds
+
+
+def rt_seed(seed) -> int:
+    """A reset seed: a Python or numpy int (not a bool) in [0, 2**63); ValueError otherwise.
+
+    Nothing is reduced modulo 2**64 or truncated, so two different seeds never replay one episode.
+    """
+    if seed.__class__ is not int:
+        if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
+            raise ValueError(f"reset(seed=...) takes None or an int in [0, 2**63), got {seed!r} ({type(seed).__name__}); "
+                             "pass an int such as seed=0 (no floats, strings or bools)")
+        seed = int(seed)
+    if not 0 <= seed < SEED_LIMIT:
+        raise ValueError(f"reset(seed={seed}) is out of range: a seed is an int in [0, 2**63); "
+                         "pass a non-negative seed below 2**63")
+    return seed
+
+
+def rt_param(name: str, kind: str, x, lo=None, hi=None):
+    """A param value of type `kind` ('bool', 'int' or 'float') in its range [lo, hi] (None: no bound),
+    or ValueError naming the param. NaN and infinities are refused: they compare false against
+    every range, so no range check could catch them later."""
+    if kind == "bool":
+        if isinstance(x, bool | np.bool_):
+            return bool(x)
+        raise ValueError(f"param `{name}` must be a bool, got {x!r}")
+    article = "an" if kind == "int" else "a"
+    if isinstance(x, bool | np.bool_) or not isinstance(x, int | float | np.integer | np.floating):
+        raise ValueError(f"param `{name}` must be {article} {kind}, got {x!r}")
+    try:
+        finite = math.isfinite(x)
+    except OverflowError:  # an int too large for a float
+        finite = kind == "int"
+    if not finite:
+        raise ValueError(f"param `{name}` = {x!r} is not a finite number (NaN and infinities compare false "
+                         f"against every range); give a finite {kind} in [{lo}, {hi}]")
+    if kind == "int":
+        if not isinstance(x, int | np.integer) and not float(x).is_integer():
+            raise ValueError(f"param `{name}` must be an int, got {x!r}")
+        x = int(x)
+    else:
+        x = float(x)
+    if (lo is not None and x < lo) or (hi is not None and x > hi):
+        raise ValueError(f"param `{name}` = {x!r} is out of its range [{lo}, {hi}]")
+    return x
+
+
+# -- random draws: arguments are checked (ValueError), the stream is never consulted for bad ones
+
+def _arg(x) -> str:
+    x = np.asarray(x)
+    return repr(x.item()) if x.ndim == 0 else repr(x.tolist()) if x.size <= 8 else f"an array of shape {x.shape}"
+
+
+def _bad_draw(call: str, rule: str, **args) -> None:
+    got = ", ".join(f"{k}={_arg(x)}" for k, x in args.items())
+    raise ValueError(f"{call} {rule}; got {got}")
+
+
+def _ordered(lo, hi, strict: bool) -> bool:
+    """Finite lo <= hi (lo < hi if strict), for every element of arrays."""
+    if isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray):
+        lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+        return bool(np.all(np.isfinite(lo) & np.isfinite(hi) & ((lo < hi) if strict else (lo <= hi))))
+    return -math.inf < lo < hi < math.inf if strict else -math.inf < lo <= hi < math.inf
+
+
+def _probability(p) -> bool:
+    """0 <= p <= 1 (NaN is not), for every element of arrays."""
+    if isinstance(p, np.ndarray):
+        return bool(np.all((p >= 0) & (p <= 1)))
+    return 0 <= p <= 1
+
+
 def _shaped(u: np.ndarray, shape: tuple):
     return u.reshape(shape) if shape else float(u[0])
 
 
 def draw_uniform(d: Draws, site: int, index: int, shape: tuple, lo=0.0, hi=1.0):
+    if not _ordered(lo, hi, strict=False):
+        _bad_draw("uniform(lo, hi)", "draws a float in [lo, hi), so it needs finite lo <= hi", lo=lo, hi=hi)
     n = math.prod(shape)
     return lo + (hi - lo) * _shaped(d.u(site, index * n, n), shape)
 
 
 def draw_normal(d: Draws, site: int, index: int, shape: tuple, mean=0.0, std=1.0):
+    if not (_ordered(0.0, std, strict=False) and _ordered(mean, mean, strict=False)):
+        _bad_draw("normal(mean, std)", "needs a finite mean and a finite std >= 0", mean=mean, std=std)
     n = math.prod(shape)
     u = d.u(site, 2 * index * n, 2 * n)
     z = np.sqrt(-2.0 * np.log1p(-u[0::2])) * np.cos(2.0 * np.pi * u[1::2])
@@ -88,6 +169,8 @@ def draw_normal(d: Draws, site: int, index: int, shape: tuple, mean=0.0, std=1.0
 
 
 def draw_randint(d: Draws, site: int, index: int, shape: tuple, lo, hi):
+    if not _ordered(lo, hi, strict=True):
+        _bad_draw("randint(lo, hi)", "draws an int in [lo, hi) (hi exclusive), so it needs finite lo < hi", lo=lo, hi=hi)
     n = math.prod(shape)
     span = np.asarray(hi) - np.asarray(lo)
     out = np.asarray(lo) + np.floor(d.u(site, index * n, n).reshape(shape or (1,)) * span).astype(np.int64)
@@ -95,6 +178,8 @@ def draw_randint(d: Draws, site: int, index: int, shape: tuple, lo, hi):
 
 
 def draw_bernoulli(d: Draws, site: int, index: int, shape: tuple, p):
+    if not _probability(p):
+        _bad_draw("bernoulli(p)", "is true with probability p, so it needs 0 <= p <= 1", p=p)
     n = math.prod(shape)
     out = d.u(site, index * n, n).reshape(shape or (1,)) < np.asarray(p)
     return out if shape else bool(out.reshape(-1)[0])

@@ -243,18 +243,33 @@ class _Player:
 
     def crash(self, e: Exception) -> None:
         path = spec_path_of(e, self.c.source) or "step"
+        if isinstance(e, ValueError) and str(e).startswith(_DRAWS):  # runtime/core.py's draw checks
+            self.once(f"draw:{path}", error(
+                STAGE, path, f"a random function got invalid arguments: {e} ({self.where})",
+                "keep the arguments valid in every state the rule can see, e.g. randint(lo, max(hi, lo + 1)), "
+                "bernoulli(clip(p, 0, 1)), uniform(lo, max(lo, hi)), normal(m, max(s, 0))"))
+            return
         self.once(f"crash:{path}", error(STAGE, path, f"the env raised {type(e).__name__}: {e} ({self.where})",
                                          "check indexing and arithmetic here: an index may leave its range, "
                                          "or a value may be of the wrong size"))
 
 
+_DRAWS = ("uniform(lo, hi) ", "normal(mean, std) ", "randint(lo, hi) ", "bernoulli(p) ")  # how their errors start
+
+
+_GENERATED = "# ---- generated environment"  # python_backend: the inlined runtime ends here
+
+
 def spec_path_of(e: BaseException, source: str) -> str | None:
-    """The spec path cited by the generated-code comment nearest above the line that raised."""
+    """The spec path cited by the generated-code comment nearest above the line that raised
+    (the innermost line of the generated part: an error raised inside an inlined runtime helper,
+    such as a draw function refusing its arguments, is placed at the generated line calling it)."""
     lines = source.splitlines()
+    start = next((i + 1 for i, line in enumerate(lines) if line.startswith(_GENERATED)), 0)
     tb = e.__traceback__
     lineno = None
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename.startswith("<gymwright:"):
+        if tb.tb_frame.f_code.co_filename.startswith("<gymwright:") and tb.tb_lineno > start:
             lineno = tb.tb_lineno
         tb = tb.tb_next
     if lineno is None:

@@ -375,7 +375,8 @@ def _roll(c: CallInfo) -> Info:
 # --------------------------------------------------------------------------- random (seeded, counter-based)
 
 def _random(name: str, signature: str, doc: str, dtype: str, arity: tuple[int, int],
-            bounds: Callable[[list[Info]], tuple[float, float]]) -> None:
+            bounds: Callable[[list[Info]], tuple[float, float]],
+            valid: Callable[[list[Info]], str | None]) -> None:
     @_register(name, signature, doc, "random", arity, ("shape",), random=True)
     def _infer(c: CallInfo) -> Info:
         for a in c.args:
@@ -384,16 +385,88 @@ def _random(name: str, signature: str, doc: str, dtype: str, arity: tuple[int, i
         kw = _shape_kw(c)
         if shape and kw and broadcast(shape, kw) != kw:
             raise ArgError(f"arguments of shape {shape} do not fit shape={kw}")
+        problem = valid(c.args)
+        if problem:
+            raise ArgError(problem)
         lo, hi = bounds(c.args)
         return Info(dtype, kw or shape, lo, hi, False)
 
 
-_random("uniform", "uniform(lo=0, hi=1, shape=())", "uniform float in [lo, hi)", "float", (0, 2),
-        lambda a: (a[0].lo if a else 0.0, a[1].hi if len(a) > 1 else 1.0))
-_random("normal", "normal(mean=0, std=1, shape=())", "normal float", "float", (0, 2), lambda a: (-INF, INF))
-_random("randint", "randint(lo, hi, shape=())", "uniform int in [lo, hi) (hi exclusive)", "int", (2, 2),
-        lambda a: (a[0].lo, a[1].hi - 1))
-_random("bernoulli", "bernoulli(p, shape=())", "true with probability p", "bool", (1, 1), lambda a: (0.0, 1.0))
+def _known(i: Info) -> np.ndarray | None:
+    """The value of a constant argument (literals, params at this assignment, consts) as floats."""
+    if not i.const or i.value is None:
+        return None
+    try:
+        return np.asarray(i.value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+
+
+def _shown(x: np.ndarray) -> str:
+    return f"{x.item():g}" if x.ndim == 0 else str(x.tolist()) if x.size <= 8 else f"an array of shape {x.shape}"
+
+
+def _ordered(lo: Info | None, hi: Info | None, default: tuple[float, float], strict: bool, what: str) -> str | None:
+    """None if finite lo <= hi (lo < hi if strict) can hold, else why not: for constant arguments
+    by their values, for the others when their intervals rule it out for every value."""
+    x = _known(lo) if lo is not None else np.asarray(default[0])
+    y = _known(hi) if hi is not None else np.asarray(default[1])
+    need = "lo < hi" if strict else "lo <= hi"
+    for v, name in ((x, "lo"), (y, "hi")):
+        if v is not None and not np.all(np.isfinite(v)):
+            return f"{what}, so {name} must be finite; got {name}={_shown(v)}"
+    if x is not None and y is not None:
+        if not np.all(x < y if strict else x <= y):
+            return f"{what}, so it needs {need}; got lo={_shown(x)}, hi={_shown(y)}"
+        return None
+    lo_min = float(x.min()) if x is not None else lo.lo if lo is not None else default[0]
+    hi_max = float(y.max()) if y is not None else hi.hi if hi is not None else default[1]
+    if (lo_min >= hi_max) if strict else (lo_min > hi_max):
+        return f"{what}, so it needs {need}, but lo >= {lo_min:g} and hi <= {hi_max:g} everywhere"
+    return None
+
+
+def _valid_uniform(a: list[Info]) -> str | None:
+    return _ordered(a[0] if a else None, a[1] if len(a) > 1 else None, (0.0, 1.0), False,
+                    "draws a float in [lo, hi)")
+
+
+def _valid_randint(a: list[Info]) -> str | None:
+    return _ordered(a[0], a[1], (0.0, 1.0), True, "draws an int in lo .. hi-1 (hi is exclusive)")
+
+
+def _valid_normal(a: list[Info]) -> str | None:
+    for i, name in ((a[0] if a else None, "mean"), (a[1] if len(a) > 1 else None, "std")):
+        v = _known(i) if i is not None else None
+        if v is not None and not np.all(np.isfinite(v)):
+            return f"needs a finite {name}; got {name}={_shown(v)}"
+    std = a[1] if len(a) > 1 else None
+    v = _known(std) if std is not None else None
+    if v is not None and not np.all(v >= 0):
+        return f"needs std >= 0; got std={_shown(v)}"
+    if std is not None and v is None and std.hi < 0:
+        return f"needs std >= 0, but std <= {std.hi:g} everywhere"
+    return None
+
+
+def _valid_bernoulli(a: list[Info]) -> str | None:
+    p = a[0]
+    v = _known(p)
+    if v is not None and not np.all((v >= 0) & (v <= 1)):
+        return f"is true with probability p, so it needs 0 <= p <= 1; got p={_shown(v)}"
+    if v is None and (p.hi < 0 or p.lo > 1):
+        return f"is true with probability p, so it needs 0 <= p <= 1, but p is in [{p.lo:g}, {p.hi:g}]"
+    return None
+
+
+_random("uniform", "uniform(lo=0, hi=1, shape=())", "uniform float in [lo, hi); needs finite lo <= hi (lo == hi gives lo)",
+        "float", (0, 2), lambda a: (a[0].lo if a else 0.0, a[1].hi if len(a) > 1 else 1.0), _valid_uniform)
+_random("normal", "normal(mean=0, std=1, shape=())", "normal float; needs a finite mean and a finite std >= 0",
+        "float", (0, 2), lambda a: (-INF, INF), _valid_normal)
+_random("randint", "randint(lo, hi, shape=())", "uniform int in lo .. hi-1 (hi exclusive); needs lo < hi",
+        "int", (2, 2), lambda a: (a[0].lo, a[1].hi - 1), _valid_randint)
+_random("bernoulli", "bernoulli(p, shape=())", "true with probability p; needs 0 <= p <= 1",
+        "bool", (1, 1), lambda a: (0.0, 1.0), _valid_bernoulli)
 
 
 @_register("choice", "choice(a)", "a uniformly drawn element of the 1-D array a", "random", (1, 1), random=True)
