@@ -230,7 +230,7 @@ def _random(fn: str) -> Callable[[PyEmitter, ast.Call], str]:
         site = node.gw_site  # type: ignore[attr-defined]
         shape = _info(node).shape
         args = "".join(", " + e.emit(a) for a in node.args)
-        return f"{fn}(v.rng, {site}, {e.index()}, {shape!r}{args})"
+        return f"{fn}(v._rng, {site}, {e.index()}, {shape!r}{args})"
     return emit
 
 
@@ -302,8 +302,8 @@ CALLS: dict[str, Callable[[PyEmitter, ast.Call], str]] = {
     "normal": _random("draw_normal"),
     "randint": _random("draw_randint"),
     "bernoulli": _random("draw_bernoulli"),
-    "choice": lambda e, n: f"draw_choice(v.rng, {n.gw_site}, {e.index()}, {e.emit(n.args[0])})",  # type: ignore[attr-defined]
-    "permutation": lambda e, n: f"draw_permutation(v.rng, {n.gw_site}, {e.index()}, {e.emit(n.args[0])})",  # type: ignore[attr-defined]
+    "choice": lambda e, n: f"draw_choice(v._rng, {n.gw_site}, {e.index()}, {e.emit(n.args[0])})",  # type: ignore[attr-defined]
+    "permutation": lambda e, n: f"draw_permutation(v._rng, {n.gw_site}, {e.index()}, {e.emit(n.args[0])})",  # type: ignore[attr-defined]
     "tile": lambda e, n: (f"rt_tile1(v.tiles, {e.emit(n.args[0])})" if _info(n.args[0]).shape == (2,)
                           else f"rt_tile(v.tiles, {e.emit(n.args[0])})"),
     "manhattan": lambda e, n: (f"rt_manhattan1({e.emit(n.args[0])}, {e.emit(n.args[1])})"

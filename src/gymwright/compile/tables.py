@@ -42,7 +42,7 @@ def fixed_values(w: Writer, cs: CheckedSpec) -> None:
             combos = c.combos()
             for a in c.args:
                 vals = np.array([x[a.name] for x in combos])
-                w(f"p.argv_{r.name}_{c.name}_{a.name} = {literal(vals)}", comment=f"{c.path}.args.{a.name}")
+                w(f"p._argv_{r.name}__{c.name}__{a.name} = {literal(vals)}", comment=f"{c.path}.args.{a.name}")
 
 
 def grid_tables(w: Writer, cs: CheckedSpec) -> None:
@@ -61,14 +61,14 @@ def grid_tables(w: Writer, cs: CheckedSpec) -> None:
 
 
 def baseline_tables(w: Writer, cs: CheckedSpec) -> None:
-    """`SCRIPT_VALUES_<role>_<choice>_<arg>`: the values of each argument a scripted baseline sets
+    """`SCRIPT_VALUES_<role>__<choice>__<arg>`: the values of each argument a scripted baseline sets
     (float64: a baseline's value is played as the nearest of them)."""
     done = set()
     for b in cs.baselines:
         for role, rules in b.rules.items():
             for rule in rules:
                 for a, _ in rule.args:
-                    key = f"{role}_{rule.choice.name}_{a.name}"
+                    key = f"{role}__{rule.choice.name}__{a.name}"
                     if key not in done:
                         done.add(key)
                         w(f"SCRIPT_VALUES_{key} = {literal(a.values.astype(np.float64))}", comment=f"{rule.choice.path}.args.{a.name}")

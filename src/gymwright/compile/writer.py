@@ -1,9 +1,38 @@
-"""A tiny indented-source writer for code generation."""
+"""A tiny indented-source writer for code generation, and the one rule for free text in it.
+
+Free text (a doc, a spec path, an expression's source) reaches generated source only through
+`one_line` (a comment) or `docstring_text` (a docstring); everything else is a `repr()` literal.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def one_line(text: str) -> str:
+    """`text` as one line that is safe inside a `#` comment: every character that is not
+    printable (each line separator `str.splitlines` knows, every other control or format
+    character) is written as its escape, so nothing after it can become code."""
+    return "".join(ch if ch.isprintable() else _escape(ch) for ch in str(text))
+
+
+def docstring_text(text: str) -> str:
+    """`text` safe inside a `\"\"\"` docstring: backslashes doubled (no `\\N{`, `\\x` escapes), quotes
+    that could close it escaped, and every non-printable character except the newline escaped.
+    Lines are split on every separator `str.splitlines` knows and joined with `\\n`."""
+    lines = []
+    for line in str(text).splitlines():
+        line = line.replace("\\", "\\\\").replace('"', '\\"')
+        lines.append("".join(ch if ch.isprintable() else _escape(ch).replace("\\", "\\\\") for ch in line))
+    return "\n".join(lines)
 
 
 class Writer:
@@ -13,7 +42,7 @@ class Writer:
 
     def __call__(self, line: str = "", comment: str = "") -> None:
         if comment:
-            self.lines.append("    " * self.depth + f"# {comment}")
+            self.lines.append("    " * self.depth + f"# {one_line(comment)}")
             if not line:
                 return
         self.lines.append(("    " * self.depth + line) if line else "")

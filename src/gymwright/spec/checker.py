@@ -33,14 +33,23 @@ from gymwright.spec.checked import (
 )
 from gymwright.spec.expr.check import Checked, Scope, Symbol, check, const_eval
 from gymwright.spec.expr.types import INF, Info, broadcast
+from gymwright.spec.limits import (
+    MAX_ACTIONS,
+    MAX_AGENTS,
+    MAX_ARG_VALUES,
+    MAX_FEATURE_SIZE,
+    MAX_GRID_POOL,
+    MAX_GRID_SIDE,
+    MAX_OBS_DIM,
+    MAX_POOL_CELLS,
+    MAX_STATE_SIZE,
+    MAX_VOCAB,
+    count_diagnostics,
+    state_values,
+)
 from gymwright.spec.model import Const, Enum, EnvSpec, Var
 from gymwright.verify.diagnostic import Diagnostic, error, has_errors, warning
 
-MAX_AGENTS = 256
-MAX_GRID_SIDE = 256
-MAX_FEATURE_SIZE = 4096
-MAX_OBS_DIM = 16384
-MAX_VAR_SIZE = 1_000_000
 DIRECTIONS = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1), "stay": (0, 0)}
 RESERVED = {"me", "t", "action", "True", "False", "None", "reward", "ret",
             "terminated", "truncated", "metric", "p", "v", "np", "rt"}
@@ -49,6 +58,9 @@ STAGE = "static"
 
 def check_spec(spec: EnvSpec, params: dict[str, Any] | None = None) -> tuple[CheckedSpec | None, list[Diagnostic]]:
     """Check `spec` under the param assignment `params` (defaults for the rest)."""
+    too_many = count_diagnostics(spec)  # refused before any work that grows with the counts
+    if too_many:
+        return None, too_many
     b = _Builder(spec, dict(params or {}))
     result = b.run()
     return (None if has_errors(b.diags) else result), b.diags
@@ -70,6 +82,7 @@ class _Builder:
         self.roles: list[CRole] = []
         self.grid: CGrid | None = None
         self.action_symbols: dict[str, Symbol] = {}
+        self.state_size: int | None = None  # values in state and agent_state so far (see _count_state)
 
     # ------------------------------------------------------------------ helpers
     def error(self, path: str, message: str, hint: str = "", **kw: Any) -> None:
@@ -226,15 +239,23 @@ class _Builder:
                     value = float(value)
                 except ValueError:
                     pass
-            if isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer():
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+            if isinstance(value, float) and value.is_integer():
                 return int(value)
         else:
             try:
                 if not isinstance(value, bool):
-                    return float(value)
-            except (TypeError, ValueError):
+                    value = float(value)
+                    if math.isfinite(value):
+                        return value
+            except (TypeError, ValueError, OverflowError):
                 pass
         article = "an" if dtype == "int" else "a"
+        if dtype != "bool" and isinstance(value, float) and not math.isfinite(value):  # NaN fails no range check
+            self.error(where, f"expected a finite {dtype} value, got {value!r}: NaN and infinities compare false "
+                       "against every range, so no range check can hold them", f"give a finite {dtype}", value=repr(value))
+            return None
         self.error(where, f"expected {article} {dtype} value, got {value!r}", f"give {article} {dtype}", value=value)
         return None
 
@@ -282,8 +303,10 @@ class _Builder:
         n = self.n_agents
         if "n_agents" in self.symbols:  # a param may name the built-in, if it is the total
             if self.params.get("n_agents") != n:
-                self.error("params.n_agents", f"param `n_agents` = {self.params.get('n_agents')} but the spec has {n} agents in all",
-                           "`n_agents` names the total number of agents; give the param another name")
+                kind = "param" if "n_agents" in self.spec.params else self.symbols["n_agents"].kind
+                where = "params" if kind == "param" else "consts"
+                self.error(f"{where}.n_agents", f"{kind} `n_agents` = {self.params.get('n_agents', self.symbols['n_agents'].info.value)} but the spec has {n} agents in all",
+                           "`n_agents` names the total number of agents; give yours another name")
         else:
             self.symbols["n_agents"] = Symbol("n_agents", "builtin", Info("int", (), n, n, True, n), "p.n_agents", "number of agents")
         self.symbols["t"] = Symbol("t", "t", Info("int", (), 0.0, INF), "v.t", "steps taken in this episode")
@@ -327,8 +350,13 @@ class _Builder:
         pool = self.expr(g.pool, self.scope("grid pool"), "grid.pool")
         if pool is not None and (pool.info.dtype != "int" or pool.info.shape or not pool.info.const):
             self.error("grid.pool", f"pool must be a constant int (a literal or an int param), got {pool.info.describe()}")
-        elif pool is not None and (pool.info.lo < 0 or pool.info.hi > 100_000):
-            self.error("grid.pool", "pool must be 0..100000", "0 draws a fresh layout at every reset")
+        elif pool is not None and (pool.info.lo < 0 or pool.info.hi > MAX_GRID_POOL):
+            self.error("grid.pool", f"pool must be 0..{MAX_GRID_POOL}", "0 draws a fresh layout at every reset")
+        elif pool is not None and g.solve is None and int(const_eval(pool.tree.body)) * h * w > MAX_POOL_CELLS:
+            layouts = int(const_eval(pool.tree.body))  # at the params checked (an instance may set another)
+            self.error("grid.pool", f"a pool of {layouts:,} layouts of {h}x{w} cells holds {layouts * h * w:,} cells, "
+                       f"all generated at the first reset; the limit is {MAX_POOL_CELLS:,}",
+                       "give the pool fewer layouts, or `pool: 0` for a fresh layout at every reset")
         solve = self._check_solve(h, w, densities, pool) if g.solve is not None else None
         for sym in (Symbol("height", "builtin", Info("int", (), h, h, True, h), "p.height"),
                     Symbol("width", "builtin", Info("int", (), w, w, True, w), "p.width")):
@@ -455,9 +483,10 @@ class _Builder:
         ch = self.spec.channel
         if ch is None:
             return
-        vocab = ch.vocab if isinstance(ch.vocab, int) else self.const_int(ch.vocab, "channel.vocab", "vocab", 1, 4096)
-        if vocab is None or vocab < 1:
-            self.error("channel.vocab", "vocab must be an int >= 1")
+        vocab = ch.vocab if isinstance(ch.vocab, int) else self.const_int(ch.vocab, "channel.vocab", "vocab", 1, MAX_VOCAB)
+        if vocab is None or not 1 <= vocab <= MAX_VOCAB:
+            self.error("channel.vocab", f"vocab must be an int in 1..{MAX_VOCAB}", value=vocab,
+                       hint="a channel needs a symbol per thing worth saying: a few dozen at most")
             return
         self.vocab = vocab
         self.declare(Symbol("vocab", "builtin", Info("int", (), vocab, vocab, True, vocab), "p.vocab", "number of symbols"), "channel.vocab")
@@ -481,11 +510,28 @@ class _Builder:
             self.declare(Symbol(name, section, Info(cvar.dtype, full, cvar.lo, cvar.hi), f"v.{name}", var.doc), path)
         return out
 
+    def _count_state(self, name: str, shape: tuple[int, ...], per_agent: bool, path: str) -> None:
+        """Add a variable's values to the state's total, refusing it past MAX_STATE_SIZE."""
+        if self.state_size is None:  # the first variable: start from the mechanics modules' built-ins
+            self.state_size = sum(state_values(v.shape, self.n_agents if v.per_agent else 1)
+                                  for v in self.builtin_state + self.builtin_agent_state)
+        n = state_values(shape, self.n_agents if per_agent else 1)
+        if self.state_size + n <= MAX_STATE_SIZE:
+            self.state_size += n
+            return
+        sizes = ([f"{self.n_agents} agents"] if per_agent else []) + [f"{d:,}" for d in shape]
+        held = f"{' x '.join(sizes)} = {n:,}" if len(sizes) > 1 else f"{n:,}"
+        where = f"`{name}` alone holds {held} values" if n > MAX_STATE_SIZE else \
+            f"state and agent_state would hold {self.state_size + n:,} values with `{name}` ({held})"
+        self.error(path, f"{where}; the limit for all state and agent_state together is {MAX_STATE_SIZE:,}",
+                   "keep state small (a short history window, a small grid); agent_state is multiplied by the "
+                   "number of agents", value=n)
+
     def _check_var(self, name: str, var: Var, path: str, per_agent: bool, later: dict[str, str]) -> CVar | None:
         shape = []
         before = set(self.structural)
         for i, d in enumerate(var.shape):
-            v = d if isinstance(d, int) else self.const_int(d, f"{path}.shape[{i}]", "dimension", 1, MAX_VAR_SIZE)
+            v = d if isinstance(d, int) else self.const_int(d, f"{path}.shape[{i}]", "dimension", 1, MAX_STATE_SIZE)
             if v is None:
                 return None
             if v < 1:
@@ -494,9 +540,7 @@ class _Builder:
             shape.append(v)
         self.shape_params[name] = {n for d in var.shape if isinstance(d, str) for n in re.findall(r"[A-Za-z_]\w*", d) if n in self.spec.params}
         self.structural |= before
-        if math.prod(shape) > MAX_VAR_SIZE:
-            self.error(f"{path}.shape", f"variable has {math.prod(shape)} elements; the limit is {MAX_VAR_SIZE}")
-            return None
+        self._count_state(name, tuple(shape), per_agent, f"{path}.shape")
         ctx = f"{path}.init"
         scope = self.scope(f"the init of `{name}`", per_agent=per_agent, random=True, hidden=later)
         init = self.expr(var.init, scope, ctx)
@@ -559,6 +603,8 @@ class _Builder:
                     continue
                 seen.add(ch.name)
                 args = self._check_args(ch.args, path, arg_infos)
+                if args is not None and not self._fits_actions(role, ch.name, args, offset, f"{path}.args"):
+                    args = None
                 if args is None:  # reported; keep the names declared so later checks don't cascade
                     if ch.name not in self.choice_names:
                         self.choice_names.append(ch.name)
@@ -586,6 +632,22 @@ class _Builder:
             for cc, ch in zip(role.choices, [c for c in self.spec.actions.get(role.name, []) if c.name in {x.name for x in role.choices}], strict=False):
                 self._check_legal(role, cc, ch.legal, ch.message)
 
+    def _fits_actions(self, role: CRole, choice: str, args: list[CArg], offset: int, path: str) -> bool:
+        """The role's action count stays within MAX_ACTIONS; computed from the argument sizes
+        (a product), never by enumerating the combinations."""
+        n = 1
+        for a in args:
+            n *= len(a.values)
+        if offset + n <= MAX_ACTIONS:
+            return True
+        sizes = " x ".join(f"{len(a.values):,}" for a in args)
+        alone = f"`{choice}` alone has {sizes} = {n:,}" if len(args) > 1 else f"`{choice}` has {n:,}"
+        self.error(path, f"role `{role.name}` would have {offset + n:,} actions ({alone}); the limit is "
+                   f"{MAX_ACTIONS:,} actions per role",
+                   "every combination of argument values is one action: give arguments fewer values (e.g. "
+                   "`linspace(0, 1, 11)`), or choose one argument per step with separate choices", value=offset + n)
+        return False
+
     def _declare_action(self, sym: Symbol) -> None:
         if sym.name in self.symbols or sym.name in RESERVED - {"action"}:
             self.error("actions", f"action name `{sym.name}` clashes with a {self.symbols[sym.name].kind if sym.name in self.symbols else 'reserved name'} of the same name",
@@ -605,8 +667,8 @@ class _Builder:
                 self.error(apath, f"argument values must be constant (literals, params, consts), got `{c.source}`")
                 return None
             arr = np.atleast_1d(np.asarray(value))
-            if arr.ndim != 1 or arr.size == 0 or arr.size > 4096:
-                self.error(apath, f"argument values must be a 1-D list of 1..4096 numbers, got shape {list(arr.shape)}",
+            if arr.ndim != 1 or arr.size == 0 or arr.size > MAX_ARG_VALUES:
+                self.error(apath, f"argument values must be a 1-D list of 1..{MAX_ARG_VALUES} numbers, got shape {list(arr.shape)}",
                            "e.g. `linspace(0, 1, 11)`, `arange(5)` or `[1, 2, 5]`")
                 return None
             self.structural |= {n for n in c.names if n in self.spec.params}
@@ -628,7 +690,7 @@ class _Builder:
         for a in cc.args:
             vals = np.array([c[a.name] for c in combos])
             extra[a.name] = Symbol(a.name, "arg", Info(a.dtype, (k,), float(vals.min()), float(vals.max()), False, None),
-                                   f"p.argv_{role.name}_{cc.name}_{a.name}")
+                                   f"p._argv_{role.name}__{cc.name}__{a.name}")
         me = (role.start, role.start + role.count - 1)
         scope = self.scope(f"the legal condition of `{cc.name}`", per_agent=True, me=me, extra=extra)
         c = self.expr(legal, scope, f"{cc.path}.legal")

@@ -8,9 +8,20 @@ expression is expected and mean the literal.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from gymwright.spec.names import name_problem
 
 IDENT = r"^[A-Za-z][A-Za-z0-9_]*$"
 
@@ -18,12 +29,29 @@ Expr = Annotated[
     str | bool | int | float,
     Field(description="An expression (Python syntax, whitelisted) or a literal number/bool."),
 ]
-Name = Annotated[str, Field(pattern=IDENT, description="An identifier: a letter, then letters, digits or _.")]
+
+
+def _declarable(name: str) -> str:
+    problem = name_problem(name)
+    if problem:
+        raise ValueError(problem)
+    return name
+
+
+Name = Annotated[str, Field(pattern=IDENT, description="An identifier: a letter, then letters, digits or _; not a Python keyword, no `__`."),
+                 AfterValidator(_declarable)]
 DType = Literal["int", "float", "bool"]
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _finite(x: Any, fix: str) -> Any:
+    """`x` unless it is a NaN or infinite float (they compare false against every range)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        raise ValueError(f"{x!r} is not a finite number: NaN and infinities compare false against every range; {fix}")
+    return x
 
 
 class Param(_Strict):
@@ -34,6 +62,11 @@ class Param(_Strict):
     min: float | None = Field(None, description="Smallest allowed value (inclusive).")
     max: float | None = Field(None, description="Largest allowed value (inclusive). Required for params that size arrays or agent counts.")
     doc: str = Field("", description="What the knob means, for people and for the engineer.")
+
+    @field_validator("default", "min", "max")
+    @classmethod
+    def _finite_number(cls, v: Any, info: ValidationInfo) -> Any:
+        return _finite(v, "give a finite default" if info.field_name == "default" else f"give a number, or leave `{info.field_name}` out for no bound")
 
     @model_validator(mode="after")
     def _infer_type(self) -> Param:
@@ -58,6 +91,18 @@ class Const(_Strict):
 
     value: ConstValue = Field(description="A number, bool or (nested) list of numbers.")
     doc: str = Field("", description="Documentation for people and the engineer.")
+
+    @field_validator("value")
+    @classmethod
+    def _no_nan(cls, v: Any) -> Any:
+        stack = [v]
+        while stack:  # iterative: nesting depth is bounded by the loader, not by recursion here
+            x = stack.pop()
+            if isinstance(x, list):
+                stack.extend(x)
+            elif isinstance(x, float) and math.isnan(x):
+                raise ValueError("nan is not a number: it compares false with everything; give a number")
+        return v
 
 
 class Role(_Strict):
@@ -115,6 +160,11 @@ class RewardTerm(_Strict):
     weight: float = Field(1.0, description="Multiplier of the term.")
     doc: str = Field("", description="Documentation for people and the engineer.")
 
+    @field_validator("weight")
+    @classmethod
+    def _finite_weight(cls, v: float) -> float:
+        return _finite(v, "give a finite weight")
+
 
 class Metric(_Strict):
     """A task measure independent of reward, reduced over the episode."""
@@ -134,6 +184,14 @@ class Feature(_Strict):
     high: float | None = Field(None, description="Override the inferred upper bound.")
     doc: str = Field("", description="Documentation for people and the engineer.")
 
+    @field_validator("low", "high")
+    @classmethod
+    def _no_nan(cls, v: float | None, info: ValidationInfo) -> float | None:
+        if v is not None and math.isnan(v):
+            raise ValueError(f"nan is not a bound: it compares false with everything; give a number "
+                             f"(-.inf / .inf for none), or leave `{info.field_name}` out")
+        return v
+
 
 class Text(_Strict):
     """Text templates with `{expr}` or `{expr:fmt}` placeholders."""
@@ -147,10 +205,17 @@ class Probe(_Strict):
 
     name: str = Field(description="What the scenario shows.")
     params: dict[Name, bool | int | float] = Field(default_factory=dict, description="Param values the probe is written for (unset ones: the spec defaults). Other params are set for the probe; structural ones (agent counts, sizes) name the structure it needs, and at another structure it is skipped with a warning.")
-    seed: int = Field(0, description="Reset seed.")
+    seed: int = Field(0, ge=0, lt=2**63, description="Reset seed: an int in [0, 2**63).")
     actions: list[dict[str, str]] = Field(default_factory=list, description="One dict per step: agent id -> `choice` or `choice(arg=value)`.")
     expect: list[str] = Field(min_length=1, description="Bool expressions checked after the last step; may use state, metrics via `metric.NAME`, `reward.AGENT` (last step), `ret.AGENT` (episode return), `terminated`, `truncated`.")
     doc: str = Field("", description="Documentation for people and the engineer.")
+
+    @field_validator("params")
+    @classmethod
+    def _finite_params(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for name, x in v.items():
+            _finite(x, f"give param `{name}` a finite value")
+        return v
 
 
 class BaselineRule(_Strict):
