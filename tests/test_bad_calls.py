@@ -313,3 +313,29 @@ def test_an_exported_module_refuses_bad_calls_without_gymwright(tmp_path: Path) 
     assert lines[1].startswith("param `stag_reward` = nan is not a finite number")
     assert lines[2].startswith("action of hunter_1 must be an int in 0..1 (Discrete(2)), got 0.5 (float)")
     assert lines[3].startswith("action of hunter_0 must be an int in 0..1 (Discrete(2)), got True (bool)")
+
+
+def test_a_mixed_batch_refuses_float_actions_and_seeds() -> None:
+    env = compile_batch("mapf_frozenlake", [{"size": 4}, {"size": 5}], batch_size=2)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="actions must be an integer array of shape"):
+        env.step(np.zeros((2, env.N_AGENTS), dtype=np.float64))
+    with pytest.raises(ValueError, match=r"reset\(seed=...\) takes an int or an integer array of shape \(2,\)"):
+        env.reset(seed=1.5)
+
+
+def test_a_model_reply_nested_past_the_recursion_limit_is_a_clear_error() -> None:
+    from gymwright.llm.jsonreply import JSONReplyError, extract_json
+
+    with pytest.raises(JSONReplyError, match="nests brackets too deeply"):
+        extract_json("[" * 100_000 + "]" * 100_000)
+
+
+def test_the_cli_refuses_a_negative_seed() -> None:
+    from typer.testing import CliRunner
+
+    from gymwright.cli import app
+
+    result = CliRunner().invoke(app, ["run", "cake_negotiation", "--seed", "-1"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "Invalid value for '--seed'" in result.output and "greater than or equal to" in result.output

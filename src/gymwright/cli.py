@@ -339,7 +339,7 @@ def verify(
     spec: SpecArg,
     param: ParamOpt = None,
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Random legal episodes to play.")] = DEFAULT_EPISODES,
-    seed: Annotated[int, typer.Option("--seed", "-s", help="First seed of the random episodes.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", "-s", min=0, help="First seed of the random episodes.")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
     """Verify a spec: schema, static, compile, dynamic, probes, degeneracy. Exit 0 if it passed."""
@@ -487,7 +487,7 @@ def run(
     spec: SpecArg,
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 3,
     seed: Annotated[
-        int, typer.Option("--seed", "-s", help="Seed of the first episode, then +1.")
+        int, typer.Option("--seed", "-s", min=0, help="Seed of the first episode, then +1.")
     ] = 0,
     param: ParamOpt = None,
     render: Annotated[

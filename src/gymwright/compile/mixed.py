@@ -132,8 +132,12 @@ class MixedBatchEnv:
 
     def reset(self, seed: Any = 0) -> tuple[np.ndarray, np.ndarray]:
         """Reset every copy: copy b gets seed `seed + b` (or seeds[b] for an array). Returns obs, masks."""
-        seeds = np.asarray(seed, dtype=np.int64)
-        seeds = seeds + np.arange(self.size) if seeds.ndim == 0 else seeds
+        seeds = np.asarray(seed)
+        if seeds.dtype.kind not in "iu" or isinstance(seed, bool | np.bool_):
+            got = repr(seed) if seeds.ndim == 0 else f"an array of dtype {seeds.dtype}"
+            raise ValueError(f"reset(seed=...) takes an int or an integer array of shape ({self.size},) (one seed per "
+                             f"copy), got {got}")
+        seeds = seeds.astype(np.int64) + np.arange(self.size) if seeds.ndim == 0 else seeds
         if seeds.shape != (self.size,):
             raise ValueError(f"seed must be one int or {self.size} seeds, got shape {seeds.shape}")
         for gi, env in enumerate(self.groups):
@@ -143,7 +147,10 @@ class MixedBatchEnv:
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """actions int (B, N) -> obs, rewards, terminated, truncated, infos (as a generated BatchEnv)."""
-        actions = np.asarray(actions, dtype=np.int64)
+        actions = np.asarray(actions)
+        if actions.dtype.kind not in "iu":  # each group checks the values (naming the copy in its group)
+            raise ValueError(f"actions must be an integer array of shape ({self.size}, {self.N_AGENTS}) (-1 = no action), "
+                             f"got dtype {actions.dtype}; nothing is truncated or parsed here")
         if actions.shape[:1] != (self.size,):
             raise ValueError(f"actions must have shape ({self.size}, {self.N_AGENTS}), got {actions.shape}")
         parts: list[tuple[Any, ...]] = []

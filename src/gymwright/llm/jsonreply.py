@@ -51,6 +51,8 @@ def extract_json(text: str) -> Any:
             return json.loads(candidate.text)
         except json.JSONDecodeError as error:
             failures.append((candidate, error))
+        except RecursionError:  # brackets nested past Python's limit: no spec is that deep
+            raise JSONReplyError("the reply nests brackets too deeply to be a spec (thousands of levels)") from None
     structured = [f for f in failures if f[0].text.lstrip()[:1] in _CLOSERS]
     if not structured:
         raise JSONReplyError(f"no JSON found in the reply: {_preview(text)}")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from gymwright.atomic import write_atomic
 from gymwright.spec import model as m
 from gymwright.spec.expr.functions import FUNCTIONS
 from gymwright.spec.limits import limits_table
@@ -121,7 +122,7 @@ def embed(doc: str) -> str:
 def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "--write":
         path = Path(argv[1])
-        path.write_text(embed(path.read_text() if path.exists() else ""))
+        write_atomic(path, embed(path.read_text() if path.exists() else ""))
         print(f"wrote the generated reference into {path}")
         return 0
     print(reference_markdown())
