@@ -19,7 +19,8 @@ from gymwright.compile import compile_spec, writer
 from gymwright.compile.audit import AuditError, audit_module, unsafe_builtins
 from gymwright.compile.batch_backend import generate_batch
 from gymwright.compile.build import check
-from gymwright.compile.python_backend import RUNTIME_MODULES, generate, runtime_source
+from gymwright.compile.inline import MARKER
+from gymwright.compile.python_backend import generate
 from gymwright.compile.writer import docstring_text, one_line
 from gymwright.errors import SpecError
 from gymwright.spec.loader import read_data
@@ -71,8 +72,8 @@ def test_a_rule_doc_with_code_is_inert_at_validate_verify_export_and_import(tmp_
 
 
 @pytest.mark.parametrize("sep, indent, why", [
-    ("\n", 8, "it imports `os`"),  # inside step(): the module would still work
-    ("\r", 8, "it imports `os`"),
+    ("\n", 8, "it imports in the generated part"),  # inside step(): the module would still work
+    ("\r", 8, "it imports in the generated part"),
     ("\n", 0, "it does not parse"),
 ])
 def test_the_attack_is_refused_by_the_audit_when_the_writer_regresses(
@@ -159,16 +160,15 @@ def test_a_spec_named_like_a_pettingzoo_class_compiles() -> None:
 
 # ---------------------------------------------------------------- the audit itself
 
-def _module(tail: str) -> tuple[str, object, str]:
+def _module(tail: str) -> tuple[str, object]:
     """The cake's module with `tail` appended to its generated part."""
     cs = check("cake_negotiation")
-    source = generate(cs)
-    return source + "\n" + tail + "\n", cs, runtime_source(RUNTIME_MODULES)
+    return generate(cs) + "\n" + tail + "\n", cs
 
 
 HOSTILE = {
-    "import os": "it imports `os`",
-    "from os import system": "it imports from `os`",
+    "import os": "it imports in the generated part",
+    "from os import system": "it imports in the generated part",
     "x = eval('1')": "it names `eval`",
     "x = getattr(np, 'sum')": "it names `getattr`",
     "x = vars(AGENTS)": "it names `vars`",
@@ -195,22 +195,28 @@ HOSTILE = {
 
 @pytest.mark.parametrize("tail", list(HOSTILE))
 def test_the_audit_refuses_code_the_generators_never_write(tail: str) -> None:
-    source, cs, runtime = _module(tail)
+    source, cs = _module(tail)
     with pytest.raises(AuditError, match="generated code failed its audit at line") as e:
-        audit_module(source, cs, runtime)
+        audit_module(source, cs)
     assert HOSTILE[tail] in e.value.message
 
 
 def test_the_audit_refuses_a_changed_runtime_and_names_the_line() -> None:
     cs = check("cake_negotiation")
     source = generate(cs)
-    runtime = runtime_source(RUNTIME_MODULES)
-    tampered = source.replace("def mix64(x: int) -> int:", "import os\ndef mix64(x: int) -> int:", 1)
+    tampered = source.replace("    x &= _MASK\n", "    x &= _MASK\n    __import__('os')\n", 1)
+    assert tampered != source
     with pytest.raises(AuditError, match="the runtime part differs"):
-        audit_module(tampered, cs, runtime)
+        audit_module(tampered, cs)
+    with pytest.raises(AuditError, match="it imports `import subprocess`, which the runtime does not"):
+        audit_module(source.replace("import math\n", "import math\nimport subprocess\n", 1), cs)
+    with pytest.raises(AuditError, match="the line that ends the runtime part is missing"):
+        audit_module(source.replace(MARKER, "# gone"), cs)
     lines = source.count("\n")
-    with pytest.raises(AuditError, match=f"at line {lines + 2}: it imports `os`"):
-        audit_module(source + "\nimport os\n", cs, runtime)
+    with pytest.raises(AuditError, match=f"at line {lines + 2}: it imports in the generated part"):
+        audit_module(source + "\nimport os\n", cs)
+    with pytest.raises(AuditError, match="it names `os`"):
+        audit_module(source + "\nx = os\n", cs)
 
 
 def test_every_library_module_passes_the_audit_and_no_unsafe_builtin_is_allowed() -> None:

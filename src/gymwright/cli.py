@@ -558,6 +558,9 @@ def export(
         )
     )
     out.print("It needs only numpy, gymnasium and pettingzoo (not gymwright).")
+    if "SOLVED_POOLS = {\n" in source:
+        out.print("It carries the solved layouts of these params; at other values of the pool's params "
+                  "(map size, agents, holes, wait ratio, pool size) it needs gymwright's solver.")
 
 
 @app.command()

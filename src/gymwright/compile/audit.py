@@ -31,6 +31,7 @@ import functools
 import re
 from pathlib import Path
 
+from gymwright.compile.inline import MARKER, imported, trusted_definitions, trusted_imports
 from gymwright.errors import CompileError
 from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.names import UNSAFE_ATTRIBUTES
@@ -41,7 +42,6 @@ GENERATORS = ("python_backend.py", "batch_backend.py", "tables.py", "pyexpr.py",
 """The modules whose string literals are the templates of generated code."""
 MODULES = frozenset({"np", "math", "gymnasium", "functools"})
 """Modules a generated module may name, always as `module.attribute`."""
-IMPORTS = {"functools": None, "gymnasium": None, "pettingzoo": frozenset({"ParallelEnv"})}
 SAFE_BUILTINS = frozenset({
     "abs", "all", "any", "bool", "dict", "enumerate", "float", "format", "int", "isinstance",
     "len", "list", "max", "min", "range", "reversed", "round", "set", "slice", "sorted", "str", "sum",
@@ -82,17 +82,6 @@ def templates() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str
     return frozenset(names), frozenset(attrs), {m: frozenset(a - UNSAFE_ATTRIBUTES) for m, a in per_module.items()}
 
 
-def runtime_definitions(runtime_text: str) -> frozenset[str]:
-    """Functions, classes and constants the runtime text defines at its top level (not its imports)."""
-    out: set[str] = set()
-    for node in ast.parse(runtime_text).body:
-        if isinstance(node, ast.FunctionDef | ast.ClassDef):
-            out.add(node.name)
-        elif isinstance(node, ast.Assign):
-            out |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return frozenset(out)
-
-
 def declared_attributes(cs: CheckedSpec) -> frozenset[str]:
     """Attribute names a spec legitimately adds: its symbols and the generated names made from them."""
     out = set(cs.symbols) | set(cs.choice_names) | set(cs.arg_names) | {"action"}
@@ -108,9 +97,10 @@ class AuditError(CompileError):
     """A generated module is not made only of checked parts."""
 
 
-def audit_module(source: str, cs: CheckedSpec, runtime_text: str) -> None:
-    """Refuse `source` (raise AuditError) unless it is docstring + `runtime_text` + generated code
-    built only from checked parts (see the module doc)."""
+def audit_module(source: str, cs: CheckedSpec) -> None:
+    """Refuse `source` (raise AuditError) unless it is its docstring, imports and runtime
+    definitions exactly as gymwright ships them, the marker line, then generated code built
+    only from checked parts (see the module doc)."""
     try:
         tree = ast.parse(source)
     except SyntaxError as e:
@@ -119,15 +109,40 @@ def audit_module(source: str, cs: CheckedSpec, runtime_text: str) -> None:
     if not body or not (isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                         and isinstance(body[0].value.value, str)):
         raise _failed(1, "it does not open with its docstring")
-    end = body[0].end_lineno or 1
     lines = source.split("\n")
-    rest = "\n".join(lines[end:])
-    expected = "\n" + runtime_text + "\n"
-    if not rest.startswith(expected):
-        raise _failed(end + 1, "the runtime part differs from gymwright's runtime modules")
-    offset = end + expected.count("\n")
-    generated = ast.parse(rest[len(expected):])
-    _Auditor(cs, runtime_definitions(runtime_text), offset).run(generated)
+    after_doc = body[0].end_lineno or 1
+    marker = next((i for i in range(after_doc, len(lines)) if lines[i] == MARKER), None)
+    if marker is None:
+        raise _failed(after_doc + 1, "the line that ends the runtime part is missing")
+    runtime = _runtime_part(body[1:], marker)
+    try:
+        generated = ast.parse("\n".join(lines[marker + 1:]))
+    except SyntaxError as e:  # the whole module parsed: cannot happen, but never exec what fails
+        raise _failed((e.lineno or 0) + marker + 1, f"it does not parse ({e.msg})") from None
+    _Auditor(cs, runtime, marker + 1).run(generated)
+
+
+def _runtime_part(nodes: list[ast.stmt], marker: int) -> frozenset[str]:
+    """Check that every statement before the marker is a trusted import or runtime definition
+    (compared as syntax trees); the names the generated part may use from it (its definitions:
+    an imported module such as `os` is for the runtime's own use)."""
+    trusted, imports = trusted_definitions(), trusted_imports()
+    bound: set[str] = set()
+    for node in nodes:
+        if node.lineno > marker:
+            break
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for imp in imported(node):
+                if imp not in imports:
+                    raise _failed(node.lineno, f"it imports `{imp.line()}`, which the runtime does not")
+            continue
+        names = [n.id for t in getattr(node, "targets", [getattr(node, "target", None)]) if t is not None
+                 for n in ast.walk(t) if isinstance(n, ast.Name)] if isinstance(node, ast.Assign | ast.AnnAssign) \
+            else [getattr(node, "name", "")]
+        if not names or any(trusted.get(n) != ast.dump(node) for n in names):
+            raise _failed(node.lineno, "the runtime part differs from gymwright's runtime modules")
+        bound |= set(names)
+    return frozenset(bound) | {"ParallelEnv"}  # the generated env's base class (imported on top)
 
 
 def _failed(line: int, why: str) -> AuditError:
@@ -188,14 +203,8 @@ class _Auditor:
             raise self.fail(node, f"`{type(node).__name__}` is never generated")
 
     def statement(self, node: ast.stmt) -> None:
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name not in IMPORTS or IMPORTS[a.name] is not None or a.asname:
-                    raise self.fail(node, f"it imports `{a.name}`")
-        elif isinstance(node, ast.ImportFrom):
-            allowed = IMPORTS.get(node.module or "")
-            if not allowed or node.level or any(a.name not in allowed or a.asname for a in node.names):
-                raise self.fail(node, f"it imports from `{node.module}`")
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            raise self.fail(node, "it imports in the generated part (imports are all at the top)")
         elif isinstance(node, ast.FunctionDef | ast.ClassDef):
             if node.decorator_list:
                 raise self.fail(node, f"`{node.name}` has a decorator")

@@ -87,5 +87,15 @@ def load_module(source: str, name: str) -> types.ModuleType:
 
 
 def export_source(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | None = None) -> str:
-    """The standalone module source (runs with numpy, gymnasium and pettingzoo only)."""
-    return generate(check(spec, params))
+    """The standalone module source (runs with numpy, gymnasium and pettingzoo only).
+
+    A spec whose grid has `solve:` carries the solved layout pool of `params` (solved here, once,
+    by gymwright's MAPF solver): at other values of the pool's params the module needs gymwright.
+    """
+    cs = check(spec, params)
+    if cs.grid is None or cs.grid.wait_ratio is None:
+        return generate(cs)
+    from gymwright.mapf.bake import solved_pools  # only MAPF exports need the solver
+
+    env = compile_checked(cs, params).parallel_env()
+    return generate(cs, solved_pools=solved_pools(env))

@@ -1,32 +1,69 @@
 # gymwright runtime: solved layouts (inlined only into envs whose grid has `solve:`)
 #
-# The one runtime helper that needs gymwright itself: the optimal MAPF solver's pools
-# (`gymwright.mapf`). An exported env whose spec has no `grid.solve` does not contain it.
+# Layouts come from a pool of optimally solved MAPF instances of the env's config. An exported
+# module carries the pools of the params it was exported with (`baked`: packed text, made by
+# gymwright.mapf.bake), so it runs without gymwright; at other params, and in gymwright's own
+# process, the pools come from gymwright's solver (`gymwright.mapf`), solved on first draw.
+
+import base64
+import io
 
 import numpy as np
 
+_UNPACKED: dict = {}
 
-def solved_layouts(size, height, width, n_agents, densities, blocked, wait_ratio, index):
+
+def solved_key(size, height, width, n_agents, densities, blocked, wait_ratio):
+    """The name of one pool: map, agents, hole ratio, wait ratio and number of layouts."""
+    holes = [k for k, b in enumerate(blocked) if b]
+    ratio = float(sum(densities[k] for k in holes))
+    wait = float(wait_ratio) if n_agents > 1 else 0.0  # a lone agent never waits for another
+    return f"{int(height)}x{int(width)} agents={int(n_agents)} holes={ratio!r} wait={wait!r} pool={int(size)}"
+
+
+def unpack_pool(text):
+    """holes [K, H, W] bool, starts and goals [K, N, 2], optimal cost [K] from a baked pool."""
+    with np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False) as data:
+        k, h, w = (int(x) for x in data["shape"])
+        holes = np.unpackbits(data["holes"])[: k * h * w].reshape(k, h, w).astype(bool)
+        return holes, data["starts"].astype(np.int64), data["goals"].astype(np.int64), data["cost"].astype(np.int64)
+
+
+def solved_layouts(size, height, width, n_agents, densities, blocked, wait_ratio, index, baked=None):
     """Layouts `index` (an int array) of the pool of `size` optimally solved MAPF instances of this
     config (`grid.solve`): tiles, starts, goals and optimal sums of arrival times, each with the
-    leading axis of `index`."""
+    leading axis of `index`. `baked`: the pools this module carries (name -> packed text)."""
+    key = solved_key(size, height, width, n_agents, densities, blocked, wait_ratio)
+    holes = [k for k, b in enumerate(blocked) if b]
+    idx = np.asarray(index, dtype=np.int64)
+    if baked and key in baked:
+        if key not in _UNPACKED:
+            _UNPACKED[key] = unpack_pool(baked[key])
+        lake, starts, goals, cost = (x[idx] for x in _UNPACKED[key])
+    else:
+        lake, starts, goals, cost = _solve(key, baked, size, height, width, n_agents, densities, holes, wait_ratio, idx)
+    tiles = np.where(lake, holes[0], 0).astype(np.int64)
+    return tiles, starts.copy(), goals.copy(), cost.copy()
+
+
+def _solve(key, baked, size, height, width, n_agents, densities, holes, wait_ratio, idx):
+    """The layouts from gymwright's solver (the pools of other params than the baked ones)."""
     try:
         from gymwright.mapf import MapfError, PoolConfig
         from gymwright.mapf.lazy import solved_pool
     except ImportError as err:
-        raise ImportError("this environment's grid uses `solve:` (optimally solved MAPF layouts), which "
-                          "needs gymwright installed: pip install gymwright") from err
+        carried = "; ".join(sorted(baked or {})) or "none"
+        raise ImportError(f"no solved layouts for {key} in this module (it carries: {carried}); other params "
+                          "need gymwright's solver (pip install gymwright), or export the module again with "
+                          "these params (gymwright export --param ...)") from err
     if height != width:
         raise MapfError(f"grid.solve needs a square grid, got {height}x{width}", path="grid.solve")
-    holes = [k for k, b in enumerate(blocked) if b]
     ratio = float(sum(densities[k] for k in holes))
-    wait_ratio = wait_ratio if n_agents > 1 else 0.0  # a lone agent never waits for another
+    wait_ratio = wait_ratio if n_agents > 1 else 0.0
     try:
         pool = solved_pool(PoolConfig(int(height), int(n_agents), ratio, float(wait_ratio)), int(size))
-        lake, starts, goals, cost = pool.take(np.asarray(index, dtype=np.int64))
+        return pool.take(idx)
     except MapfError as err:  # gymwright's own error type: the CLI reports it without a traceback
         raise MapfError(f"no solved layouts for a {height}x{width} lake, {n_agents} agents, hole ratio "
                         f"{ratio:g}, wait ratio {wait_ratio:g}: {err.message}", path="grid.solve",
                         hint=err.hint or "change the params") from err
-    tiles = np.where(lake, holes[0], 0).astype(np.int64)
-    return tiles, starts.copy(), goals.copy(), cost.copy()

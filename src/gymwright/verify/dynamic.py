@@ -19,6 +19,7 @@ import numpy as np
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
 from gymwright.compile.build import CompiledEnv
+from gymwright.compile.inline import MARKER
 from gymwright.spec.checked import CheckedSpec, CRole
 from gymwright.verify.diagnostic import Diagnostic, error, info
 
@@ -257,7 +258,6 @@ class _Player:
 _DRAWS = ("uniform(lo, hi) ", "normal(mean, std) ", "randint(lo, hi) ", "bernoulli(p) ")  # how their errors start
 
 
-_GENERATED = "# ---- generated environment"  # python_backend: the inlined runtime ends here
 
 
 def spec_path_of(e: BaseException, source: str) -> str | None:
@@ -265,7 +265,7 @@ def spec_path_of(e: BaseException, source: str) -> str | None:
     (the innermost line of the generated part: an error raised inside an inlined runtime helper,
     such as a draw function refusing its arguments, is placed at the generated line calling it)."""
     lines = source.splitlines()
-    start = next((i + 1 for i, line in enumerate(lines) if line.startswith(_GENERATED)), 0)
+    start = next((i + 1 for i, line in enumerate(lines) if line == MARKER), 0)
     tb = e.__traceback__
     lineno = None
     while tb is not None:
