@@ -4,11 +4,11 @@ becomes code.
 Before any generated module runs (or is exported), `audit_module` parses it and checks that it
 is made only of what the generator can legitimately emit:
 
-- the module docstring, then the runtime modules' text *exactly* as gymwright ships it, then
-  the generated part;
+- the module docstring; then imports that the runtime or the env itself makes, and runtime
+  definitions each *exactly* (as a syntax tree) as gymwright ships it; then the marker line
+  (`gymwright.compile.inline.MARKER`) and the generated part;
 - in the generated part, only the statement and expression forms the generators write (no
-  `try`, `while`, `global`, `del`, walrus, `yield`, `await`), imports of `functools`,
-  `gymnasium` and PettingZoo's `ParallelEnv` only, no decorators;
+  `try`, `while`, `global`, `del`, walrus, `yield`, `await`, no imports, no decorators);
 - every free name is one the module binds itself, a runtime function or class, or a listed
   safe builtin (never `eval`, `exec`, `open`, `getattr`, `vars`, `__import__`, ...); a module
   (`np`, `math`, `gymnasium`, `functools`) is named only as `module.attr`, with an attribute
