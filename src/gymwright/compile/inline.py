@@ -15,6 +15,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from gymwright.compile.tidy import drop_unread_locals
+from gymwright.compile.wrap import wrap_source
+
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
 RUNTIME_FILES = ("core.py", "grid.py", "grid_batch.py", "batch.py", "aec.py", "namespace.py", "solved.py")
 
@@ -145,7 +148,7 @@ def _text(lines: list[str], node: ast.stmt) -> str:
     return "\n".join(lines[start:node.end_lineno])
 
 
-MARKER = "# ---- generated from the spec " + "-" * 70
+MARKER = "# ---- generated from the spec " + "-" * 69
 """The line between the runtime and the generated code (what the audit splits a module at)."""
 
 
@@ -157,4 +160,5 @@ def assemble(docstring: str, body: str, extra_imports: tuple[Imported, ...] = ()
     except SyntaxError:  # the audit refuses the module and says where; inline everything meanwhile
         used = set(runtime()[0])
     imports, runtime_block = inline(used, extra_imports)
+    body = wrap_source(drop_unread_locals(body))
     return f'"""{docstring}"""\n\n{imports}\n\n\n{runtime_block}\n\n\n{MARKER}\n{body}'

@@ -240,7 +240,7 @@ class _Gen:
         w("")
         w("")
         with w.block("def make_params(overrides):"):
-            w('"""Validate param overrides against their types and ranges; raise ValueError naming the param."""')
+            w('"""Check param overrides against their types and ranges (ValueError naming the param)."""')
             w("unknown = sorted(set(overrides) - set(DEFAULTS))")
             with w.block("if unknown:"):
                 w("raise ValueError(f'unknown param(s) {unknown}; this env has: {sorted(DEFAULTS)}')")
@@ -342,7 +342,9 @@ class _Gen:
             w("self._last = [-1] * N_AGENTS")
             w("self._last_reward = [0.0] * N_AGENTS")
             w("self._returns = [0.0] * N_AGENTS")
-            w("self._metric_acc = [" + ", ".join(self.metric_start(m.reduce) for m in cs.metrics) + "]")
+            if self.accumulated:
+                w("self._metric_acc = [" + ", ".join(self.metric_start(m.reduce) for m in self.accumulated) + "]",
+                  comment="metrics folded over the episode: " + ", ".join(m.name for m in self.accumulated))
             w("self._compute_masks()")
             if self.unrolled:
                 ids = cs.agent_ids
@@ -481,11 +483,11 @@ class _Gen:
                 self.rewards_inline()
             else:
                 w("rewards, terms = self._rewards()")
-            for i, m in enumerate(cs.metrics):
+            for m in cs.metrics:
                 if self.lazy_metric(m):
                     continue
                 code = self.metric_code(m)
-                acc = f"self._metric_acc[{i}]"
+                acc = f"self._metric_acc[{self.accumulated.index(m)}]"
                 update = {"sum": f"{acc} += {code}", "mean": f"{acc} += {code}", "last": f"{acc} = {code}",
                           "max": f"{acc} = max({acc}, {code})", "min": f"{acc} = min({acc}, {code})"}[m.reduce]
                 w(update, comment=f"{m.path}: {m.expr.source} ({m.reduce})")
@@ -522,11 +524,11 @@ class _Gen:
             w('"""Metric values of the episode so far, reduced as the spec says."""')
             w("p, v = self.p, self.v")
             items = []
-            for i, m in enumerate(cs.metrics):
-                acc = f"self._metric_acc[{i}]"
+            for m in cs.metrics:
                 if self.lazy_metric(m):  # the value after the last step is the value now
                     items.append(f"{m.name!r}: {self.metric_code(m)} if v.t else 0.0")
                 else:
+                    acc = f"self._metric_acc[{self.accumulated.index(m)}]"
                     items.append(f"{m.name!r}: {acc} / max(v.t, 1)" if m.reduce == "mean" else f"{m.name!r}: {acc}")
             w("return {" + ", ".join(items) + "}")
         w("")
@@ -534,6 +536,11 @@ class _Gen:
     def metric_code(self, m: Any) -> str:
         code = self.em()(m.expr)
         return code if code.startswith("float(") else f"float({code})"
+
+    @functools.cached_property
+    def accumulated(self) -> list[Any]:
+        """The metrics folded step by step (`self._metric_acc`): all but the lazy ones."""
+        return [m for m in self.cs.metrics if not self.lazy_metric(m)]
 
     @staticmethod
     def lazy_metric(m: Any) -> bool:
@@ -675,7 +682,7 @@ class _Gen:
     def masks(self) -> None:
         cs, w = self.cs, self.w
         with w.block("def _compute_masks(self):"):
-            w('"""Action masks of every agent. Masks made only of per-choice flags are cached, read-only."""')
+            w('"""Action masks of every agent (those made of per-choice flags only: cached, read-only)."""')
             w("p, v = self.p, self.v")
             w("masks = []")
             w("cache = self._mask_cache")
@@ -976,7 +983,7 @@ class _Gen:
         w("")
         for b in cs.baselines:
             with w.block(f"def _script_{b.name}(self, me):"):
-                w(f'"""baselines.{b.name}: (action, rule) of agent `me`; (-1, -1) when no rule applies."""')
+                w(f'"""baselines.{b.name}: (action, rule) of agent `me`; (-1, -1) when none applies."""')
                 w("p, v = self.p, self.v")
                 w("m = self._masks[me]")
                 for r in cs.roles:
@@ -1034,15 +1041,15 @@ class _Gen:
             if cs.text_render:
                 w(f"lines = [{self.template(cs.text_render)}]", comment="text.render")
             else:
-                scal = [x for x in cs.state if not x.shape]
-                fields = " + '  ' + ".join(f"{x.name!r} + '=' + _fmt(v.{x.name})" for x in scal) or "''"
-                w(f"lines = ['t=' + str(v.t) + '  ' + {fields}]")
+                fields = ["'t=' + str(v.t)"] + [f"'{x.name}=' + _fmt(v.{x.name})" for x in cs.state if not x.shape]
+                w(f"lines = ['  '.join([{', '.join(fields)}])]")
             if cs.grid:
                 w(f"lines.append(render_ansi(v.tiles, GRID_CHARS, v.pos, {self.goals()}))")
             shown = [x for x in cs.agent_state if not x.shape and not x.builtin]
             with w.block("for i, agent in enumerate(AGENTS):"):
-                extra = "".join(f" + '  {x.name}=' + _fmt(v.{x.name}[i])" for x in shown)
-                w(f"lines.append(f'{{agent}}: {{_action_text(ROLE_OF[i], self._last[i])}}  reward={{self._last_reward[i]:.3g}}'{extra})")
+                parts = ["f'{agent}: {_action_text(ROLE_OF[i], self._last[i])}'", "f'reward={self._last_reward[i]:.3g}'"]
+                parts += [f"'{x.name}=' + _fmt(v.{x.name}[i])" for x in shown]
+                w(f"lines.append('  '.join([{', '.join(parts)}]))")
             w("return '\\n'.join(lines)")
         w("")
         with w.block("def text_observation(self, agent):"):
@@ -1072,7 +1079,7 @@ class _Gen:
             else:
                 c, fmt = part
                 out.append(f"format({em(c)}, {fmt!r})" if fmt else f"_fmt({em(c)})")
-        return " + ".join(out) or "''"
+        return f"''.join([{', '.join(out)}])" if len(out) > 1 else (out[0] if out else "''")
 
     def factories(self) -> None:
         w = self.w
