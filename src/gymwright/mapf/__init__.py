@@ -1,6 +1,7 @@
 """MAPF-FrozenLake as a generator: an optimal CBS solver, solvable instances with their
-optimal sum of costs, cached pools with a set share of wait-needing instances, mixtures of map
-sizes, and episode scoring (valid, optimal, failure kind).
+optimal sum of costs, and cached pools with a set share of wait-needing instances (the layouts
+of `grid.solve`). Episodes are scored by the spec's own metrics (`valid`, `optimal`); mixtures of
+map sizes are the engineer's (`gymwright.engineer.mixture`).
 
 Semantics (matched to ``mapf_frozenlake.yaml`` and ``runtime/grid.py``): an agent parks on its
 goal at its first arrival and keeps occupying it; vertex and swap conflicts are forbidden;
@@ -11,9 +12,7 @@ Measured costs are in ``README.md`` next to this file.
 from gymwright.mapf.cbs import Plan, find_conflicts, solve
 from gymwright.mapf.errors import ConfigError, MapfError, SearchLimitError, UnsolvableError
 from gymwright.mapf.instances import Instance, generate, solve_instance
-from gymwright.mapf.mixture import MixtureConfig, SizeMix, make_mixture
 from gymwright.mapf.pool import Pool, PoolConfig, make_pool
-from gymwright.mapf.score import ACTION_DELTAS, KINDS, EpisodeScore, score_episode
 
 __all__ = [
     # solver
@@ -27,14 +26,6 @@ __all__ = [
     "PoolConfig",
     "Pool",
     "make_pool",
-    "SizeMix",
-    "MixtureConfig",
-    "make_mixture",
-    # scoring
-    "score_episode",
-    "EpisodeScore",
-    "KINDS",
-    "ACTION_DELTAS",
     # errors
     "MapfError",
     "ConfigError",
