@@ -112,6 +112,13 @@ class _BatchGen:
         w(f"N_ACTIONS = {max(r.n_actions for r in cs.roles)}")
         w(f"ROLES = {[(r.name, r.start, r.count, r.obs_dim, r.n_actions) for r in cs.roles]!r}")
         w(f"BASELINES = {[b.name for b in cs.baselines]!r}", comment="scripted baselines (spec `baselines:`)")
+        w(f"STATE_VARS = {tuple(x.name for x in cs.state + cs.agent_state)!r}", comment="what a scenario may set")
+        def num(x: float) -> str:
+            return repr(float(x)) if np.isfinite(x) else ("math.inf" if x > 0 else "-math.inf")
+
+        bounds = ", ".join(f"{x.name!r}: ({num(x.lo)}, {num(x.hi)})" for x in cs.state + cs.agent_state
+                           if x.lo > -np.inf or x.hi < np.inf)
+        w(f"STATE_BOUNDS = {{{bounds}}}", comment="declared bounds at the module's params")
         baseline_tables(w, cs)
         for r in cs.roles:
             combos = [combo for c in r.choices for combo in c.combos()]
@@ -199,8 +206,12 @@ class _BatchGen:
 
     def reset(self) -> None:
         w = self.w
-        with w.block("def reset(self, seed=0):"):
-            w('"""Reset every copy: copy b gets seed `seed + b` (or seeds[b] for an array). Returns obs, masks."""')
+        with w.block("def reset(self, seed=0, options=None):"):
+            w('"""Reset every copy: copy b gets seed `seed + b` (or seeds[b] for an array). Returns obs, masks.')
+            w("")
+            w("`options={'state': {name: value}}` sets start values of the first episode of every copy (one")
+            w("value for all copies, or one per copy along a leading axis), checked for shape, type and bounds.")
+            w('"""')
             w("self.r.seeds = b_seeds(seed, self.size)", comment="ints in [0, 2**63), or ValueError")
             w("self.r.episodes = np.zeros(self.size, dtype=np.int64)")
             w("idx = np.arange(self.size)")
@@ -209,7 +220,17 @@ class _BatchGen:
                 w("self._start = {k: x.copy() for k, x in self.v._items()}",
                   comment="no random draws at the start: every episode of a copy starts here")
                 w("self._start_obs, self._start_masks = self.obs_buf.copy(), self.masks.copy()")
+            with w.block("if options:"):
+                w("self._start_state(options)", comment="a scenario: start values given by the caller")
             w("return self.obs_buf, self.masks")
+        w("")
+        with w.block("def _start_state(self, options):"):
+            w('"""Set the start values of `options[\'state\']` in every copy, then observe again."""')
+            with w.block("for name, value in rt_scenario(options, STATE_VARS).items():"):
+                w("self.v._set(name, rt_state_value(name, value, self.v._get(name), STATE_BOUNDS.get(name), self.size))")
+            w("BI = np.arange(self.size)")
+            w("self.obs_buf[:] = self._observe(self.p, self.v, BI)")
+            w("self.masks[:] = self._compute_masks(self.p, self.v, BI)")
         w("")
 
     @property

@@ -19,7 +19,8 @@ from gymwright.compile.tidy import drop_unread_locals
 from gymwright.compile.wrap import wrap_source
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
-RUNTIME_FILES = ("core.py", "grid.py", "grid_batch.py", "batch.py", "aec.py", "namespace.py", "solved.py")
+RUNTIME_FILES = ("core.py", "grid.py", "grid_batch.py", "batch.py", "aec.py", "namespace.py", "solved.py",
+                 "scenario.py")
 
 
 @dataclass(frozen=True)

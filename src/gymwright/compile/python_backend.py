@@ -171,6 +171,7 @@ class _Gen:
                 self.rewards()
             self.observe()
             self.state()
+            self.start_state()
             self.bounds()
             self.baselines()
             self.render()
@@ -205,6 +206,7 @@ class _Gen:
         w(f"CHOICES = {cs.choice_names!r}")
         w(f"ARGS = {cs.arg_names!r}")
         w(f"BASELINES = {[b.name for b in cs.baselines]!r}", comment="scripted baselines (spec `baselines:`)")
+        w(f"STATE_VARS = {tuple(x.name for x in cs.state + cs.agent_state)!r}", comment="what a scenario may set")
         baseline_tables(w, cs)
         grid_tables(w, cs)
         if cs.grid is not None and cs.grid.wait_ratio is not None:
@@ -337,6 +339,8 @@ class _Gen:
                     w(f"v.{var.name} = np.zeros({self.n}, dtype=bool)")
                 elif var.name == "msg":
                     w(f"v.msg = np.full({self.n}, -1, dtype=np.int64)")
+            with w.block("if options:"):
+                w("self._start_state(options)", comment="a scenario: start values given by the caller")
             self.clear_actions()
             w("self.agents = list(AGENTS)")
             w("self._last = [-1] * N_AGENTS")
@@ -1009,6 +1013,19 @@ class _Gen:
             w(f"a = {' + '.join(flat)}", comment=f"{rule.path}.action: {baseline_action_text(rule)}")
             with w.block("if m[a]:"):
                 w(f"return a, {k}")
+
+    def start_state(self) -> None:
+        """`_start_state(options)`: reset's `options={'state': {name: value}}`, checked like the spec."""
+        w = self.w
+        with w.block("def _start_state(self, options):"):
+            w('"""Set the start values given in `options[\'state\']` (after every init: a later init')
+            w("that reads a variable saw its drawn value), each checked for its shape, type and bounds.")
+            w('"""')
+            w("v = self.v")
+            w("bounds = self.var_bounds()")
+            with w.block("for name, value in rt_scenario(options, STATE_VARS).items():"):
+                w("v._set(name, rt_state_value(name, value, v._get(name), bounds.get(name)))")
+        w("")
 
     def bounds(self) -> None:
         cs, w = self.cs, self.w
