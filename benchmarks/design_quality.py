@@ -13,6 +13,7 @@ per-task list of failures are printed.
     python benchmarks/design_quality.py --designers 'local:qwen2.5-coder-1.5b@template[20]' --log runs.jsonl
     python benchmarks/design_quality.py --report runs.jsonl  # the table again from saved outcomes
     python benchmarks/design_quality.py --designers '...[30]' --log runs.jsonl --resume  # go on
+    python benchmarks/design_quality.py --prompt-sizes       # no design: the spec-stage prompt sizes
 
 A designer is `MODEL@MODE[N]`: MODEL is `offline` or a `--model` name, MODE `template` or `spec`
 (spec mode runs only the tasks marked `spec_subset`), and `[N]` keeps that designer's first N
@@ -186,6 +187,8 @@ class Outcome:
     attempts: int = 0
     parse_errors: int = 0
     explanation: str = ""
+    verified: bool = False  # the spec passed verification (fits the task or not)
+    fits_task: str = "unknown"  # the task-fit review: yes, no, unknown
     timed_out: bool = False
     error: str = ""
     replies: list[str] = field(default_factory=list)  # "stage: reply" per model call, shortened
@@ -244,6 +247,8 @@ def run_design(designer: Designer, task: Task, provider: Any | None, timeout: fl
         out.error = box.get("error", "the design did not finish")
         return out
     out.passed = bool(result.passed) and not out.timed_out
+    out.verified = bool(getattr(result, "verified", result.passed)) and not out.timed_out
+    out.fits_task = str(getattr(result, "fits_task", "unknown"))
     out.status = "timeout" if out.timed_out else result.status
     out.template = template_used(result, designer.mode)
     out.spec_name = (result.spec or {}).get("name")
@@ -307,6 +312,7 @@ class Row:
     off_refused: int
     off_verified: int
     verified_total: int  # all tasks
+    fits: str  # the task-fit review over designs that verified: "yes/no/unknown"
     calls: int
     tokens: int
     wall_median: float
@@ -331,6 +337,8 @@ def score(designer: str, mode: str, outcomes: list[Outcome], note: str = "") -> 
                       if applicable and rights else None),
         off_library=len(off), off_refused=sum(refused(o) for o in off),
         off_verified=sum(o.passed for o in off), verified_total=sum(o.passed for o in outcomes),
+        fits="/".join(str(sum(o.fits_task == f for o in outcomes if o.verified or o.passed))
+                      for f in ("yes", "no", "unknown")),
         calls=sum(o.calls for o in outcomes),
         tokens=sum(o.prompt_tokens + o.completion_tokens for o in outcomes),
         wall_median=statistics.median(walls) if walls else 0.0, wall_total=sum(walls),
@@ -354,9 +362,10 @@ def per_verified(total: int, verified: int, is_model: bool, digits: int = 1) -> 
 def markdown_table(rows: Iterable[Row]) -> str:
     head = ("| designer | tasks | verified (library tasks) | right template | params all right "
             "| stated params right | off-library: refused | off-library: produced a verified spec "
+            "| fits the task (yes/no/unknown, of verified) "
             "| model calls / verified spec | tokens / verified spec | wall s / task (median) "
             "| wall total | timeouts, errors |")
-    lines = [head, "|" + " --- |" * 13]
+    lines = [head, "|" + " --- |" * 14]
     for r in rows:
         is_model = r.mode != "offline"
         share = "n/a" if r.params_share is None else f"{100 * r.params_share:.0f}%"
@@ -365,7 +374,7 @@ def markdown_table(rows: Iterable[Row]) -> str:
             f"| {frac(r.verified, r.library_tasks)} | {frac(r.right_template, r.library_tasks)} "
             f"| {frac(r.params_all_right, r.library_tasks)} | {share} "
             f"| {frac(r.off_refused, r.off_library) if r.mode != 'spec' else 'n/a'} "
-            f"| {frac(r.off_verified, r.off_library)} "
+            f"| {frac(r.off_verified, r.off_library)} | {r.fits} "
             f"| {per_verified(r.calls, r.verified_total, is_model)} "
             f"| {per_verified(r.tokens, r.verified_total, is_model, 0)} "
             f"| {r.wall_median:.1f} | {fmt_duration(r.wall_total)} | {r.timeouts}, {r.errors} |")
@@ -410,6 +419,50 @@ def failures_table(outcomes: Iterable[Outcome]) -> str:
         if o.expected_params:
             expected += " " + ", ".join(f"{k}={v}" for k, v in o.expected_params.items())
         lines.append(f"| {o.designer} | {o.task_id} | {expected} | {got} | {why.replace('|', '/')} |")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- prompt sizes
+REPAIR_REPORT_LINES = 6  # a typical repair: a six-line verifier finding
+
+
+def prompt_sizes(tasks: list[Task]) -> list[dict[str, Any]]:
+    """The spec-stage and repair prompts each task would get, in bytes (UTF-8), without a model:
+    the plans are a fixed small plan whose `mechanics` are those of the task's library template
+    (none for off-library tasks); the repair shows back the first example spec as the previous
+    reply, with a six-line finding. Each size counts every message and the JSON schema sent."""
+    from gymwright.design.prompts import compact_json, load_prompts, mechanics_of
+    from gymwright.design.staged import SPEC_SCHEMA, fitted_repair_context, render_spec_prompt
+    from gymwright.spec.loader import read_data
+
+    prompts = load_prompts()
+    system = prompts.render("system")
+    rows = []
+    for t in tasks:
+        mechanics = sorted(mechanics_of(t.template)) if t.template else []
+        plans = {"roles": '{"roles":[{"name":"agent","count":2,"goal":"the task"}]}',
+                 "dynamics": compact_json({"mechanics": mechanics, "state": [{"name": "x"}]}),
+                 "rewards": '{"terms":[{"role":"agent","name":"task","expr":"done"}]}'}
+        user, examples = render_spec_prompt(prompts, t.task, plans)
+        previous = compact_json(read_data(examples[0])[0]) if examples else "{}"
+        finding = "\n".join(f"{i}. [error] step[0].set.x: undefined name `y` (fix: declare it)"
+                            for i in range(1, REPAIR_REPORT_LINES + 1))
+        context = fitted_repair_context(prompts, t.task, plans, previous, len(system + user))
+        repair = [system, context, previous,
+                  prompts.render("repair", report=finding, reply="the whole corrected spec")]
+        schema = len(compact_json(SPEC_SCHEMA))
+        rows.append({"task": t.id, "mechanics": ",".join(mechanics) or "none",
+                     "examples": ", ".join(examples),
+                     "spec_bytes": len((system + user).encode()) + schema,
+                     "repair_bytes": sum(len(x.encode()) for x in repair) + schema})
+    return rows
+
+
+def prompt_size_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| task | mechanics | examples | spec prompt | repair prompt |",
+             "| --- | --- | --- | --- | --- |"]
+    lines += [f"| {r['task']} | {r['mechanics']} | {r['examples']} | {r['spec_bytes'] / 1000:.1f} KB "
+              f"| {r['repair_bytes'] / 1000:.1f} KB |" for r in rows]
     return "\n".join(lines)
 
 
@@ -485,9 +538,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --log: skip the tasks the log already has for a designer")
     ap.add_argument("--report", type=Path, nargs="+", help="no run: the tables from saved JSONL logs")
     ap.add_argument("--tasks-file", type=Path, default=TASKS_FILE)
+    ap.add_argument("--prompt-sizes", action="store_true",
+                    help="no design: the spec-stage and repair prompt sizes of every task")
     args = ap.parse_args(argv)
 
     all_tasks = load_tasks(args.tasks_file)
+    if args.prompt_sizes:
+        print(prompt_size_table(prompt_sizes(all_tasks)))
+        return 0
     notes: list[str] = []
     results: list[tuple[Row, list[Outcome]]] = []
     if args.report:

@@ -130,7 +130,7 @@ def test_score_row() -> None:
     assert r.wall_median == pytest.approx(1.5) and r.wall_total == pytest.approx(17.0)
     table = dq.markdown_table([r, dq.score("s", "spec", outs[:2])])
     row, spec_row = table.splitlines()[2:]
-    assert "| 3/4 (75%) | 2/4 (50%) | 1/4 (25%) | 25% | 1/2 (50%) | 1/2 (50%) | 3.5 | 62 |" in row  # template mode may refuse
+    assert "| 3/4 (75%) | 2/4 (50%) | 1/4 (25%) | 25% | 1/2 (50%) | 1/2 (50%) | 0/0/4 | 3.5 | 62 |" in row  # template mode may refuse
     assert "| n/a | n/a | n/a |" in spec_row
 
 
@@ -138,7 +138,7 @@ def test_offline_row_reports_refusals_and_no_model_cost() -> None:
     outs = [outcome("a", calls=0), outcome("e", expected=None, params={}, passed=False,
                                            template=None)]
     row = dq.markdown_table([dq.score("offline", "offline", outs)]).splitlines()[2]
-    assert "| 1/1 (100%) | 0/1 (0%) | 0 | 0 |" in row
+    assert "| 1/1 (100%) | 0/1 (0%) | 0/0/1 | 0 | 0 |" in row
 
 
 def test_failure_reasons() -> None:
@@ -170,6 +170,24 @@ def test_template_used_reads_the_template_reply() -> None:
     assert dq.template_used(SimpleNamespace(attempts=attempts), "template") == "stag_hunt"
     assert dq.template_used(SimpleNamespace(attempts=attempts), "spec") is None
     assert dq.template_used(SimpleNamespace(template="x", attempts=[]), "offline") == "x"
+
+
+def test_fits_the_task_counts_the_review_over_verified_designs() -> None:
+    outs = [outcome("a", verified=True, fits_task="yes"), outcome("b", verified=True, fits_task="no",
+                                                                  passed=False, status="unfit"),
+            outcome("c", passed=False, template=None, fits_task="unknown")]
+    assert dq.score("d", "spec", outs).fits == "1/1/0"
+
+
+def test_prompt_sizes_meet_the_targets() -> None:
+    """Issue 17: a non-grid spec prompt <= 25 KB; a repair never larger than its spec prompt."""
+    rows = dq.prompt_sizes(TASKS)
+    assert len(rows) == len(TASKS)
+    for r in rows:
+        assert r["repair_bytes"] <= r["spec_bytes"], r
+        if r["mechanics"] == "none":
+            assert r["spec_bytes"] <= 25_000, r
+    assert "| spec prompt | repair prompt |" in dq.prompt_size_table(rows)
 
 
 def test_log_round_trip(tmp_path: Path) -> None:

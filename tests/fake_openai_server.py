@@ -12,6 +12,9 @@ Each request takes the next item of `replies`:
   (`retry_after` sets the Retry-After header; `message` the error text);
 - `{"sleep": seconds, "reply": ...}` waits, then answers with `reply` (default "late").
 When the replies run out the server answers 400 "no reply left", which clients do not retry.
+`FakeOpenAIServer(replies, truncate=True)` cuts every reply at the request's `max_tokens` (or
+`max_completion_tokens`), counted as the server counts usage (4 characters a token), with
+`finish_reason: "length"`, as real servers do.
 `requests` holds every request body (parsed JSON), `headers` every request's headers.
 """
 
@@ -56,8 +59,9 @@ class _FakeServer:
 
     path = "/"
 
-    def __init__(self, replies: list[Any]) -> None:
+    def __init__(self, replies: list[Any], *, truncate: bool = False) -> None:
         self.replies = list(replies)
+        self.truncate = truncate
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
@@ -146,8 +150,11 @@ def _content(item: Any) -> str:
     return item if isinstance(item, str) else json.dumps(item)
 
 
+CHARS_PER_TOKEN = 4  # the fake servers' token count: usage and truncation agree
+
+
 def _rough_tokens(text: str) -> int:
-    return max(1, len(text) // 4)
+    return max(1, len(text) // CHARS_PER_TOKEN)
 
 
 class FakeOpenAIServer(_FakeServer):
@@ -164,7 +171,10 @@ class FakeOpenAIServer(_FakeServer):
         return self
 
     def success_body(self, request: dict[str, Any], item: Any) -> dict[str, Any]:
-        content = _content(item)
+        content, finish = _content(item), "stop"
+        limit = request.get("max_tokens") or request.get("max_completion_tokens")
+        if self.truncate and limit is not None and _rough_tokens(content) > int(limit):
+            content, finish = content[: CHARS_PER_TOKEN * int(limit)], "length"
         prompt = sum(len(str(m.get("content", ""))) for m in request.get("messages", []))
         usage = {"prompt_tokens": max(1, prompt // 4), "completion_tokens": _rough_tokens(content)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
@@ -177,7 +187,7 @@ class FakeOpenAIServer(_FakeServer):
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "finish_reason": finish,
                     "logprobs": None,
                 }
             ],

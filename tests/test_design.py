@@ -52,10 +52,21 @@ ROLES = {"roles": [{"name": "presser", "count": 2, "goal": "press together"}],
          "turns": "simultaneous", "success": ["steps pressed together"]}
 DYNAMICS = {"params": [{"name": "horizon", "default": 5}], "state": [{"name": "together"}],
             "actions": [{"role": "presser", "name": "press"}, {"role": "presser", "name": "wait"}],
+            "observations": [{"role": "presser", "sees": "how often both pressed, and the time"}],
             "end": "after horizon steps", "max_steps": 5}
 REWARDS = {"terms": [{"role": "presser", "name": "together", "expr": "both pressed"}],
-           "hacking_risks": ["none: the only reward is the task"], "expected_behaviour": "always press"}
+           "hacking_risks": ["none: the only reward is the task"], "expected_behaviour": "always press",
+           "metrics": [{"name": "together", "expr": "together", "kind": "task"}],
+           "success_metric": "together"}
 PLANS = [{"json": ROLES}, {"json": DYNAMICS}, {"json": REWARDS}]
+# the task-fit review after verification: it fits / it does not (the pressers are paid alone)
+FITS = {"json": {"checks": [{"aspect": "agents", "fits": True}, {"aspect": "rewards", "fits": True}],
+                 "fits_task": True}}
+UNFIT = {"json": {"checks": [{"aspect": "agents", "fits": True},
+                             {"aspect": "rewards", "fits": False,
+                              "problem": "the task pays only pressing at the same time",
+                              "fix": "rewards.presser[0].expr: pay only when sum(press) == 2"}],
+                  "fits_task": False}}
 
 
 def broken_button() -> dict[str, Any]:
@@ -85,28 +96,30 @@ def store(tmp_path: Path) -> Store:
 
 # ----------------------------------------------------------------------------- spec mode
 def test_first_try_success_runs_four_stages_and_records_them(tmp_path: Path, store: Store) -> None:
-    result, provider = run(tmp_path, [*PLANS, {"json": BUTTON}], store)
+    result, provider = run(tmp_path, [*PLANS, {"json": BUTTON}, FITS], store)
     assert result.passed and result.status == "passed", result.explanation
-    assert [a.stage for a in result.attempts] == ["roles", "dynamics", "rewards", "spec"]
-    assert len(provider.requests) == 4 and result.provider_calls == 4
+    assert result.verified and result.fits_task == "yes"
+    assert [a.stage for a in result.attempts] == ["roles", "dynamics", "rewards", "spec", "review"]
+    assert len(provider.requests) == 5 and result.provider_calls == 5
     # each stage's plan is carried into the next prompt; the spec prompt has the reference
     assert '"presser"' in provider.requests[1].messages[-1].content
     assert "both pressed" in provider.requests[3].messages[-1].content
     assert "### `EnvSpec`" in provider.requests[3].messages[-1].content
-    assert provider.requests[3].schema is not None and "properties" in provider.requests[3].schema
+    assert provider.requests[3].schema == {"type": "object"}  # the reference describes the rest
     assert yaml.safe_load(result.spec_path.read_text()) == BUTTON
     rec = store.design(result.design_id)
     assert rec.status == "passed" and rec.spec_sha == result.spec_sha
-    assert [a.stage for a in rec.attempts] == ["roles", "dynamics", "rewards", "spec"]
+    assert [a.stage for a in rec.attempts] == ["roles", "dynamics", "rewards", "spec", "review"]
+    assert rec.verified is True and rec.fits_task == "yes"
     assert rec.attempts[3].report["passed"] is True and rec.attempts[3].parsed == BUTTON
     assert rec.template_hash == result.template_hash and len(rec.template_hash) == 64
     assert store.get_spec(result.spec_sha) == BUTTON
 
 
 def test_undefined_name_is_repaired_on_the_second_attempt(tmp_path: Path, store: Store) -> None:
-    result, provider = run(tmp_path, [*PLANS, {"json": broken_button()}, {"json": BUTTON}], store)
+    result, provider = run(tmp_path, [*PLANS, {"json": broken_button()}, {"json": BUTTON}, FITS], store)
     assert result.passed, result.explanation
-    assert [a.stage for a in result.attempts][-2:] == ["spec", "repair"]
+    assert [a.stage for a in result.attempts][-3:] == ["spec", "repair", "review"]
     first = store.design(result.design_id).attempts[3]
     assert first.passed is False and first.report["stopped_at"] == "static"
     repair_prompt = provider.requests[4].messages
@@ -117,7 +130,7 @@ def test_undefined_name_is_repaired_on_the_second_attempt(tmp_path: Path, store:
 
 def test_a_reply_that_is_not_json_is_asked_again(tmp_path: Path, store: Store) -> None:
     chatty = "Sure! I would model this as a coordination game with two pressers."
-    result, provider = run(tmp_path, [*PLANS, chatty, {"json": BUTTON}], store)
+    result, provider = run(tmp_path, [*PLANS, chatty, {"json": BUTTON}, FITS], store)
     assert result.passed, result.explanation
     bad = result.attempts[3]
     assert bad.stage == "spec" and bad.parse_error and bad.reply == chatty
@@ -126,7 +139,7 @@ def test_a_reply_that_is_not_json_is_asked_again(tmp_path: Path, store: Store) -
 
 
 def test_a_plan_that_does_not_match_its_schema_is_asked_again(tmp_path: Path, store: Store) -> None:
-    result, provider = run(tmp_path, [{"json": {"roles": []}}, *PLANS, {"json": BUTTON}], store)
+    result, provider = run(tmp_path, [{"json": {"roles": []}}, *PLANS, {"json": BUTTON}, FITS], store)
     assert result.passed, result.explanation
     assert result.attempts[0].parse_error and "roles" in result.attempts[0].parse_error
     assert "roles" in provider.requests[1].messages[-1].content
@@ -152,11 +165,11 @@ def test_budget_exhausted_stops_clearly_and_keeps_the_attempts(tmp_path: Path, s
 
 
 def test_429_is_retried_then_succeeds(tmp_path: Path, store: Store) -> None:
-    items = [{"error": 429, "retry_after": 0}, *PLANS, {"json": BUTTON}]
+    items = [{"error": 429, "retry_after": 0}, *PLANS, {"json": BUTTON}, FITS]
     result, provider = run(tmp_path, items, store)
     assert result.passed
-    assert result.provider_calls == 5 and len(provider.requests) == 5
-    assert len(result.attempts) == 4  # the retry is not an attempt of its own
+    assert result.provider_calls == 6 and len(provider.requests) == 6
+    assert len(result.attempts) == 5  # the retry is not an attempt of its own
 
 
 def test_timeouts_past_the_retries_end_the_design_with_a_clear_error(tmp_path: Path, store: Store) -> None:
@@ -169,7 +182,7 @@ def test_timeouts_past_the_retries_end_the_design_with_a_clear_error(tmp_path: P
 
 
 def test_a_repeated_design_is_served_from_the_cache(tmp_path: Path, store: Store) -> None:
-    first, _ = run(tmp_path, [*PLANS, {"json": BUTTON}], store)
+    first, _ = run(tmp_path, [*PLANS, {"json": BUTTON}, FITS], store)
     again, provider = run(tmp_path, [], store)  # an empty script: any call would fail
     assert again.passed and len(provider.requests) == 0 and again.provider_calls == 0
     assert all(a.cached for a in again.attempts) and again.spec_sha == first.spec_sha
@@ -177,9 +190,9 @@ def test_a_repeated_design_is_served_from_the_cache(tmp_path: Path, store: Store
 
 
 def test_no_cache_asks_the_model_again(tmp_path: Path, store: Store) -> None:
-    run(tmp_path, [*PLANS, {"json": BUTTON}], store)
-    again, provider = run(tmp_path, [*PLANS, {"json": BUTTON}], store, use_cache=False)
-    assert again.passed and len(provider.requests) == 4
+    run(tmp_path, [*PLANS, {"json": BUTTON}, FITS], store)
+    again, provider = run(tmp_path, [*PLANS, {"json": BUTTON}, FITS], store, use_cache=False)
+    assert again.passed and len(provider.requests) == 5
 
 
 # ----------------------------------------------------------------------------- template mode
@@ -298,7 +311,7 @@ def test_every_library_spec_still_verifies_with_its_params_at_an_end_of_their_ra
 
 
 def test_lineage_links_a_repaired_spec_to_the_one_it_repairs(tmp_path: Path, store: Store) -> None:
-    result, _ = run(tmp_path, [*PLANS, {"json": broken_button()}, {"json": BUTTON}], store)
+    result, _ = run(tmp_path, [*PLANS, {"json": broken_button()}, {"json": BUTTON}, FITS], store)
     broken_sha = result.attempts[3].spec_sha
     (edge,) = store.lineage(result.spec_sha)
     assert edge.parent == broken_sha and edge.child == result.spec_sha
@@ -320,7 +333,7 @@ def test_a_short_context_model_gets_the_compact_reference_and_one_example(tmp_pa
                                                                           store: Store) -> None:
     from gymwright.spec.reference import SECTIONS, compact_reference
 
-    provider = ScriptedProvider(script(tmp_path, [*PLANS, {"json": BUTTON}]))
+    provider = ScriptedProvider(script(tmp_path, [*PLANS, {"json": BUTTON}, FITS]))
     provider.context_tokens = 4096  # type: ignore[attr-defined]
     result = design(TASK, DesignOptions(retry_backoff=0.0), store=store, provider=provider)
     assert result.passed, result.explanation

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 from fake_openai_server import FakeOpenAIServer
-from test_design import BUTTON, PLANS, TASK, broken_button
+from test_design import BUTTON, FITS, PLANS, TASK, UNFIT, broken_button
 from typer.testing import CliRunner, Result
 
 from gymwright.cli import app
@@ -101,15 +101,60 @@ def test_template_mode_over_http_with_structured_output_and_a_429() -> None:
     assert fmt["type"] == "json_schema" and "stag_hunt" in json.dumps(fmt["json_schema"]["schema"])
 
 
-def test_spec_mode_over_http_repairs_and_passes() -> None:
-    replies = [p["json"] for p in PLANS] + [broken_button(), BUTTON]
-    with FakeOpenAIServer(replies) as server:
+def long_doc(spec: dict, chars: int = 6000) -> dict:
+    """`spec` with a doc long enough that its JSON is well over 400 tokens (4 chars a token)."""
+    sentence = "Both pressers see how often they pressed together and how much time is left. "
+    return {**spec, "doc": (sentence * (chars // len(sentence) + 1))[:chars].strip()}
+
+
+def test_spec_mode_over_http_repairs_and_passes_with_a_server_that_truncates() -> None:
+    """Real servers cut a reply at max_tokens: a repair must get a whole spec's budget."""
+    big, broken = long_doc(BUTTON), long_doc(broken_button())
+    replies = [p["json"] for p in PLANS] + [broken, big, FITS["json"]]
+    with FakeOpenAIServer(replies, truncate=True) as server:
         result, data = design_json(TASK, "--model", "openai:fake-model",
                                    "--base-url", server.base_url)
     assert result.exit_code == 0, result.output
-    assert data["passed"] and data["attempts"] == 5 and data["spec_name"] == "button_coordination"
+    assert data["passed"] and data["verified"] and data["fits_task"] == "yes"
+    assert data["attempts"] == 6 and data["spec_name"] == "button_coordination"
     assert data["usage"]["prompt_tokens"] > 0
-    assert "togther" in server.requests[-1]["messages"][-1]["content"]
+    spec_req, repair_req = server.requests[3], server.requests[4]
+    assert len(json.dumps(big)) > 4 * 400  # the old repair budget would have cut it off
+    assert repair_req["max_tokens"] == spec_req["max_tokens"] >= 8192
+    assert "togther" in repair_req["messages"][-1]["content"]
+    assert "togther" in repair_req["messages"][-2]["content"]  # the previous spec, shown back
+    with Store.open(Path(data["store"])) as st:
+        rec = st.design(data["design_id"])
+    assert [a.stage for a in rec.attempts][-3:] == ["spec", "repair", "review"]
+
+
+def test_a_reply_cut_off_at_max_tokens_is_named_as_such_and_asked_again() -> None:
+    rambling = '{"roles": [{"name": "presser", "count": 2, "goal": "' + "press " * 2000
+    replies = [rambling, *[p["json"] for p in PLANS], BUTTON, FITS["json"]]
+    with FakeOpenAIServer(replies, truncate=True) as server:
+        result, data = design_json(TASK, "--model", "openai:fake-model",
+                                   "--base-url", server.base_url)
+    assert result.exit_code == 0, result.output
+    again = server.requests[1]["messages"][-1]["content"]
+    assert "cut off at max_tokens=900" in again and "shorter reply" in again
+
+
+def test_an_unfit_design_exits_1_and_says_verified_yes_fits_no() -> None:
+    replies = [p["json"] for p in PLANS] + [BUTTON, UNFIT["json"]]
+    with FakeOpenAIServer(replies) as server:
+        result, data = design_json(TASK, "--model", "openai:fake-model",
+                                   "--base-url", server.base_url, "--max-repairs", "0")
+    assert result.exit_code == 1, result.output
+    assert data["status"] == "unfit" and not data["passed"]
+    assert data["verified"] is True and data["fits_task"] == "no"
+    assert any("pay only when sum(press) == 2" in f for f in data["findings"])
+    assert data["spec_path"].endswith(".unfit.yaml")
+    rows = json.loads(invoke("designs", "--store", data["store"], "--json").stdout)
+    assert rows[0]["status"] == "unfit" and rows[0]["fits_task"] == "no" and rows[0]["verified"]
+    shown = invoke("show", str(data["design_id"]), "--store", data["store"])
+    assert "fits the task: no" in shown.stdout and "verified: yes" in shown.stdout
+    plain = invoke("designs", "--store", data["store"])
+    assert "unfit" in plain.stdout
 
 
 # ----------------------------------------------------------------------------- interrupted

@@ -90,7 +90,7 @@ def test_a_new_scheme_is_one_dict_entry(monkeypatch: pytest.MonkeyPatch) -> None
     ],
 )
 def test_choose_model_precedence(cli: str | None, env: str | None, expected: tuple) -> None:
-    environ = {"GYMWRIGHT_LOCAL_DEFAULT": "0"}  # the local-model default: tests/test_local_llm.py
+    environ: dict[str, str] = {}
     if env is not None:
         environ["GYMWRIGHT_MODEL"] = env
     assert choose_model(cli, environ) == expected

@@ -1,11 +1,14 @@
 """The design commands of the CLI: `design`, `designs`, `show` (registered in `gymwright.cli`).
 
 Progress goes to stderr (a line per stage, attempt and verification, with a spinner while the
-model thinks), results to stdout, so `--json` output stays clean for scripts.
+model thinks that shows the stage, the attempt, the seconds waited and the tokens so far),
+results to stdout, so `--json` output stays clean for scripts.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -32,31 +35,48 @@ StoreOpt = Annotated[
 ]
 
 
+class Waiting:
+    """The spinner's text, rendered afresh at every refresh: what runs, for how long, and the
+    tokens the design has used so far."""
+
+    def __init__(self, text: str, tokens: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.text, self.tokens, self.clock, self.since = text, tokens, clock, clock()
+
+    def __str__(self) -> str:
+        return f"{self.text} - {self.clock() - self.since:.0f} s, {self.tokens:,} tokens so far"
+
+    def __rich__(self) -> Text:
+        return Text(str(self))
+
+
 class LiveProgress:
-    """Prints each finished step on stderr; a spinner says what is running now."""
+    """Prints each finished step on stderr; a spinner says what is running now, for how long,
+    and how many tokens the design has used."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
         self.status: Status | None = None
+        self.waiting: Waiting | None = None
 
     def __call__(self, e: DesignEvent) -> None:
         if e.kind == "ask":
-            self.spin(f"{e.stage}: asking {e.message} (attempt {e.attempt + 1})")
+            self.spin(f"{e.stage}: asking {e.message} (attempt {e.attempt + 1})", e.tokens)
         elif e.kind == "verify":
-            self.spin(f"{e.stage}: verifying (schema, static, compile, dynamic, probes, degeneracy)")
+            self.spin(f"{e.stage}: verifying (schema, static, compile, dynamic, probes, degeneracy)", e.tokens)
         elif e.kind == "reply":
             self.line(e.passed, f"{e.stage}: reply {'ok' if e.passed else 'unusable: ' + first_line(e.message)}")
-        elif e.kind == "verified":
+        elif e.kind in ("verified", "reviewed"):
             self.line(e.passed, f"{e.stage}: {e.message}")
         else:
             self.line(None, f"{e.stage}: {e.message}")
 
-    def spin(self, text: str) -> None:
+    def spin(self, text: str, tokens: int = 0) -> None:
+        self.waiting = Waiting(text, tokens)
         if self.status is None:
-            self.status = self.console.status(text)
+            self.status = self.console.status(self.waiting)
             self.status.start()
         else:
-            self.status.update(text)
+            self.status.update(self.waiting)
 
     def line(self, ok: bool | None, text: str) -> None:
         mark, style = {True: ("ok ", "green"), False: ("!! ", "red"), None: ("   ", "dim")}[ok]
@@ -80,6 +100,8 @@ def print_result(r: DesignResult) -> None:
     tokens = f", {r.usage.total} tokens, {r.provider_calls} model calls" if r.mode != "offline" else ""
     verdict.append(f" ({len(r.attempts)} attempts, {r.wall_s:.1f} s{tokens})")
     out.print(verdict)
+    out.print(Text(f"verified: {'yes' if r.verified else 'no'}; fits the task: {r.fits_task}"
+                   + ("" if r.fits_task != "unknown" else f" ({unknown_fit_reason(r.mode)})")))
     out.print(Text(f"designer: {r.model} [{r.mode} mode; model from {r.model_source}]", style="dim"))
     if r.explanation:
         out.print(Text(r.explanation))
@@ -92,11 +114,21 @@ def print_result(r: DesignResult) -> None:
         out.print(f"`gymwright show {r.design_id}` lists every attempt and its diagnostics.")
 
 
+def unknown_fit_reason(mode: str) -> str:
+    """Why a design's fit to the task is unknown."""
+    if mode == "spec":
+        return "no usable task-fit review"
+    if mode == "offline":
+        return "no model reviewed it; the offline designer refuses templates that lack what the task names"
+    return "no model reviewed it; template mode asks only whether the template is the same kind of game"
+
+
 def design_command(
     task: Annotated[str, typer.Argument(metavar="TASK", help="The task, in plain words.", show_default=False)],
     model: Annotated[str | None, typer.Option(
-        "--model", "-m", help="openai:MODEL, anthropic:MODEL, ollama:MODEL, scripted:FILE or "
-        "offline (default: $GYMWRIGHT_MODEL, else the offline designer).")] = None,
+        "--model", "-m", help="openai:MODEL, anthropic:MODEL, ollama:MODEL, local:NAME, "
+        "scripted:FILE or offline (default: $GYMWRIGHT_MODEL, else the offline designer, the "
+        "best designer measured; a local model runs only when named).")] = None,
     base_url: Annotated[str | None, typer.Option(
         "--base-url", help="An OpenAI-compatible server (vLLM, llama.cpp, LM Studio); default $OPENAI_BASE_URL.")] = None,
     mode: Annotated[str | None, typer.Option(
@@ -107,6 +139,8 @@ def design_command(
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Write the verified spec here (YAML).")] = None,
     force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite --out if it exists.")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the model even when the reply is cached.")] = False,
+    no_review: Annotated[bool, typer.Option(
+        "--no-review", help="Spec mode: skip the task-fit review after verification (fits the task: unknown).")] = False,
     store: StoreOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
 ) -> None:
@@ -117,7 +151,8 @@ def design_command(
     if output is not None:
         check_writable(output, force)
     opts = DesignOptions(model=model, base_url=base_url, mode=mode, max_repairs=max_repairs,
-                         max_calls=max_calls, max_tokens=max_tokens, use_cache=not no_cache)
+                         max_calls=max_calls, max_tokens=max_tokens, use_cache=not no_cache,
+                         review=not no_review)
     progress = LiveProgress(err)
     with domain_errors(), Store.open(store) as st:
         try:
@@ -156,18 +191,19 @@ def designs_command(
                   'Start one: gymwright design "two robots divide a pie by alternating offers"')
         return
     table = Table(title=f"designs in {default_store_path(store)}")
-    for col in ("id", "started (UTC)", "status", "mode", "designer", "tries", "tokens", "task"):
+    for col in ("id", "started (UTC)", "status", "fits task", "mode", "designer", "tries", "tokens", "task"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        style = {"passed": "green", "failed": "red", "error": "red", "interrupted": "yellow"}.get(r.status, "")
+        style = {"passed": "green", "failed": "red", "unfit": "red", "error": "red",
+                 "interrupted": "yellow"}.get(r.status, "")
         table.add_row(str(r.id), r.started_at[:19].replace("T", " "), Text(r.status, style=style),
-                      r.mode, r.model, str(r.n_attempts), str(r.usage.total), r.task[:60])
+                      r.fits_task, r.mode, r.model, str(r.n_attempts), str(r.usage.total), r.task[:60])
     out.print(table)
 
 
 def summary_dict(r: Any) -> dict[str, Any]:
-    keep = ("id", "task", "model", "mode", "status", "started_at", "wall_s", "n_attempts",
-            "spec_sha", "template_hash")
+    keep = ("id", "task", "model", "mode", "status", "verified", "fits_task", "started_at",
+            "wall_s", "n_attempts", "spec_sha", "template_hash")
     data = {k: getattr(r, k) for k in keep}
     data["usage"] = r.usage.to_dict()
     return data
@@ -203,6 +239,8 @@ def attempt_dict(a: Any) -> dict[str, Any]:
 def print_design(rec: DesignRecord, spec: dict[str, Any] | None, full: bool) -> None:
     out.rule(f"[bold]design {rec.id}: {rec.status}")
     out.print(Text(f"task:     {rec.task}\ndesigner: {rec.model} ({rec.mode} mode)\n"
+                   f"verified: {({True: 'yes', False: 'no'}).get(rec.verified, 'unknown')}; "
+                   f"fits the task: {rec.fits_task}\n"
                    f"started:  {rec.started_at}  wall {rec.wall_s:.1f} s  tokens {rec.usage.total}\n"
                    f"prompts:  {rec.template_hash[:12]}"))
     if rec.result.get("explanation"):

@@ -36,10 +36,12 @@ VERIFY_EPISODES = 20
 
 @dataclass
 class DesignResult:
-    """What a design produced. `passed` is True when the final spec passed verification."""
+    """What a design produced: two verdicts, `verified` (the spec passed verification) and
+    `fits_task` (a task-fit review by the model: yes, no, or unknown when nothing reviewed it).
+    `passed` is both together: verified, and not found to miss the task."""
 
     design_id: int
-    status: str  # passed, failed, error, interrupted
+    status: str  # passed, unfit (verified, the review says it does not fit), failed, error, interrupted
     mode: str
     model: str
     model_source: str
@@ -58,6 +60,9 @@ class DesignResult:
     score: float | None = None  # offline designer: the best match's similarity (0..1)
     template_hash: str = ""
     store_path: Path | None = None
+    verified: bool = False
+    fits_task: str = "unknown"  # yes, no, unknown (session.FITS)
+    findings: list[str] = field(default_factory=list)  # the review's failed checks
 
     @property
     def passed(self) -> bool:
@@ -66,6 +71,7 @@ class DesignResult:
     def to_json_dict(self) -> dict[str, Any]:
         return {
             "design_id": self.design_id, "passed": self.passed, "status": self.status,
+            "verified": self.verified, "fits_task": self.fits_task, "findings": self.findings,
             "mode": self.mode, "model": self.model, "model_source": self.model_source,
             "task": self.task, "attempts": len(self.attempts),
             "spec_path": str(self.spec_path) if self.spec_path else None,
@@ -93,6 +99,7 @@ class DesignOptions:
     retry_backoff: float = 1.0  # seconds before the first retry, doubling (a server's hint wins)
     verify_episodes: int = VERIFY_EPISODES
     use_cache: bool = True
+    review: bool = True  # spec mode: the model reviews the verified spec against the task
 
 
 def resolve_mode(mode: str | None, has_model: bool, model: str | None = None) -> str:
@@ -151,12 +158,13 @@ def _run(task: str, opts: DesignOptions, mode: str, llm: LLM | None, source: str
     settings = {"max_repairs": opts.max_repairs, "max_calls": opts.max_calls,
                 "max_tokens": opts.max_tokens, "verify_episodes": opts.verify_episodes,
                 "prompts_version": prompts.version, "model_source": source,
-                "base_url": opts.base_url, "pid": os.getpid()}
+                "base_url": opts.base_url, "pid": os.getpid(),
+                "review": opts.review and mode == "spec"}
     design_id = store.start_design(task, model=label, mode=mode, template_hash=prompts.hash,
                                    settings=settings)
     session = DesignSession(store=store, design_id=design_id, prompts=prompts, llm=llm,
                             max_repairs=opts.max_repairs, verify_episodes=opts.verify_episodes,
-                            progress=progress)
+                            progress=progress, task=task, review=opts.review and mode == "spec")
     result = DesignResult(design_id, "running", mode, label, source, task,
                           template_hash=prompts.hash, store_path=store.path)
     start = time.perf_counter()
@@ -191,13 +199,26 @@ def finish(result: DesignResult, session: DesignSession, spec: dict[str, Any] | 
         result.template, result.best_match = choice.template, choice.best.name
         result.score, result.explanation = choice.best.score, choice.explanation
     candidate = spec or last_candidate(session)
-    result.status = "passed" if spec is not None else "failed"
+    result.verified = spec is not None
+    result.fits_task, result.findings = session.fits_task, list(session.findings)
+    result.status = verdict(result.verified, result.fits_task)
     if candidate is not None:
         result.spec = candidate
         result.spec_sha = session.store.put_spec(candidate, name=str(candidate.get("name", "")))
-        result.spec_path = write_spec_file(candidate, result, session.store, out if spec else None)
-    if not result.explanation and not result.passed:
+        result.spec_path = write_spec_file(candidate, result, session.store,
+                                           out if result.passed else None)
+    if result.status == "unfit":
+        result.explanation = ("the spec passed verification, but the task-fit review found that it "
+                              "does not do what the task asks:\n" + "\n".join(result.findings))
+    elif not result.explanation and not result.passed:
         result.explanation = failure_summary(session, report)
+
+
+def verdict(verified: bool, fits_task: str) -> str:
+    """The design's status from its two verdicts."""
+    if not verified:
+        return "failed"
+    return "unfit" if fits_task == "no" else "passed"
 
 
 def last_candidate(session: DesignSession) -> dict[str, Any] | None:
@@ -218,7 +239,7 @@ def failure_summary(session: DesignSession, report: VerificationReport | None) -
 def write_spec_file(spec: dict[str, Any], result: DesignResult, store: Store, out: Path | None) -> Path:
     """`out` when given (and the spec passed), else the store's artifacts folder. Atomic."""
     name = str(spec.get("name", "spec"))
-    suffix = "" if result.status == "passed" else ".failed"
+    suffix = {"passed": "", "unfit": ".unfit"}.get(result.status, ".failed")
     path = out or store.path / "artifacts" / "specs" / f"{name}-{result.spec_sha[:12]}{suffix}.yaml"  # type: ignore[index]
     path.parent.mkdir(parents=True, exist_ok=True)
     header = f"# designed by gymwright (design {result.design_id}, {result.model})\n# task: {result.task}\n"
@@ -233,6 +254,7 @@ def close(result: DesignResult, session: DesignSession, store: Store, llm: LLM |
     if result.status == "running":
         result.status = "error"
     summary = {"explanation": result.explanation, "template": result.template,
+               "verified": result.verified, "fits_task": result.fits_task, "findings": result.findings,
                "score": result.score, "spec_path": str(result.spec_path) if result.spec_path else None,
                "provider_calls": result.provider_calls}
     store.finish_design(result.design_id, status=result.status, spec_sha=result.spec_sha,

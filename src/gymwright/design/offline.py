@@ -4,7 +4,9 @@ It retrieves the library spec nearest the task text (`retrieval.best_fit`), fill
 the numbers and words of the text (`params_from_text.extract_params`) and says plainly what it
 did: which template, how similar, which words matched, where each param came from, what it
 could not use. When no template fits it says so, with the best match and its score, and that a
-language model is needed, rather than pass off a wrong environment. Verification and the store
+language model is needed, rather than pass off a wrong environment: no template fits when none
+is similar enough, or when the nearest leaves out a mechanic the task asks for
+(`gymwright.design.demands`: coverage, cards, a board, ...). Verification and the store
 are the caller's (`gymwright.design.templated.run_offline_mode`).
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gymwright.design.demands import Demand, describe, missing
 from gymwright.design.params_from_text import ParamEvidence, Value, extract_params
 from gymwright.design.retrieval import FIT_THRESHOLD, Match, best_fit, is_near_tie
 from gymwright.spec.loader import load_spec
@@ -36,6 +39,7 @@ class OfflineChoice:
     ignored: list[str]  # numbers in the text that set nothing, and why
     conflicts: list[str]  # what the text asks that the template cannot do
     explanation: str  # for the terminal and the store
+    left_out: tuple[str, ...] = ()  # mechanics the task asks for that the nearest template lacks
 
 
 def offline_design(task: str) -> OfflineChoice:
@@ -45,6 +49,10 @@ def offline_design(task: str) -> OfflineChoice:
     if fit is None:
         return OfflineChoice(False, None, best.score, best, alternatives, {}, [], [], [],
                              _no_fit(best, alternatives))
+    lacking = missing(task, fit.name)
+    if lacking:
+        return OfflineChoice(False, None, best.score, best, alternatives, {}, [], [], [],
+                             _left_out(best, lacking), tuple(d.name for d in lacking))
     fill = extract_params(task, load_spec(fit.name))
     choice = OfflineChoice(True, fit.name, fit.score, fit, alternatives, dict(fill.values),
                            list(fill.evidence), list(fill.ignored), list(fill.conflicts), "")
@@ -88,6 +96,12 @@ def _counts_text(evidence: list[ParamEvidence]) -> str:
 
 def _value(v: Value) -> str:
     return str(v).lower() if isinstance(v, bool) else f"{v:g}"
+
+
+def _left_out(best: Match, lacking: list[Demand]) -> str:
+    why = (f"no library template fits this task: the nearest, {best.name} ({_similarity(best)}), "
+           f"leaves out what the task asks for: {describe(lacking)}")
+    return f"{LABEL}: {why}. {MODEL_HINT}."
 
 
 def _no_fit(best: Match, alternatives: list[Match]) -> str:

@@ -19,10 +19,19 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_mod
 
 # Bounded strings and lists: a server that enforces the schema (llama.cpp's grammar) then cannot
 # let a small model ramble past its token budget and cut the JSON off.
-Name = Annotated[str, StringConstraints(max_length=40)]
-Expr = Annotated[str, StringConstraints(max_length=200)]
-Prose = Annotated[str, StringConstraints(max_length=300)]
+NAME_MAX, EXPR_MAX, PROSE_MAX = 40, 200, 300
+Name = Annotated[str, StringConstraints(max_length=NAME_MAX)]
+Expr = Annotated[str, StringConstraints(max_length=EXPR_MAX)]
+Prose = Annotated[str, StringConstraints(max_length=PROSE_MAX)]
 Number = int | float | bool
+Mechanics = Literal["grid", "channel"]
+
+
+def length_limits() -> str:
+    """The plans' length limits in words, for the planning prompts (a reply over a limit is
+    refused by the schema and costs a retry)."""
+    return (f"Keep names (snake_case) to at most {NAME_MAX} characters, expressions to "
+            f"{EXPR_MAX} and every prose field to {PROSE_MAX} (one or two short sentences).")
 
 
 class _Plan(BaseModel):
@@ -42,6 +51,7 @@ class RolesPlan(_Plan):
     roles: list[RolePlan] = Field(min_length=1, max_length=4)
     turns: Literal["simultaneous", "turn-based"] = "simultaneous"
     success: list[Prose] = Field(default_factory=list, max_length=4, description="task metrics, in words")
+    doc: Prose = Field("", description="what the environment is and what it trains, for the spec's doc")
     notes: Prose = ""
 
 
@@ -54,10 +64,17 @@ class ParamPlan(_Plan):
     doc: Prose = ""
 
 
+class ConstPlan(_Plan):
+    name: Name
+    value: Number | list[Number] = 0
+    doc: Prose = ""
+
+
 class VarPlan(_Plan):
     name: Name
     type: Literal["int", "float", "bool"] = "float"
     per_agent: bool = False
+    shape: Expr = Field("", description="empty for a scalar, else e.g. [n_items] or [size, size]")
     init: Expr = ""
     min: Number | Name | None = None
     max: Number | Name | None = None
@@ -71,12 +88,21 @@ class ActionPlan(_Plan):
     legal: Expr = Field("", description="when the action is legal")
 
 
-class DynamicsPlan(_Plan):
-    """Stage 2: params, state, actions, how episodes start and end."""
+class ObservationPlan(_Plan):
+    role: Name
+    sees: Prose = Field(description="what an agent of this role observes each step (and what it must not)")
 
+
+class DynamicsPlan(_Plan):
+    """Stage 2: params, state, actions, observations, how episodes start and end."""
+
+    mechanics: list[Mechanics] = Field(default_factory=list, max_length=2,
+                                       description="grid: agents move on a 2-D grid; channel: agents send discrete messages")
     params: list[ParamPlan] = Field(default_factory=list, max_length=8)
+    consts: list[ConstPlan] = Field(default_factory=list, max_length=6)
     state: list[VarPlan] = Field(min_length=1, max_length=10)
     actions: list[ActionPlan] = Field(min_length=1, max_length=8)
+    observations: list[ObservationPlan] = Field(min_length=1, max_length=4)
     start: Prose = ""
     end: Prose = Field(description="the terminal condition, in words or as an expression")
     max_steps: int | None = None
@@ -95,15 +121,47 @@ class MetricPlan(_Plan):
     name: Name
     expr: Expr = ""
     reduce: Literal["last", "sum", "mean", "max", "min"] = "last"
+    kind: Literal["task", "failure", "stat"] = "stat"
+
+
+class BaselinePlan(_Plan):
+    name: Name
+    rule: Prose = Field(description="a scripted strategy to compare trained agents with, in words")
 
 
 class RewardsPlan(_Plan):
-    """Stage 3: reward terms, the hacking risks considered, the behaviour expected."""
+    """Stage 3: reward terms, the hacking risks considered, the behaviour expected, the metrics
+    (which one measures success, in which direction) and scripted baselines."""
 
     terms: list[RewardTermPlan] = Field(min_length=1, max_length=8)
     hacking_risks: list[Prose] = Field(default_factory=list, max_length=4)
     expected_behaviour: Prose = ""
-    metrics: list[MetricPlan] = Field(default_factory=list, max_length=6)
+    metrics: list[MetricPlan] = Field(min_length=1, max_length=6)
+    success_metric: Name = Field(description="the metric that says whether the task is done")
+    success_direction: Literal["higher", "lower"] = "higher"
+    baselines: list[BaselinePlan] = Field(default_factory=list, max_length=3)
+
+
+class FitCheck(_Plan):
+    aspect: Literal["agents", "actions", "rewards", "observations", "ends", "metrics", "other"]
+    fits: bool
+    problem: Prose = Field("", description="what the spec does that the task does not ask for, or leaves out")
+    fix: Prose = Field("", description="the change to the spec, naming its path")
+
+
+class TaskFitReview(_Plan):
+    """The review after verification: does the verified spec do what the task asks?"""
+
+    checks: list[FitCheck] = Field(min_length=1, max_length=8)
+    fits_task: bool
+
+    def failures(self) -> list[FitCheck]:
+        return [c for c in self.checks if not c.fits]
+
+    @property
+    def verdict(self) -> bool:
+        """Fits only when the model says so and no check failed."""
+        return self.fits_task and not self.failures()
 
 
 STAGE_PLANS: dict[str, type[_Plan]] = {

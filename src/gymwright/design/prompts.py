@@ -14,17 +14,25 @@ from __future__ import annotations
 import hashlib
 import json
 import string
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from gymwright.errors import GymwrightError
+from gymwright.spec import model as m
 from gymwright.spec.loader import read_data
-from gymwright.spec.reference import compact_reference, reference_markdown
+from gymwright.spec.model import EnvSpec
+from gymwright.spec.reference import MECHANICS, compact_line, compact_reference, prompt_reference
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
-PROMPTS_VERSION = "4"
+PROMPTS_VERSION = "5"
+# The examples of a full spec prompt share this many characters (the nearest first; a second
+# one only when it fits): with the reference of a non-grid task, the prompt stays under 25 KB.
+EXAMPLES_BUDGET = 9_000
 
 
 @dataclass(frozen=True)
@@ -65,24 +73,71 @@ def load_prompts(folder: Path = PROMPT_DIR) -> PromptSet:
 
 
 @cache
-def spec_reference(compact: bool = False) -> str:
+def spec_reference(compact: bool = False, mechanics: frozenset[str] = frozenset()) -> str:
     """The spec-language reference, generated from the pydantic models and function table
-    (`compact`: one line per section, for models with a short context)."""
-    return compact_reference() if compact else reference_markdown()
+    (`compact`: one line per section, for models with a short context; else the tables, with
+    the `mechanics` modules' sections only when asked for)."""
+    return compact_reference() if compact else prompt_reference(sorted(mechanics))
+
+
+PLANNING_SECTIONS = (m.Param, m.Const, m.Var, m.Choice, m.Turns, m.Feature, m.RewardTerm, m.Metric,
+                     m.BaselineRule)
+
+
+@cache
+def planning_shapes() -> str:
+    """The shapes a plan must fit, one line per section (generated from the spec models)."""
+    return "\n".join(compact_line(model) for model in PLANNING_SECTIONS)
 
 
 def compact_json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def example_block(names: list[str], compact: bool = False) -> str:
-    """Library specs as compact JSON, one per block: the few-shot examples (`compact`: without
-    their prose docs, text templates and scripted baselines, and with one probe)."""
-    blocks = []
+def readable(data: Any) -> str:
+    """A spec (or any JSON value) as block YAML: what the examples and repairs show a model."""
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100).rstrip()
+
+
+def spec_keys() -> str:
+    """The top-level keys of a spec, in the schema's order (generated from `EnvSpec`)."""
+    return ", ".join(EnvSpec.model_fields)
+
+
+def mechanics_of(name: str) -> frozenset[str]:
+    """The mechanics modules (`grid`, `channel`) library spec `name` uses."""
+    data, _ = read_data(name)
+    return frozenset(m for m in MECHANICS if data.get(m))
+
+
+def trimmed(data: dict[str, Any]) -> dict[str, Any]:
+    """An example without its prose doc and with at most two probes (to fit a budget)."""
+    out = {k: v for k, v in data.items() if k != "doc"}
+    if out.get("probes"):
+        out["probes"] = out["probes"][:2]
+    return out
+
+
+def example_block(names: Iterable[str], compact: bool = False,
+                  budget: int = EXAMPLES_BUDGET) -> str:
+    """Library specs as readable YAML, one per block, nearest first: the few-shot examples.
+    The first is always shown (trimmed if it alone is over `budget`); each further one only if
+    it fits the budget whole or trimmed. `compact` (a short context): without prose docs, text
+    templates and scripted baselines, and with one probe, as compact JSON."""
+    blocks: list[str] = []
+    used = 0
     for name in names:
         data, _ = read_data(name)
         if compact:
             data = {k: v for k, v in data.items() if k not in ("doc", "text", "baselines")}
             data["probes"] = data.get("probes", [])[:1]
-        blocks.append(f"## {name}\n{compact_json(data)}")
+            blocks.append(f"## {name}\n{compact_json(data)}")
+            continue
+        text = readable(data)
+        if used + len(text) > budget:
+            text = readable(trimmed(data))
+        if blocks and used + len(text) > budget:
+            continue
+        blocks.append(f"## {name}\n{text}")
+        used += len(text)
     return "\n\n".join(blocks) or "(none)"

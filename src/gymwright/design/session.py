@@ -32,20 +32,27 @@ T = TypeVar("T")
 class DesignEvent:
     """A step of a design, for a live progress display."""
 
-    kind: str  # "ask", "reply", "verify", "verified", "note"
+    kind: str  # "ask", "reply", "verify", "verified", "reviewed", "note"
     stage: str
     attempt: int
     message: str = ""
     passed: bool | None = None
+    tokens: int = 0  # tokens used by the design so far
 
 
 Progress = Callable[[DesignEvent], None]
 
 # The longest reply each stage may need, in tokens: small replies stay small (a local model's
-# context is short, and a bounded reply cannot run away repeating itself).
-REPLY_TOKENS = {"roles": 700, "dynamics": 1200, "rewards": 1200, "template": 200, "params": 400}
+# context is short, and a bounded reply cannot run away repeating itself). A repair answers
+# with what its loop's first stage answers (a whole spec, or the params), so it has that
+# stage's budget: a whole spec is 1,500-3,000 tokens (a grid spec with short docs about 3,000).
+REPLY_TOKENS = {"roles": 900, "dynamics": 1800, "rewards": 1500, "template": 200, "params": 400,
+                "review": 1200, "spec": 8192}
 DEFAULT_REPLY_TOKENS = 4096
 SHORT_CONTEXT = 8192  # tokens; at or below it the spec prompt is compact
+SHORT_CONTEXT_REPLY = 1500  # a short-context model's longest reply
+FITS = ("yes", "no", "unknown")  # DesignResult.fits_task
+SPEC_REPLY = "the whole corrected spec as one JSON object (not a diff)"
 
 
 class DesignStopped(GymwrightError):
@@ -65,9 +72,28 @@ def validation_message(e: ValidationError) -> str:
     return "the JSON does not match the schema:\n" + "\n".join(lines)
 
 
+def reply_budget(stage: str, short_context: bool) -> int:
+    """The max_tokens of a reply of `stage` (a repair: its loop's first stage)."""
+    tokens = REPLY_TOKENS.get(stage, DEFAULT_REPLY_TOKENS)
+    return min(tokens, SHORT_CONTEXT_REPLY) if short_context else tokens
+
+
+def cut_off(problem: str, completion: Completion, max_tokens: int) -> str:
+    """The parse problem of a reply the server stopped at max_tokens, saying so."""
+    if not completion.truncated:
+        return problem
+    return (f"the reply was cut off at max_tokens={max_tokens} before it was complete; "
+            f"write a shorter reply (shorter docs and names). {problem}")
+
+
 class DesignSession:
     def __init__(self, *, store: Store, design_id: int, prompts: PromptSet, llm: LLM | None,
-                 max_repairs: int, verify_episodes: int, progress: Progress) -> None:
+                 max_repairs: int, verify_episodes: int, progress: Progress,
+                 task: str = "", review: bool = True) -> None:
+        self.task = task
+        self.review_fit = review  # spec mode: a task-fit review after verification
+        self.fits_task = "unknown"  # the last review's verdict (FITS)
+        self.findings: list[str] = []  # the last review's failed checks
         self.store = store
         self.design_id = design_id
         self.prompts = prompts
@@ -100,28 +126,31 @@ class DesignSession:
         return attempt
 
     def note(self, stage: str, message: str) -> None:
-        self.progress(DesignEvent("note", stage, len(self.attempts), message))
+        self.event("note", stage, message)
+
+    def event(self, kind: str, stage: str, message: str = "", passed: bool | None = None,
+              attempt: int | None = None) -> None:
+        at = len(self.attempts) if attempt is None else attempt
+        self.progress(DesignEvent(kind, stage, at, message, passed, self.usage.total))
 
     # ------------------------------------------------------------------------ asking
     def system(self) -> Message:
         return Message("system", self.prompts.render("system"))
 
-    def call(self, stage: str, messages: list[Message], schema: dict[str, Any] | None) -> Completion:
+    def call(self, stage: str, messages: list[Message], schema: dict[str, Any] | None,
+             reply_stage: str | None = None) -> tuple[Completion, int]:
+        """Ask the model; (the completion, the max_tokens it was given). `reply_stage`: whose
+        reply budget (a repair answers as its loop's first stage)."""
         assert self.llm is not None, "a model call in a design without a model"
-        self.progress(DesignEvent("ask", stage, len(self.attempts), self.llm.label))
+        self.event("ask", stage, self.llm.label)
         if schema is not None and not self.llm.supports_schema and len(compact_json(schema)) < 4000:
             last = messages[-1]
             messages = [*messages[:-1], Message(last.role, last.content + "\n\n"
                                                 + schema_instruction(schema, stage))]
-        if stage == "repair":
-            stage_of_reply = "params" if schema and "params" in schema.get("properties", {}) else "spec"
-        else:
-            stage_of_reply = stage
-        max_tokens = REPLY_TOKENS.get(stage_of_reply, DEFAULT_REPLY_TOKENS)
-        if self.short_context:
-            max_tokens = min(max_tokens, 1500)
-        return self.llm.complete(Request(tuple(messages), schema=schema, schema_name=stage,
-                                         max_tokens=max_tokens))
+        max_tokens = reply_budget(reply_stage or stage, self.short_context)
+        completion = self.llm.complete(Request(tuple(messages), schema=schema, schema_name=stage,
+                                               max_tokens=max_tokens))
+        return completion, max_tokens
 
     def ask_json(self, stage: str, messages: list[Message], schema: dict[str, Any],
                  parse: Callable[[Any], T]) -> tuple[T, str]:
@@ -129,8 +158,10 @@ class DesignSession:
         last_error = ""
         for _ in range(self.max_repairs + 1):
             start = time.perf_counter()
-            completion = self.call(stage, messages, schema)
+            completion, max_tokens = self.call(stage, messages, schema)
             value, data, last_error = self.parse_reply(completion.text, parse)
+            if last_error:
+                last_error = cut_off(last_error, completion, max_tokens)
             self.record_reply(stage, messages, completion, data, last_error, start)
             if not last_error:
                 return value, completion.text  # type: ignore[return-value]
@@ -148,8 +179,8 @@ class DesignSession:
             index=0, stage=stage, prompt=[m.to_dict() for m in messages], reply=completion.text,
             parsed=data, parse_error=problem or None, passed=False if problem else None,
             usage=completion.usage, cached=completion.cached, wall_s=time.perf_counter() - start))
-        self.progress(DesignEvent("reply", stage, len(self.attempts) - 1, problem or "ok",
-                                  passed=not problem))
+        self.event("reply", stage, problem or "ok", passed=not problem,
+                   attempt=len(self.attempts) - 1)
 
     @staticmethod
     def parse_reply(text: str, parse: Callable[[Any], T]) -> tuple[T | None, Any, str]:
@@ -177,40 +208,77 @@ class DesignSession:
         given = ", ".join(f"{k}={v}" for k, v in params.items()) or "its defaults"
         self.parent = (sha, f"library template {name} with {given}")
 
-    def repair_loop(self, first_stage: str, base: list[Message], schema: dict[str, Any],
+    def repair_loop(self, first_stage: str, base: list[Message], schema: dict[str, Any] | None,
                     to_spec: Callable[[str], tuple[dict[str, Any] | None, Any, str]],
+                    repair_base: Callable[[str], list[Message]] | None = None,
+                    reply: str = SPEC_REPLY,
                     ) -> tuple[dict[str, Any] | None, VerificationReport | None]:
-        """Ask for a spec, verify it, send the report (or the parse error) back with the previous
-        reply; at most 1 + max_repairs tries. The passing spec, or None and the last report.
+        """Ask for a spec, verify it, review it against the task (when `review_fit`), and send
+        the findings (the verifier's report, the parse error, or the review's failed checks)
+        back with the previous reply; at most 1 + max_repairs tries. Every reply has the first
+        stage's budget. Returns the spec that passed verification and review (or was not
+        reviewed), else the last spec that passed verification (the review said it does not fit
+        the task: `fits_task` is "no"), else None; and that spec's (or the last) report.
 
-        `to_spec(reply text)` gives (spec or None, the parsed JSON, why it is unusable).
+        `to_spec(reply text)` gives (spec or None, the parsed JSON, why it is unusable);
+        `repair_base(previous reply)` (default: `base`) starts the repair conversations, which
+        then hold the previous reply and the findings.
         """
         messages, report, previous = base, None, None
+        verified: tuple[dict[str, Any], VerificationReport] | None = None
         for attempt in range(self.max_repairs + 1):
             stage = first_stage if attempt == 0 else "repair"
             start = time.perf_counter()
-            completion = self.call(stage, messages, schema)
+            completion, max_tokens = self.call(stage, messages, schema, reply_stage=first_stage)
             spec, data, problem = to_spec(completion.text)
             if spec is None:
+                problem = cut_off(problem, completion, max_tokens)
                 self.record_reply(stage, messages, completion, data, problem, start)
                 feedback = self.prompts.render("parse_error", error=problem)
             else:
                 report = self.verify(stage, spec)
-                self.record_candidate(stage, messages, completion, spec, report,
-                                      time.perf_counter() - start)
-                if report.passed:
-                    return spec, report
-                feedback = self.prompts.render("repair", report=report.to_prompt())
+                candidate = self.record_candidate(stage, messages, completion, spec, report,
+                                                  time.perf_counter() - start)
+                if not report.passed:
+                    feedback = self.prompts.render("repair", report=report.to_prompt(), reply=reply)
+                else:
+                    verified = (spec, report)
+                    if not self.review_fit or self.reviewed_fits(spec):
+                        return spec, report
+                    self.parent = (str(candidate.spec_sha), "repair after the task-fit review found "
+                                   f"that it does not fit the task ({self.findings[0][2:]})")
+                    feedback = self.prompts.render("review_repair", findings="\n".join(self.findings),
+                                                   reply=reply)
             if previous is not None and completion.text.strip() == previous:
                 feedback += ("\n\nYour reply was identical to your previous one, which failed the same "
                              "way: change the spec to fix the errors above.")
             previous = completion.text.strip()
-            messages = [*base, Message("assistant", completion.text), Message("user", feedback)]
-        return None, report
+            answer = compact_json(data) if data is not None else completion.text
+            start_of = repair_base(answer) if repair_base is not None else base
+            messages = [*start_of, Message("assistant", answer), Message("user", feedback)]
+        return verified if verified is not None else (None, report)
+
+    def reviewed_fits(self, spec: dict[str, Any]) -> bool:
+        """Review `spec` against the task (sets `fits_task` and `findings`); False only when the
+        review found that it does not fit (an unusable review leaves `fits_task` unknown)."""
+        from gymwright.design.review import review_spec
+
+        verdict = review_spec(self, spec)
+        if verdict is None:
+            self.fits_task, self.findings = "unknown", []
+            return True
+        self.fits_task = "yes" if verdict.verdict else "no"
+        self.findings = [f"- {c.aspect}: {c.problem or 'does not fit the task'}"
+                         + (f" Fix: {c.fix}" if c.fix else "") for c in verdict.failures()]
+        if not verdict.verdict and not self.findings:
+            self.findings = ["- the reviewer said the spec does not fit the task, naming no point"]
+        self.event("reviewed", "review", "fits the task" if verdict.verdict else
+                   f"does not fit the task: {len(self.findings)} point(s)", verdict.verdict)
+        return verdict.verdict
 
     # ------------------------------------------------------------------------ verifying
     def verify(self, stage: str, spec: dict[str, Any]) -> VerificationReport:
-        self.progress(DesignEvent("verify", stage, len(self.attempts)))
+        self.event("verify", stage)
         try:
             report = verify(spec, episodes=self.verify_episodes)
         except Exception as e:  # noqa: BLE001 - a verifier bug must not lose the design
@@ -221,8 +289,7 @@ class DesignSession:
                 "compile", "", f"the verifier failed on this spec ({type(e).__name__}: {e}); "
                 "this is a gymwright bug, please report it with `gymwright show`"))
         self.last_report = report
-        self.progress(DesignEvent("verified", stage, len(self.attempts),
-                                  report.to_prompt(max_items=3).splitlines()[0], report.passed))
+        self.event("verified", stage, report.to_prompt(max_items=3).splitlines()[0], report.passed)
         return report
 
     def record_candidate(self, stage: str, messages: list[Message], completion: Completion | None,

@@ -24,6 +24,7 @@ from gymwright.store import AttemptRecord
 from gymwright.verify.report import VerificationReport
 
 Outcome = tuple[dict[str, Any] | None, VerificationReport | None]
+PARAMS_REPLY = 'the corrected params as one JSON object, {"params": {NAME: VALUE, ...}}'
 
 
 def catalog(task: str) -> str:
@@ -108,7 +109,7 @@ def run_template_mode(session: DesignSession, task: str) -> Outcome:
         session.derive_from_library(name, params)
         return designed, data, ""
 
-    return session.repair_loop("params", base, params_schema(spec), to_spec)
+    return session.repair_loop("params", base, params_schema(spec), to_spec, reply=PARAMS_REPLY)
 
 
 def params_of(data: Any) -> dict[str, Any]:

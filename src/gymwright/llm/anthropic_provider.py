@@ -78,6 +78,7 @@ class AnthropicProvider:
             usage=Usage(response.usage.input_tokens or 0, response.usage.output_tokens or 0),
             provider=self.name,
             model=self.model,
+            truncated=response.stop_reason == "max_tokens",
         )
 
     # ------------------------------------------------------------------------- request

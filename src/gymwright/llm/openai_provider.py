@@ -130,6 +130,7 @@ class OpenAIProvider:
             ),
             provider=self.name,
             model=self.model,
+            truncated=getattr(response.choices[0], "finish_reason", None) == "length",
         )
 
     # -------------------------------------------------------------------------- errors

@@ -104,6 +104,12 @@ _TAGS = {"str", "int", "float", "bool", "list", "dict", "none"} | {
 }
 _FIELDS = sorted({f for obj in vars(m).values() if isinstance(obj, type) and issubclass(obj, BaseModel)
                   for f in obj.model_fields})
+# key -> the sections that have it (an unknown key here may be a right key in another section)
+_OWNERS: dict[str, list[str]] = {}
+for _obj in vars(m).values():
+    if isinstance(_obj, type) and issubclass(_obj, BaseModel) and _obj.__module__ == m.__name__:
+        for _f in _obj.model_fields:
+            _OWNERS.setdefault(_f, []).append(_obj.__name__)
 
 
 def _clean(loc: tuple[Any, ...]) -> str:
@@ -134,14 +140,22 @@ def schema_diagnostics(e: ValidationError) -> list[Diagnostic]:
     return [_diagnostic(path, errs) for path, errs in grouped.items()]
 
 
+def _unknown_key_hint(key: str) -> str:
+    """A key of another section says where it belongs; a misspelling gets the nearest key."""
+    if key in _OWNERS:
+        owners = " and ".join(f"`{o}`" for o in sorted(_OWNERS[key]))
+        return (f"`{key}` is a key of {owners}, not of this section: move it there or remove it; "
+                "see `gymwright schema`")
+    close = difflib.get_close_matches(key, [f for f in _FIELDS if f != key], n=1, cutoff=0.7)
+    return f"did you mean `{close[0]}`?" if close else "remove it; see `gymwright schema` for the allowed keys"
+
+
 def _diagnostic(path: str, errs: list[dict[str, Any]]) -> Diagnostic:
     err = errs[0]
     kind = err["type"]
     if kind == "extra_forbidden":
         key = str(err["loc"][-1])
-        close = difflib.get_close_matches(key, _FIELDS, n=1, cutoff=0.7)
-        return error(STAGE, path, f"unknown key `{key}`",
-                     f"did you mean `{close[0]}`?" if close else "remove it; see `gymwright schema` for the allowed keys")
+        return error(STAGE, path, f"unknown key `{key}`", _unknown_key_hint(key))
     if kind == "missing":
         return error(STAGE, path, f"missing required key `{err['loc'][-1]}`", "see `gymwright schema`")
     typed = [e for e in errs if e["type"] in _KINDS]

@@ -7,9 +7,11 @@ Run `python -m gymwright.spec.reference --write docs/spec-language.md` to refres
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 import typing
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -32,6 +34,13 @@ LIMITS_INTRO = (
     "size and the limit; the file's size is measured before it is read, and the action count is the "
     "product of the argument sizes, never enumerated. Every library spec fits each limit with a wide margin."
 )
+# Sections (and function categories) of the optional mechanics modules: a prompt for a task that
+# uses neither leaves them out (`prompt_reference`).
+MECHANICS: dict[str, tuple[type[BaseModel], ...]] = {
+    "grid": (m.Grid, m.TileKind, m.Solve),
+    "channel": (m.Channel,),
+}
+MECHANICS_FUNCTIONS = {"grid": "grid"}  # mechanics module -> function category it brings
 CATEGORIES = {
     "math": "Elementwise math", "reduce": "Reductions", "array": "Arrays",
     "random": "Random (only in `init` and step rules; seeded, reproducible)",
@@ -76,9 +85,12 @@ def model_table(model: type[BaseModel]) -> str:
     return "\n".join(lines)
 
 
-def function_tables() -> str:
+def function_tables(categories: Iterable[str] | None = None) -> str:
     out = []
+    wanted = set(CATEGORIES if categories is None else categories)
     for cat, title in CATEGORIES.items():
+        if cat not in wanted:
+            continue
         out += [f"### {title}", "", "| function | what it gives |", "| --- | --- |"]
         for f in FUNCTIONS.values():
             if f.category == cat:
@@ -96,15 +108,45 @@ def reference_markdown() -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
+def prompt_reference(mechanics: Iterable[str] = ()) -> str:
+    """The reference a design prompt sends: every section and function the task may use, the
+    mechanics modules (`grid`, `channel`) only when asked for; the limits as one line."""
+    asked = set(mechanics)
+    unknown = asked - set(MECHANICS)
+    if unknown:
+        raise ValueError(f"unknown mechanics {sorted(unknown)}; known: {sorted(MECHANICS)}")
+    left_out = {model for name, models in MECHANICS.items() if name not in asked for model in models}
+    parts = ["## Sections and keys", ""]
+    parts += [model_table(model) + "\n" for model in SECTIONS if model not in left_out]
+    if asked != set(MECHANICS):
+        skipped = ", ".join(f"`{n}`" for n in MECHANICS if n not in asked)
+        parts += [f"(The {skipped} mechanics {'module is' if len(MECHANICS) - len(asked) == 1 else 'modules are'} "
+                  "left out of this reference: the plan does not use them.)", ""]
+    categories = [c for c in CATEGORIES
+                  if c not in MECHANICS_FUNCTIONS.values()
+                  or any(MECHANICS_FUNCTIONS.get(n) == c for n in asked)]
+    parts += ["## Functions", "", function_tables(categories)]
+    parts += ["Limits: what a spec may cost (agents, state size, actions, steps, text) is bounded; "
+              "every library spec fits each limit with a wide margin."]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+_LINK = re.compile(r"\[(\w+)\]\(#\w+\)")
+
+
+def compact_line(model: type[BaseModel]) -> str:
+    """One section on one line: its keys (`?` = optional) and their types."""
+    def one(name: str, field: typing.Any) -> str:
+        kind = _LINK.sub(r"\1", _type_name(field.annotation))
+        return f"{name}{'' if field.is_required() else '?'}: {kind}"
+    keys = ", ".join(one(name, field) for name, field in model.model_fields.items() if name != "doc")
+    return f"{model.__name__}: {keys}"
+
+
 def compact_reference() -> str:
     """The same reference in a few hundred tokens (for models with a short context): one line
     per section with its keys (`?` = optional) and types, one line per function category."""
-    lines = []
-    for model in SECTIONS:
-        keys = ", ".join(
-            f"{name}{'' if field.is_required() else '?'}: {_type_name(field.annotation).split('](')[0].lstrip('[')}"
-            for name, field in model.model_fields.items() if name != "doc")
-        lines.append(f"{model.__name__}: {keys}")
+    lines = [compact_line(model) for model in SECTIONS]
     for cat in CATEGORIES:
         lines.append(f"functions ({cat}): " + ", ".join(f.signature for f in FUNCTIONS.values() if f.category == cat))
     return "\n".join(lines)

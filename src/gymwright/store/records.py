@@ -10,7 +10,9 @@ from typing import Any
 from gymwright.llm.base import Usage
 
 STATUSES = ("running", "passed", "failed", "interrupted", "error")
-FINAL_STATUSES = STATUSES[1:]
+# "unfit" (verified, but the task-fit review says it does not fit) is stored as "failed" with
+# both verdicts in the design's result, and read back as "unfit" (old stores stay readable).
+FINAL_STATUSES = (*STATUSES[1:], "unfit")
 
 
 def canonical_json(obj: Any) -> str:
@@ -51,22 +53,24 @@ class DesignSummary:
     task: str
     model: str
     mode: str
-    status: str  # "running" | "passed" | "failed" | "interrupted" | "error"
+    status: str  # "running" | "passed" | "unfit" | "failed" | "interrupted" | "error"
     started_at: str  # ISO 8601, UTC
     wall_s: float
     n_attempts: int
     usage: Usage
     spec_sha: str | None
     template_hash: str
+    verified: bool | None = None  # the spec passed verification (None: not known, or no spec)
+    fits_task: str = "unknown"  # the task-fit review: yes, no, unknown
 
 
 @dataclass
 class DesignRecord(DesignSummary):
     """A whole design: its settings, its result and every attempt, in order."""
 
-    settings: dict[str, Any]
-    result: dict[str, Any]
-    attempts: list[AttemptRecord]
+    settings: dict[str, Any] = field(default_factory=dict)
+    result: dict[str, Any] = field(default_factory=dict)
+    attempts: list[AttemptRecord] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

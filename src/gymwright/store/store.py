@@ -84,11 +84,24 @@ def _process_alive(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
-def _effective_status(row: sqlite3.Row) -> str:
-    """A "running" design whose writer is gone from this host was interrupted."""
+def _effective_status(row: sqlite3.Row, result: dict[str, Any]) -> str:
+    """A "running" design whose writer is gone from this host was interrupted; a "failed" one
+    whose spec verified but was found not to fit the task is "unfit" (the status column's CHECK
+    predates that status: it is stored as "failed" with the two verdicts in `result`)."""
+    if row["status"] == "failed" and result.get("verified") and result.get("fits_task") == "no":
+        return "unfit"
     if row["status"] != "running" or row["host"] != socket.gethostname():
         return row["status"]
     return "running" if _process_alive(row["pid"]) else "interrupted"
+
+
+def _verdicts(row: sqlite3.Row, result: dict[str, Any]) -> tuple[bool | None, str]:
+    """(verified, fits_task) from a design's result; a store from before the task-fit review
+    has neither: a passed design was verified, and nothing reviewed its fit ("unknown")."""
+    verified = result.get("verified")
+    if verified is None and row["status"] in ("passed", "failed"):
+        verified = row["status"] == "passed" or None
+    return verified, str(result.get("fits_task") or "unknown")
 
 
 _ATTEMPT_COLUMNS = ("design_id, idx, stage, prompt, reply, parsed, parse_error, report, passed, "
@@ -110,11 +123,14 @@ def _summary(row: sqlite3.Row) -> DesignSummary:
     finished = row["wall_s"] is not None
     usage = (Usage(row["prompt_tokens"], row["completion_tokens"]) if finished
              else Usage(row["a_prompt"], row["a_completion"]))
+    result = _loads(row["result"]) or {}
+    verified, fits_task = _verdicts(row, result)
     return DesignSummary(
         id=row["id"], task=row["task"], model=row["model"], mode=row["mode"],
-        status=_effective_status(row), started_at=row["started_at"],
+        status=_effective_status(row, result), started_at=row["started_at"],
         wall_s=row["wall_s"] if finished else row["a_wall"], n_attempts=row["n_attempts"],
-        usage=usage, spec_sha=row["spec_sha"], template_hash=row["template_hash"])
+        usage=usage, spec_sha=row["spec_sha"], template_hash=row["template_hash"],
+        verified=verified, fits_task=fits_task)
 
 
 def _attempt(row: sqlite3.Row) -> AttemptRecord:
@@ -272,6 +288,8 @@ class Store:
             raise StoreError(f"a design cannot finish with status {status!r}", value=status,
                              hint=f"use one of {', '.join(FINAL_STATUSES)}")
         body = _json(result, f"result of design {design_id}")
+        if status == "unfit":  # stored as "failed"; `result` holds verified and fits_task
+            status = "failed"
         with self._tx() as c:
             cur = c.execute(
                 "UPDATE designs SET status = ?, spec_sha = ?, result = ?, prompt_tokens = ?, "
