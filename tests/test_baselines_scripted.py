@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from gymwright.cli import app
 from gymwright.compile import compile_spec
 from gymwright.compile.batch import compile_batch
+from gymwright.diagnostic import Severity
 from gymwright.errors import GymwrightError, SpecError
 from gymwright.spec import load_spec
 from gymwright.spec.checker import check_spec
@@ -20,7 +21,6 @@ from gymwright.spec.loader import read_data
 from gymwright.spec.reference import compact_reference, reference_markdown
 from gymwright.train import baseline_names, evaluate, random_legal_policy, scripted_policy
 from gymwright.train.baselines import fill_random_legal
-from gymwright.verify.diagnostic import Severity
 
 IPD = "iterated_prisoners_dilemma"
 

@@ -9,8 +9,8 @@ import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
 from gymwright.compile import compile_spec
+from gymwright.diagnostic import Severity
 from gymwright.spec import library_names, load_spec
-from gymwright.verify.diagnostic import Severity
 from gymwright.verify.validate import validate
 
 NAMES = library_names()

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gymwright.diagnostic import Diagnostic, Severity
 from gymwright.errors import SpecError
 from gymwright.spec import checker, limits
 from gymwright.spec.checker import check_spec
@@ -27,7 +28,6 @@ from gymwright.spec.limits import LIMITS
 from gymwright.spec.loader import LIBRARY_DIR, library_names, load_spec, read_data
 from gymwright.spec.model import EnvSpec
 from gymwright.spec.reference import reference_markdown
-from gymwright.verify.diagnostic import Diagnostic, Severity
 from gymwright.verify.validate import validate
 
 BASE: dict[str, Any] = {

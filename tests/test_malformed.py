@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gymwright.verify.diagnostic import Diagnostic, Severity
+from gymwright.diagnostic import Diagnostic, Severity
 from gymwright.verify.validate import validate
 
 CORPUS = Path(__file__).parent / "data" / "malformed"

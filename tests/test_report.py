@@ -17,12 +17,12 @@ from typer.testing import CliRunner, Result
 
 from gymwright.cli_report import report_command
 from gymwright.design.designer import DesignResult
+from gymwright.diagnostic import warning
 from gymwright.engineer.curriculum import StageRecord
 from gymwright.evaluate import assess
 from gymwright.report import ReportError, read_run, write_report
 from gymwright.train import TrainConfig, load_policy, train
 from gymwright.train import checkpoint as ck
-from gymwright.verify.diagnostic import warning
 from gymwright.verify.report import StageResult, VerificationReport
 
 MAPF = ("mapf_frozenlake", {"size": 4, "n_agents": 2})

@@ -33,9 +33,9 @@ from typer.testing import CliRunner, Result
 from gymwright.cli import app
 from gymwright.compile import compile_spec
 from gymwright.compile.build import CompiledEnv, load_module
+from gymwright.diagnostic import Diagnostic, Severity
 from gymwright.spec.expr.functions import FUNCTIONS
 from gymwright.spec.loader import library_names
-from gymwright.verify.diagnostic import Diagnostic, Severity
 from gymwright.verify.dynamic import determinism
 from gymwright.verify.report import STAGES, VerificationReport
 from gymwright.verify.verifier import verify

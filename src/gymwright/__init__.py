@@ -5,10 +5,10 @@ The public verbs, by pipeline stage:
 
 from gymwright.compile import CompiledEnv, compile_spec, export_source
 from gymwright.design import DesignOptions, DesignResult, design
+from gymwright.diagnostic import Diagnostic, Severity
 from gymwright.errors import CompileError, ExprError, GymwrightError, SpecError
 from gymwright.spec import EnvSpec, check_spec, library_names, load_spec
 from gymwright.store import Store
-from gymwright.verify.diagnostic import Diagnostic, Severity
 from gymwright.verify.validate import validate
 from gymwright.verify.verifier import verify
 

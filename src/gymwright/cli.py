@@ -25,10 +25,10 @@ from rich.text import Text
 
 from gymwright.atomic import write_atomic
 from gymwright.compile import compile_spec, export_source
+from gymwright.diagnostic import Diagnostic, Severity
 from gymwright.errors import GymwrightError, SpecError
 from gymwright.spec.loader import library_names, load_spec
 from gymwright.spec.model import EnvSpec
-from gymwright.verify.diagnostic import Diagnostic, Severity
 from gymwright.verify.report import VerificationReport
 from gymwright.verify.validate import validate as validate_spec
 from gymwright.verify.verifier import DEFAULT_EPISODES

@@ -42,7 +42,7 @@ def demo_design(task: str, model: str | None, store: Path | None) -> Any:
 def demo_verify(report: Any) -> None:
     """Step 2: the verification the design passed, stage by stage."""
     from gymwright.cli import out, print_diagnostics
-    from gymwright.verify.diagnostic import Severity
+    from gymwright.diagnostic import Severity
 
     out.rule("[bold]2. verify")
     counts = {sev: len(report.of(sev)) for sev in Severity}

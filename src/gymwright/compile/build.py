@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from gymwright.compile.python_backend import generate
+from gymwright.diagnostic import Diagnostic, has_errors
 from gymwright.errors import SpecError
 from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.checker import check_spec
 from gymwright.spec.loader import load_spec
 from gymwright.spec.model import EnvSpec
-from gymwright.verify.diagnostic import Diagnostic, has_errors
 
 _CACHE: dict[str, types.ModuleType] = {}
 

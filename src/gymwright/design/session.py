@@ -15,13 +15,13 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from gymwright.design.prompts import PromptSet, compact_json
+from gymwright.diagnostic import error
 from gymwright.errors import GymwrightError
 from gymwright.llm.base import Completion, Message, Request, Usage
 from gymwright.llm.client import LLM
 from gymwright.llm.jsonreply import JSONReplyError, extract_json, schema_instruction
 from gymwright.spec.loader import read_data
 from gymwright.store import AttemptRecord, Store, spec_hash
-from gymwright.verify.diagnostic import error
 from gymwright.verify.report import StageResult, VerificationReport
 from gymwright.verify.verifier import verify
 

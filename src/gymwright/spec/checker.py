@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from gymwright.diagnostic import Diagnostic, error, has_errors, warning
 from gymwright.errors import ExprError
 from gymwright.spec.checked import (
     CArg,
@@ -48,7 +49,6 @@ from gymwright.spec.limits import (
     state_values,
 )
 from gymwright.spec.model import Const, Enum, EnvSpec, Var
-from gymwright.verify.diagnostic import Diagnostic, error, has_errors, warning
 
 DIRECTIONS = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1), "stay": (0, 0)}
 RESERVED = {"me", "t", "action", "True", "False", "None", "reward", "ret",

@@ -21,8 +21,8 @@ from typing import Any
 
 import yaml
 
+from gymwright.diagnostic import Diagnostic, error
 from gymwright.errors import SpecError
-from gymwright.verify.diagnostic import Diagnostic, error
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from yaml.reader import ReaderError
 
+from gymwright.diagnostic import Diagnostic, error
 from gymwright.errors import SpecError
 from gymwright.spec import limits
 from gymwright.spec import model as m
-from gymwright.verify.diagnostic import Diagnostic, error
 
 LIBRARY_DIR = Path(__file__).resolve().parent / "library"
 STAGE = "schema"

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gymwright.compile.build import CompiledEnv
-from gymwright.verify.diagnostic import Diagnostic, info, warning
+from gymwright.diagnostic import Diagnostic, info, warning
 from gymwright.verify.dynamic import Rollouts, same
 
 STAGE = "degeneracy"

@@ -20,8 +20,8 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, see
 
 from gymwright.compile.build import CompiledEnv
 from gymwright.compile.inline import MARKER
+from gymwright.diagnostic import Diagnostic, error, info
 from gymwright.spec.checked import CheckedSpec, CRole
-from gymwright.verify.diagnostic import Diagnostic, error, info
 
 STAGE = "dynamic"
 _PATH_COMMENT = re.compile(r"\s*# ((?:state|agent_state|step|rewards|observe|actions|metrics|grid|turns|terminate|truncate|channel)[\w.\[\]]*)")

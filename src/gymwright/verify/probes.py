@@ -11,10 +11,10 @@ import numpy as np
 
 from gymwright.compile.build import CompiledEnv, compile_spec
 from gymwright.compile.pyexpr import PyEmitter
+from gymwright.diagnostic import Diagnostic, error
 from gymwright.errors import GymwrightError
 from gymwright.spec.checked import CProbe
 from gymwright.spec.expr.check import Checked
-from gymwright.verify.diagnostic import Diagnostic, error
 
 STAGE = "probes"
 

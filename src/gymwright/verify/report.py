@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymwright.verify.diagnostic import Diagnostic, Severity
+from gymwright.diagnostic import Diagnostic, Severity
 
 STAGES = ("schema", "static", "compile", "dynamic", "probes", "degeneracy")
 _ORDER = {Severity.error: 0, Severity.warning: 1, Severity.info: 2}

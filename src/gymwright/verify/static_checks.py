@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from gymwright.diagnostic import Diagnostic, warning
 from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.model import Enum
-from gymwright.verify.diagnostic import Diagnostic, warning
 
 STAGE = "static"
 

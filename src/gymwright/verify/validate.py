@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from gymwright.compile.build import compile_checked
+from gymwright.diagnostic import Diagnostic, error, has_errors
 from gymwright.errors import GymwrightError, SpecError
 from gymwright.spec.checker import check_spec
 from gymwright.spec.loader import load_spec
 from gymwright.spec.model import EnvSpec
-from gymwright.verify.diagnostic import Diagnostic, error, has_errors
 from gymwright.verify.probes import run_probes
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from gymwright.compile.build import CompiledEnv, compile_checked
+from gymwright.diagnostic import Diagnostic, Severity, error
 from gymwright.errors import GymwrightError, SpecError
 from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.checker import check_spec
 from gymwright.spec.loader import load_spec
 from gymwright.spec.model import EnvSpec
 from gymwright.verify.degeneracy import degeneracy
-from gymwright.verify.diagnostic import Diagnostic, Severity, error
 from gymwright.verify.dynamic import Rollouts, api_tests, determinism, random_play
 from gymwright.verify.probes import run_probes
 from gymwright.verify.report import StageResult, VerificationReport
