@@ -30,3 +30,50 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert len(commands) == 2, "the README opens with two commands: main job, tests"
     ci = (ROOT / ".ci" / "run").read_text()
     assert commands[1] in ci
+
+
+def _readme_block(after: str) -> list[str]:
+    """The lines of the first code block after the line `after` in the README."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(after))
+    first = next(i for i in range(start, len(lines)) if lines[i].startswith("```"))
+    end = next(i for i in range(first + 1, len(lines)) if lines[i].startswith("```"))
+    return lines[first + 1:end]
+
+
+def test_the_readme_command_list_is_the_cli() -> None:
+    import typer
+
+    from gymwright.cli import app
+
+    listed = {ln.split()[1] for ln in _readme_block("- **The CLI**") if ln.startswith("gymwright ")}
+    assert listed == set(typer.main.get_command(app).commands)
+
+
+def test_the_readme_layout_names_every_module_and_nothing_else() -> None:
+    import re
+
+    src = ROOT / "src" / "gymwright"
+    block = _readme_block("## Layout")
+    sections: dict[str, str] = {}
+    current = ""
+    for ln in block[1:]:
+        m = re.match(r"  (\w+)/ ", ln)
+        if m:
+            current = m.group(1)
+        elif re.match(r"  \S", ln):
+            current = ""
+        sections[current] = sections.get(current, "") + " " + ln
+    packages = sorted(p.name for p in src.iterdir() if (p / "__init__.py").exists())
+    assert sorted(k for k in sections if k) == packages
+    for pkg in packages:
+        text = sections[pkg]
+        for f in sorted((src / pkg).glob("*.py")):
+            stem = f.stem
+            wild = any(stem.startswith(w) for w in re.findall(r"(\w+_)\*", text))
+            assert stem == "__init__" or wild or re.search(rf"\b{stem}\b", text), f"{pkg}/{f.name} is not in the README"
+        for name in re.findall(r"\b(\w+)\.py\b", text):
+            assert (src / pkg / f"{name}.py").exists() or list((src / pkg).glob(f"*/{name}.py")), f"{pkg}/{name}.py"
+    top = " ".join(sections.get("", "").split())
+    for f in sorted(src.glob("*.py")):
+        assert f.name == "__init__.py" or f.name in top or (f.stem.startswith("cli_") and f.stem[4:] in top), f.name
