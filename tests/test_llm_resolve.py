@@ -99,3 +99,18 @@ def test_choose_model_precedence(cli: str | None, env: str | None, expected: tup
 def test_choose_model_reads_os_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GYMWRIGHT_MODEL", "anthropic:claude-x")
     assert choose_model(None) == ("anthropic:claude-x", "GYMWRIGHT_MODEL")
+
+
+def test_a_missing_client_package_names_its_extra(monkeypatch) -> None:
+    """openai and anthropic are extras: without them a model names the extra to install."""
+    import sys
+
+    from gymwright.llm.base import ProviderUnavailable
+    from gymwright.llm.resolve import provider_from_name
+
+    for package, name in (("openai", "openai:gpt-x"), ("anthropic", "anthropic:claude-x")):
+        monkeypatch.setitem(sys.modules, package, None)  # `import openai` now raises ImportError
+        monkeypatch.delitem(sys.modules, f"gymwright.llm.{package}_provider", raising=False)
+        with pytest.raises(ProviderUnavailable, match=f"the `{package}` client package is not installed") as e:
+            provider_from_name(name)
+        assert f"pip install 'gymwright[{package}]'" in e.value.hint

@@ -9,11 +9,12 @@ designer never pays for importing `openai` or `anthropic`.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
-from gymwright.llm.base import LLMError, Provider
+from gymwright.llm.base import LLMError, Provider, ProviderUnavailable
 
 OFFLINE = "offline"
 MODEL_ENV = "GYMWRIGHT_MODEL"
@@ -28,24 +29,33 @@ class ProviderFactory(Protocol):
     ) -> Provider: ...
 
 
-def _openai(model: str, *, base_url: str | None, api_key: str | None, timeout: float) -> Provider:
-    from gymwright.llm.openai_provider import OpenAIProvider
+def client_module(module: str, package: str) -> Any:
+    """Import a provider module whose client package (`openai`, `anthropic`) is an extra; a
+    clear ProviderUnavailable naming the extra when it is not installed."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        if e.name != package:
+            raise
+        raise ProviderUnavailable(f"the `{package}` client package is not installed",
+                                  hint=f"pip install 'gymwright[{package}]' (or 'gymwright[models]' for every client)") from None
 
-    return OpenAIProvider(model, base_url=base_url, api_key=api_key, timeout=timeout)
+
+def _openai(model: str, *, base_url: str | None, api_key: str | None, timeout: float) -> Provider:
+    provider = client_module("gymwright.llm.openai_provider", "openai")
+    return provider.OpenAIProvider(model, base_url=base_url, api_key=api_key, timeout=timeout)
 
 
 def _ollama(model: str, *, base_url: str | None, api_key: str | None, timeout: float) -> Provider:
-    from gymwright.llm.openai_provider import ollama_provider
-
-    return ollama_provider(model, base_url=base_url, api_key=api_key, timeout=timeout)
+    provider = client_module("gymwright.llm.openai_provider", "openai")
+    return provider.ollama_provider(model, base_url=base_url, api_key=api_key, timeout=timeout)
 
 
 def _anthropic(
     model: str, *, base_url: str | None, api_key: str | None, timeout: float
 ) -> Provider:
-    from gymwright.llm.anthropic_provider import AnthropicProvider
-
-    return AnthropicProvider(model, base_url=base_url, api_key=api_key, timeout=timeout)
+    provider = client_module("gymwright.llm.anthropic_provider", "anthropic")
+    return provider.AnthropicProvider(model, base_url=base_url, api_key=api_key, timeout=timeout)
 
 
 def _scripted(model: str, *, base_url: str | None, api_key: str | None, timeout: float) -> Provider:
