@@ -69,6 +69,8 @@ REFUSED = [
     ("too long", "x + " * 600 + "x", "characters long; the limit is 2000"),
     ("too deep", "-" * 60 + "x", "nested more than 40 levels deep"),
     ("too many parts", "[" + ", ".join(["x"] * 300) + "]", "more than 400 parts"),
+    ("constant negative index", "y[-1]", "index -1 is negative: indices count from 0 here"),
+    ("computed constant negative index", "y[1 - 2]", "index -1 is negative: indices count from 0 here"),
 ]
 
 

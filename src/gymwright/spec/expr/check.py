@@ -256,6 +256,9 @@ class _Checker:
             if lead is None:
                 raise self.err(ix, "index arrays do not broadcast")
             size = base.shape[axis]
+            if i.const and i.lo < 0:
+                raise self.err(ix, f"index {i.lo:g} is negative: indices count from 0 here (a negative one does not "
+                                   "count from the end)", f"for the last entry of axis {axis} write {size - 1}")
             if i.hi < INF and i.lo > -INF and (i.lo < -size or i.hi >= size):
                 raise self.err(ix, f"index range [{i.lo:g}, {i.hi:g}] is out of bounds for axis {axis} of size {size}")
         out = (*(lead or ()), *shape, *base.shape[len(idx):])
