@@ -166,3 +166,16 @@ def test_every_corpus_file_differs_from_the_minimal_spec() -> None:
     for spec in FILES:
         body = "\n".join(ln for ln in spec.read_text().splitlines() if not ln.startswith("#"))
         assert body.strip() != base.strip(), spec.name
+
+
+def test_one_bad_action_argument_is_one_error() -> None:
+    """The choice it refuses is not reported again where baselines and probes play it."""
+    import copy
+
+    from gymwright.spec.loader import read_data
+
+    data, _ = read_data("cake_negotiation")
+    data = copy.deepcopy(data)
+    data["actions"]["bargainer"][0]["args"] = {"share": "linspace(0, 1, x11)"}
+    errors = [d for d in validate(data) if d.severity == Severity.error]
+    assert [d.path for d in errors] == ["actions.bargainer[0].args.share"], show(errors)

@@ -82,6 +82,7 @@ class _Builder:
         self.roles: list[CRole] = []
         self.grid: CGrid | None = None
         self.action_symbols: dict[str, Symbol] = {}
+        self.broken_choices: set[tuple[str, str]] = set()  # (role, choice) refused: not reported again
         self.state_size: int | None = None  # values in state and agent_state so far (see _count_state)
 
     # ------------------------------------------------------------------ helpers
@@ -606,6 +607,7 @@ class _Builder:
                 if args is not None and not self._fits_actions(role, ch.name, args, offset, f"{path}.args"):
                     args = None
                 if args is None:  # reported; keep the names declared so later checks don't cascade
+                    self.broken_choices.add((role.name, ch.name))
                     if ch.name not in self.choice_names:
                         self.choice_names.append(ch.name)
                     for aname in ch.args:
@@ -1007,7 +1009,8 @@ class _Builder:
             name, kwargs = parsed
             choice = next((c for c in role.choices if c.name == name), None)
             if choice is None:
-                self.error(f"{path}.{agent_id}", f"role `{role.name}` has no choice `{name}`", f"choices: {', '.join(c.name for c in role.choices)}")
+                if (role.name, name) not in self.broken_choices:  # else its own error says why
+                    self.error(f"{path}.{agent_id}", f"role `{role.name}` has no choice `{name}`", f"choices: {', '.join(c.name for c in role.choices)}")
                 return None
             if set(kwargs) != {a.name for a in choice.args}:
                 self.error(f"{path}.{agent_id}", f"`{name}` takes arguments {[a.name for a in choice.args]}, got {list(kwargs)}", value=text)
@@ -1069,8 +1072,9 @@ class _Builder:
         cname, kwargs = parsed
         choice = next((c for c in role.choices if c.name == cname), None)
         if choice is None:
-            self.error(path, f"role `{role.name}` has no choice `{cname}`",
-                       f"choices of {role.name}: {', '.join(c.name for c in role.choices)}", value=text)
+            if (role.name, cname) not in self.broken_choices:  # else its own error says why
+                self.error(path, f"role `{role.name}` has no choice `{cname}`",
+                           f"choices of {role.name}: {', '.join(c.name for c in role.choices)}", value=text)
             return None
         want = [a.name for a in choice.args]
         if set(kwargs) != set(want):

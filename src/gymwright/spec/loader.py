@@ -93,10 +93,45 @@ def _parse(text: str, label: str) -> Any:
 def load_spec(source: str | Path | dict[str, Any]) -> m.EnvSpec:
     """Parse and schema-validate a spec. Raises SpecError carrying diagnostics."""
     data, _ = read_data(source)
+    slips = yaml_slips(data)
+    if slips:  # the schema's own errors would only follow from these
+        raise SpecError(slips)
     try:
         return m.EnvSpec.model_validate(data)
     except ValidationError as e:
         raise SpecError(schema_diagnostics(e)) from None
+
+
+_TEXT_KEYS = ("doc", "description", "name")
+
+
+def yaml_slips(data: Any, path: str = "") -> list[Diagnostic]:
+    """Two YAML slips that the schema would report only as riddles: an unquoted text with a comma
+    in a flow mapping (`{doc: hunters, who chose}` reads `who chose` as a key) and an enum written
+    as one text (`enum: "a, b"` rather than a list)."""
+    out: list[Diagnostic] = []
+    stack: list[tuple[Any, str]] = [(data, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, list):
+            stack += [(x, f"{where}[{i}]") for i, x in enumerate(node)]
+            continue
+        if not isinstance(node, dict):
+            continue
+        text_key = next((k for k in _TEXT_KEYS if isinstance(node.get(k), str)), None)
+        for key, value in node.items():
+            here = f"{where}.{key}" if where else str(key)
+            if text_key and value is None and isinstance(key, str) and not key.isidentifier():
+                out.append(error(STAGE, f"{where}.{text_key}" if where else text_key,
+                                 f"the text of `{text_key}` ends at a comma: YAML read the rest, `{key}`, as a key",
+                                 f"quote this text: {text_key}: \"{node[text_key]}, {key}\"", value=key))
+            elif key == "enum" and isinstance(value, str):
+                names = [x.strip() for x in value.split(",") if x.strip()]
+                out.append(error(STAGE, here, f"`enum` is a list of names, got the text {value!r}",
+                                 f"write enum: [{', '.join(names)}]", value=value))
+            else:
+                stack.append((value, here))
+    return sorted(out, key=lambda d: d.path)
 
 
 _TAGS = {"str", "int", "float", "bool", "list", "dict", "none"} | {
