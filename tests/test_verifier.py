@@ -558,3 +558,12 @@ def test_probes_run_at_the_spec_defaults_when_other_params_are_verified() -> Non
     replay it at those params (it did for probes without params of their own)."""
     assert verify("iterated_prisoners_dilemma", {"rounds": 1}, episodes=3).passed
     assert verify("cake_negotiation", {"discount": 0.6}, episodes=3).passed
+
+
+def test_a_one_shot_game_is_a_note_not_a_warning() -> None:
+    """One round by design (the end comes from the first step) is not degenerate; a terminate
+    that holds at reset is (tests/data/broken/instant_end.yaml)."""
+    report = verify("sealed_bid_auction", {"rounds": 1}, episodes=5)
+    found = [d for d in report.diagnostics if "first step" in d.message or "one step" in d.message]
+    assert [(d.severity.value, d.message) for d in found] == [
+        ("info", "every random episode ended after its first step: a one-shot game")]

@@ -171,6 +171,7 @@ class _Gen:
                 self.rewards()
             self.observe()
             self.state()
+            self.ends_now()
             self.start_state()
             self.bounds()
             self.baselines()
@@ -1013,6 +1014,15 @@ class _Gen:
             w(f"a = {' + '.join(flat)}", comment=f"{rule.path}.action: {baseline_action_text(rule)}")
             with w.block("if m[a]:"):
                 w(f"return a, {k}")
+
+    def ends_now(self) -> None:
+        """`ends_now()`: whether `terminate` and `truncate` hold in the current state."""
+        cs, w = self.cs, self.w
+        with w.block("def ends_now(self):"):
+            w('"""(terminated, truncated) in the current state: what `step` would report if it changed nothing."""')
+            w("p, v = self.p, self.v")
+            w(f"return {_as_bool(self.em()(cs.terminate))}, {_as_bool(self.em()(cs.truncate))}")
+        w("")
 
     def start_state(self) -> None:
         """`_start_state(options)`: reset's `options={'state': {name: value}}`, checked like the spec."""

@@ -24,7 +24,7 @@ def degeneracy(compiled: CompiledEnv, r: Rollouts) -> list[Diagnostic]:
     n = len(r.lengths)
     if n == 0:
         return []
-    return (constant_rewards(compiled, r, n) + instant_ends(r, n) + frozen_features(compiled, r, n)
+    return (constant_rewards(compiled, r, n) + instant_ends(compiled, r, n) + frozen_features(compiled, r, n)
             + frozen_metrics(compiled, r, n) + never_legal(compiled, r, n) + dead_choices(compiled, r))
 
 
@@ -45,11 +45,19 @@ def constant_rewards(c: CompiledEnv, r: Rollouts, n: int) -> list[Diagnostic]:
     return out
 
 
-def instant_ends(r: Rollouts, n: int) -> list[Diagnostic]:
-    if all(x <= 1 for x in r.lengths):
-        return [warning(STAGE, "terminate", f"all {n} random episodes ended after one step",
-                        "check `terminate`: it may hold from the start (e.g. a comparison that is true at reset)")]
-    return []
+def instant_ends(compiled: CompiledEnv, r: Rollouts, n: int) -> list[Diagnostic]:
+    """Every random episode ended after one step: a warning when `terminate` (or `truncate`)
+    already holds at reset, a note for a one-shot game (the end comes from the first step)."""
+    if not r.lengths or not all(x <= 1 for x in r.lengths):
+        return []
+    env = compiled.parallel_env()
+    env.reset(seed=0)
+    held = [name for name, now in zip(("terminate", "truncate"), env.ends_now(), strict=True) if now]
+    if held:
+        return [warning(STAGE, held[0], f"all {n} random episodes ended after one step: `{held[0]}` holds at reset",
+                        f"check `{held[0]}`: it is true before any step (e.g. a comparison that holds at reset)")]
+    return [info(STAGE, "terminate", "every random episode ended after its first step: a one-shot game",
+                 "fine if the task is one round; else check `terminate`")]
 
 
 def frozen_features(c: CompiledEnv, r: Rollouts, n: int) -> list[Diagnostic]:
