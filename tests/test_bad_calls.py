@@ -339,3 +339,16 @@ def test_the_cli_refuses_a_negative_seed() -> None:
     result = CliRunner().invoke(app, ["run", "cake_negotiation", "--seed", "-1"])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "Invalid value for '--seed'" in result.output and "greater than or equal to" in result.output
+
+
+def test_an_unknown_param_gets_did_you_mean_everywhere() -> None:
+    from gymwright.errors import SpecError
+
+    with pytest.raises(SpecError) as e:
+        compile_spec("cake_negotiation", {"discont": 0.5})
+    assert e.value.diagnostics[0].hint.startswith("did you mean `discount`?")
+    env_module = compile_spec("cake_negotiation").module
+    with pytest.raises(ValueError, match=r"\(did you mean `discount` for `discont`\?\)"):
+        env_module.parallel_env(discont=0.5)
+    with pytest.raises(SpecError, match="did you mean `discount`"):
+        compile_batch("cake_negotiation", {"discont": 0.5}, batch_size=2)

@@ -149,7 +149,7 @@ class _BatchGen:
             with w.block("for d in per_copy:"):
                 w("unknown = sorted(set(d) - set(DEFAULTS))")
                 with w.block("if unknown:"):
-                    w("raise ValueError(f'unknown param(s) {unknown}; this env has: {sorted(DEFAULTS)}')")
+                    w("raise ValueError(f'unknown param(s) {unknown}; this env has: {sorted(DEFAULTS)}' + rt_close(unknown, DEFAULTS))")
             with w.block("for name, (kind, lo, hi) in PARAM_SPECS.items():"):
                 w("values = b_param_values(name, kind, per_copy, DEFAULTS[name], lo, hi)", comment="type, finite, in range")
                 with w.block("if name in STRUCTURAL:"):

@@ -246,7 +246,7 @@ class _Gen:
             w('"""Check param overrides against their types and ranges (ValueError naming the param)."""')
             w("unknown = sorted(set(overrides) - set(DEFAULTS))")
             with w.block("if unknown:"):
-                w("raise ValueError(f'unknown param(s) {unknown}; this env has: {sorted(DEFAULTS)}')")
+                w("raise ValueError(f'unknown param(s) {unknown}; this env has: {sorted(DEFAULTS)}' + rt_close(unknown, DEFAULTS))")
             w("p = Params()")
             with w.block("for name, (kind, lo, hi) in PARAM_SPECS.items():"):
                 w("x = rt_param(name, kind, overrides.get(name, DEFAULTS[name]), lo, hi)")

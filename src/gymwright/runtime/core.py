@@ -92,6 +92,17 @@ def rt_seed(seed) -> int:
     return seed
 
 
+def rt_close(unknown, known) -> str:
+    """' (did you mean `x`?)' for the first of `unknown` names close to one of `known`; else ''."""
+    import difflib
+
+    for name in unknown:
+        close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+        if close:
+            return f" (did you mean `{close[0]}` for `{name}`?)"
+    return ""
+
+
 def rt_param(name: str, kind: str, x, lo=None, hi=None):
     """A param value of type `kind` ('bool', 'int' or 'float') in its range [lo, hi] (None: no bound),
     or ValueError naming the param. NaN and infinities are refused: they compare false against

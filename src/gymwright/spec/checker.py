@@ -8,6 +8,7 @@ can: the repair loop needs every finding at once.
 from __future__ import annotations
 
 import ast
+import difflib
 import math
 import re
 import string
@@ -203,11 +204,17 @@ class _Builder:
         )
 
     # ------------------------------------------------------------------ params and consts
+    def param_hint(self, name: str) -> str:
+        """`did you mean ...?` for a misspelled param, and the list of the spec's params."""
+        known = list(self.spec.params)
+        close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
+        listed = f"this spec's params: {', '.join(known) or 'none'}"
+        return f"did you mean {' or '.join(f'`{c}`' for c in close)}? ({listed})" if close else listed
+
     def check_params(self) -> None:
         for name in self.overrides:
             if name not in self.spec.params:
-                known = ", ".join(self.spec.params) or "none"
-                self.error(f"params.{name}", f"unknown param `{name}`", f"this spec's params: {known}")
+                self.error(f"params.{name}", f"unknown param `{name}`", self.param_hint(name))
         for name, p in self.spec.params.items():
             path = f"params.{name}"
             given = name in self.overrides
@@ -962,7 +969,7 @@ class _Builder:
     def _check_probe(self, i: int, probe: Any, path: str, ids: dict[str, int], extra: dict[str, Symbol]) -> CProbe | None:
         for k in probe.params:
             if k not in self.spec.params:
-                self.error(f"{path}.params.{k}", f"unknown param `{k}`", f"this spec's params: {', '.join(self.spec.params) or 'none'}")
+                self.error(f"{path}.params.{k}", f"unknown param `{k}`", self.param_hint(k))
         steps = [self._probe_step(step, f"{path}.actions[{j}]", ids) for j, step in enumerate(probe.actions)]
         expects = []
         for j, src in enumerate(probe.expect):
