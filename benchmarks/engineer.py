@@ -1,29 +1,35 @@
-"""The MAPF-FrozenLake engineer experiment ("From Trainee to Trainer", in miniature).
+"""The MAPF-FrozenLake engineer experiment ("From Trainee to Trainer"), against the UED baselines.
 
-Every engineer trains one policy in stages on 2-agent MAPF-FrozenLake, starting from the same
-mixture (map sizes 3, 4 and 5, a third of the data each, hole ratio 0.2, wait ratio 0.25) with
-the same total step budget; between stages the engineer reads the evidence (task metric
-`valid` per map size, failures by kind, the measured effect of the hole and wait ratios) and
-sets the next stage's mixture:
+Two experiments, each with its own configuration space (the levers every method may use: map
+sizes, agent counts, wait and hole ratios, each a short list of allowed values), start
+configuration, and held-out cells (what the final policy is judged on):
 
-- `fixed`: no change (training on one fixed configuration, the paper's baseline);
-- `heuristic`: each map size's knobs moved toward the target band, data moved toward the sizes
-  with the lowest success (`gymwright.engineer.HeuristicEngineer`);
-- `llm` (when a model is given with `--model`): a language model reads the same evidence and
-  answers the knobs' values; `llm-steps` (`--llm-steps`) answers in bounded steps instead (per
-  size harder, easier or keep, which knob, more or less data), for small models.
+- `in_distribution` (the paper's headline): train and judge at 3 agents; start on a 4x4 lake,
+  hole ratio 0.2, wait ratio 0.25; held out: 5x5 and 6x6 lakes at hole ratio 0.3 and wait
+  ratios 0.5 and 0.75 (bigger maps and higher ratios than the start).
+- `generalization`: start with 2 agents on 4x4; the methods may use 2 or 3 agents and sizes 3-5;
+  held out: 5x5 lakes with 3, 4 and 5 agents at wait ratios 0.25, 0.5 and 0.75.
 
-Every final policy is then evaluated on the same held-out instances: 5x5 lakes (hole ratio 0.2)
-with 3, 4 and 5 agents at wait ratios 0.25, 0.50 and 0.75 (pools of solved instances, drawn with
-the same seeds for every engineer), `--episodes` episodes per cell. The table gives the valid
-and optimal rates with 95% confidence half-widths (normal approximation over episodes, and over
-the seeds' runs pooled). `--ablation` also runs the LLM engineer with the failure evidence
-only, + the guideline, and + the history.
+Methods, all in the same curriculum runner (`gymwright.engineer.curriculum.evolve`), with the
+same stages and the same total env-step budget, the same frozen base learner (`LEARNER`):
 
-    python benchmarks/engineer.py                       # fixed and heuristic, 2 seeds
-    python benchmarks/engineer.py --quick               # a smoke run (a minute or two)
-    python benchmarks/engineer.py --model local:qwen2.5-coder-1.5b --ablation
-    python benchmarks/engineer.py --json results.json   # also write every number
+- `fixed`: the start configuration every stage;
+- `dr`: uniform domain randomization over every level of the space;
+- `plr`: Prioritized Level Replay over the same levels (positive value loss, `gymwright.engineer.ued`);
+- `heuristic`: the heuristic engineer with the structural rule and the guardrails;
+- `llm` (with `--model`; `--ablation` adds `llm-failures` and `llm-guideline`): a language model
+  reads the same evidence (validation, levers, stage k of N) and answers the mixture, guarded.
+
+Every engineer sees a validation set drawn like the held-out cells (other episodes, the training
+pools) after every stage; the held-out cells themselves (pools of 200 solved instances, the same
+episode seeds for every method and seed) are evaluated once, on the final policy. Figures: valid
+and optimal rates per cell and overall, mean over seeds with a 95% t-interval over seeds, and
+paired differences (same seeds) between each engineer and each baseline.
+
+    python benchmarks/engineer.py --quick                      # a smoke run (1 seed, no intervals; 2 jobs)
+    python benchmarks/engineer.py --json benchmarks/results/engineer_latest.json   # the full run
+    python benchmarks/engineer.py --model openai:gpt-4o-mini --ablation
+    python benchmarks/engineer.py --tune                        # the base learner's tuning (fixed only)
 """
 
 from __future__ import annotations
@@ -34,188 +40,382 @@ import math
 import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 SPEC = "mapf_frozenlake"
-BASE = {"n_agents": 2, "hole_density": 0.2, "wait_ratio": 0.25, "max_steps": 30, "view_radius": 2}
-TRAIN_SIZES = (3, 4, 5)
-HELD_OUT = {"size": 5, "hole_density": 0.2, "max_steps": 40, "layout_pool": 200, "view_radius": 2}
-HELD_AGENTS = (3, 4, 5)
-HELD_WAITS = (0.25, 0.5, 0.75)
-KNOBS = ("wait_ratio", "hole_density")
-BAND = (0.5, 0.8)  # the default target band of the task metric (--band)
-Z95 = 1.959963984540054
+TRAIN_FIXED = {"max_steps": 30, "view_radius": 2}
+HELD_FIXED = {"max_steps": 40, "view_radius": 2}
+LEARNER: dict[str, Any] = {"hidden": (64, 64), "ent_coef": 0.01, "rollout_len": 16}
+"""The frozen base learner (IPPO, one shared walker policy; see `--tune` and benchmarks/README.md)."""
+NUM_ENVS = 256
+BAND = (0.3, 0.6)
+BASELINES = ("fixed", "dr", "plr")
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+@dataclass
+class Experiment:
+    name: str
+    start: dict[str, Any]
+    structural: dict[str, list[Any]]
+    knobs: dict[str, list[float]]
+    held_out: dict[str, dict[str, Any]]  # cell label -> params
+    target: str
+
+    def space(self) -> Any:
+        from gymwright.engineer import ConfigSpace
+
+        return ConfigSpace.for_spec(SPEC, self.structural, self.knobs, TRAIN_FIXED)
+
+
+def _cells(agents: list[int], sizes: list[int], waits: list[float], holes: float) -> dict[str, dict[str, Any]]:
+    return {f"{a} ag {s}x{s} w {w:.2f}": {**HELD_FIXED, "n_agents": a, "size": s, "wait_ratio": w, "hole_density": holes}
+            for a in agents for s in sizes for w in waits}
+
+
+EXPERIMENTS = {
+    "in_distribution": Experiment(
+        "in_distribution", {**TRAIN_FIXED, "size": 4, "n_agents": 3, "wait_ratio": 0.25, "hole_density": 0.2},
+        {"size": [3, 4, 5, 6], "n_agents": [3]}, {"wait_ratio": [0.0, 0.25, 0.5, 0.75], "hole_density": [0.1, 0.2, 0.3]},
+        _cells([3], [5, 6], [0.5, 0.75], 0.3),
+        "3 walkers on 5x5 and 6x6 lakes, hole ratio 0.3, wait ratio 0.5 and 0.75 (at most 40 steps); judged on the "
+        "valid rate (every walker on its goal, no hole, no conflict), then the optimal rate"),
+    "generalization": Experiment(
+        "generalization", {**TRAIN_FIXED, "size": 4, "n_agents": 2, "wait_ratio": 0.25, "hole_density": 0.2},
+        {"size": [3, 4, 5], "n_agents": [2, 3]}, {"wait_ratio": [0.0, 0.25, 0.5, 0.75], "hole_density": [0.1, 0.2]},
+        _cells([3, 4, 5], [5], [0.25, 0.5, 0.75], 0.2),
+        "3, 4 and 5 walkers on 5x5 lakes, hole ratio 0.2, wait ratio 0.25, 0.5 and 0.75 (at most 40 steps; "
+        "training may use at most 3); judged on the valid rate, then the optimal rate"),
+}
 
 
 @dataclass
 class Run:
-    """One engineer's training run and its held-out evaluation."""
-
-    engineer: str
+    experiment: str
+    method: str
     seed: int
     stages: list[dict[str, Any]] = field(default_factory=list)
-    held_out: dict[str, dict[str, float]] = field(default_factory=dict)  # "agents=3 wait=0.25" -> rates
+    held_out: dict[str, dict[str, float]] = field(default_factory=dict)
     train_s: float = 0.0
     env_steps: int = 0
 
 
-def make_engineer(name: str, model: str | None) -> Any:
-    from gymwright.engineer import FixedEngineer, HeuristicEngineer, LLMEngineer
+# ---------------------------------------------------------------------------- one run
+def make_engineer(name: str, space: Any, model: str | None) -> Any:
+    from gymwright.engineer import (
+        DomainRandomization,
+        FixedEngineer,
+        HeuristicEngineer,
+        LLMEngineer,
+        PrioritizedReplay,
+    )
 
-    if name == "fixed":
-        return FixedEngineer()
-    if name == "heuristic":
-        return HeuristicEngineer()
+    simple = {"fixed": FixedEngineer, "heuristic": HeuristicEngineer}
+    if name in simple:
+        return simple[name]()
+    if name == "dr":
+        return DomainRandomization(space)
+    if name == "plr":
+        return PrioritizedReplay(space)
     from gymwright.llm import LLM, provider_from_name
 
-    assert model is not None
+    if model is None:
+        raise SystemExit(f"benchmarks/engineer.py: the {name} engineer needs --model (e.g. --model openai:gpt-4o-mini)")
     variants = {"llm": {}, "llm-failures": {"with_guideline": False, "with_history": False},
-                "llm-guideline": {"with_history": False}, "llm-steps": {"steps": True}}
+                "llm-guideline": {"with_history": False}}
     return LLMEngineer(LLM(provider_from_name(model)), **variants[name])
 
 
-def train_run(name: str, seed: int, args: argparse.Namespace, out: Path) -> Run:
-    from gymwright.engineer.curriculum import CurriculumOptions, evolve
-    from gymwright.engineer.mixture import Mixture
+def start_mixture(exp: Experiment, engineer: Any, space: Any) -> Any:
+    from gymwright.engineer.mixture import Bucket, Mixture
 
-    engineer = make_engineer(name, args.model)
-    engineer.name = name
-    opts = CurriculumOptions(stages=args.stages, steps_per_stage=args.steps // args.stages, band=tuple(args.band),
-                             task_metric="valid", eval_episodes=args.stage_episodes, num_envs=args.num_envs,
-                             seed=1000 * seed, knobs=KNOBS, record_episodes=20)
+    if hasattr(engineer, "initial"):  # the UED baselines start on their own distribution
+        return engineer.initial()
+    return Mixture([Bucket(dict(exp.start), 1.0, space.label(exp.start))])
+
+
+def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
+    """Train one method on one experiment and seed, then judge its final policy on the held-out cells."""
+    import torch
+
+    from gymwright.engineer.curriculum import CurriculumOptions, evolve
+
+    torch.set_num_threads(1)
+    exp = EXPERIMENTS[exp_name]
+    space = exp.space()
+    engineer = make_engineer(method, space, cfg["model"])
+    engineer.name = method
+    validation = {k: {**v, "layout_pool": 1000} for k, v in exp.held_out.items()}
+    opts = CurriculumOptions(
+        stages=cfg["stages"], steps_per_stage=cfg["steps"] // cfg["stages"], band=tuple(cfg["band"]), task_metric="valid",
+        eval_episodes=cfg["stage_episodes"], num_envs=NUM_ENVS, seed=1000 * seed, knobs=tuple(exp.knobs),
+        record_episodes=20, validation=validation, validation_episodes=cfg["validation_episodes"],
+        secondary=("optimal",), target=exp.target, space=space if method not in ("fixed",) else None,
+        guard=method not in BASELINES, train=dict(LEARNER))
     start = time.perf_counter()
-    records = evolve(SPEC, Mixture.over("size", list(TRAIN_SIZES), BASE), engineer, out / f"{name}-seed{seed}", opts,
-                     progress=lambda line: print(f"  [{name} seed {seed}] {line}", file=sys.stderr))
-    run = Run(name, seed, train_s=time.perf_counter() - start,
-              env_steps=opts.stages * opts.steps_per_stage)
-    run.stages = [{"index": r.index, "success": r.success, "mixture": r.mixture, "rationale": r.rationale,
-                   "next": r.proposed_mixture, "checkpoint": r.checkpoint} for r in records]
+    out = Path(cfg["out"]) / exp_name / f"{method}-seed{seed}"
+    records = evolve(SPEC, start_mixture(exp, engineer, space), engineer, out, opts,
+                     progress=lambda line: print(f"  [{exp_name} {method} seed {seed}] {line}"[:400], file=sys.stderr))
+    run = Run(exp_name, method, seed, train_s=time.perf_counter() - start, env_steps=opts.stages * opts.steps_per_stage)
+    run.stages = [{"index": r.index, "success": r.success, "validation": r.validation, "guard": r.guard,
+                   "guard_reason": r.guard_reason, "unchanged": r.unchanged, "engineer_error": r.engineer_error,
+                   "trained": [{k: b[k] for k in ("label", "share")} for b in r.trained_mixture],
+                   "mixture": [{k: b.get(k) for k in ("label", "share", "success", "params")} for b in r.mixture],
+                   "rationale": r.rationale[:2000], "policy": r.policy} for r in records]
+    held_out(run, exp, records[-1].policy, cfg["episodes"])
     return run
 
 
-def held_out(run: Run, episodes: int) -> None:
+def held_out(run: Run, exp: Experiment, checkpoint: str, episodes: int) -> None:
     from gymwright.train import evaluate, load_policy
 
-    policy = load_policy(run.stages[-1]["checkpoint"])
-    for agents in HELD_AGENTS:
-        for wait in HELD_WAITS:
-            params = {**HELD_OUT, "n_agents": agents, "wait_ratio": wait}
-            ev = evaluate(SPEC, params, policy, episodes, seed=900_000)
-            m = ev.episode_metrics
-            failed = m["valid"] == 0
-            hole = failed & (m["holes"] > 0)
-            conflict = failed & ~hole & (m["conflicts"] > 0)
-            run.held_out[f"agents={agents} wait={wait:.2f}"] = {
-                "valid": float(m["valid"].mean()), "optimal": float(m["optimal"].mean()), "episodes": episodes,
-                # failures by kind, as the failure evidence names them (first: hole, conflict; else timeout)
-                "holes": float(hole.mean()), "conflicts": float(conflict.mean()),
-                "timeout": float((failed & ~hole & ~conflict).mean()),
-                "suboptimal": float(m["suboptimal"].mean())}
+    policy = load_policy(checkpoint)
+    for cell, params in exp.held_out.items():
+        m = evaluate(SPEC, {**params, "layout_pool": 200}, policy, episodes, seed=900_000).episode_metrics
+        failed = m["valid"] == 0
+        hole = failed & (m["holes"] > 0)
+        conflict = failed & ~hole & (m["conflicts"] > 0)
+        run.held_out[cell] = {"valid": float(m["valid"].mean()), "optimal": float(m["optimal"].mean()),
+                              "episodes": episodes, "holes": float(hole.mean()), "conflicts": float(conflict.mean()),
+                              "timeout": float((failed & ~hole & ~conflict).mean())}
 
 
-def pooled(runs: list[Run], cell: str, metric: str) -> tuple[float, float, int]:
-    """Rate over every episode of the engineer's runs in a cell, and its 95% half-width."""
-    n = sum(int(r.held_out[cell]["episodes"]) for r in runs)
-    p = sum(r.held_out[cell][metric] * r.held_out[cell]["episodes"] for r in runs) / n
-    return p, Z95 * math.sqrt(max(p * (1 - p), 1e-12) / n), n
+def pool_keys(names: list[str]) -> list[tuple[int, int, float, float, int]]:
+    """Every solved pool the experiments draw from: (size, agents, holes, wait, slots)."""
+    keys = set()
+    for name in names:
+        exp = EXPERIMENTS[name]
+        for p in exp.space().levels():
+            keys.add((p["size"], p["n_agents"], p["hole_density"], p["wait_ratio"], 1000))
+        for p in exp.held_out.values():
+            for n in (1000, 200):  # validation (the training pools' size) and held out
+                keys.add((p["size"], p["n_agents"], p["hole_density"], p["wait_ratio"], n))
+    return sorted(keys, key=lambda k: -(k[0] ** 2) * k[1])  # the slowest first
 
 
-def table(runs: list[Run]) -> str:
-    names = list(dict.fromkeys(r.engineer for r in runs))
-    cells = list(runs[0].held_out)
-    lines = []
+def fill_pool(key: tuple[int, int, float, float, int]) -> float:
+    """Solve every slot of one pool (CBS), so it is cached on disk for every later run."""
+    import numpy as np
+
+    from gymwright.mapf import PoolConfig
+    from gymwright.mapf.lazy import solved_pool
+
+    size, agents, holes, wait, n = key
+    start = time.perf_counter()
+    solved_pool(PoolConfig(size, agents, float(holes), float(wait)), n).take(np.arange(n))
+    return time.perf_counter() - start
+
+
+def prepare_pools(names: list[str], jobs: int) -> float:
+    """Fill the pools once (minutes the first time; a cached pool loads in milliseconds)."""
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+        list(pool.map(fill_pool, pool_keys(names)))
+    return time.perf_counter() - start
+
+
+# ---------------------------------------------------------------------------- statistics
+def mean_ci(xs: list[float]) -> tuple[float, float]:
+    """Mean and the 95% t-interval half-width over seeds (nan with one seed)."""
+    n = len(xs)
+    m = sum(xs) / n
+    if n < 2:
+        return m, float("nan")
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
+    return m, T975.get(n - 1, 1.96) * sd / math.sqrt(n)
+
+
+def overall(run: Run, metric: str) -> float:
+    return sum(c[metric] for c in run.held_out.values()) / len(run.held_out)
+
+
+def summarize(runs: list[Run], engineers: list[str]) -> dict[str, Any]:
+    """Per method: mean and CI over seeds, overall and per cell; paired differences by seed."""
+    methods: dict[str, Any] = {}
+    names = list(dict.fromkeys(r.method for r in runs))
+    for name in names:
+        mine = sorted((r for r in runs if r.method == name), key=lambda r: r.seed)
+        entry: dict[str, Any] = {}
+        for metric in ("valid", "optimal"):
+            entry[metric], entry[f"{metric}_ci95"] = mean_ci([overall(r, metric) for r in mine])
+        entry["cells"] = {}
+        for cell in mine[0].held_out:
+            c: dict[str, float] = {}
+            for metric in ("valid", "optimal", "holes", "conflicts", "timeout"):
+                c[metric], c[f"{metric}_ci95"] = mean_ci([r.held_out[cell][metric] for r in mine])
+            entry["cells"][cell] = c
+        entry["per_seed_valid"] = [overall(r, "valid") for r in mine]
+        entry["guard"] = {a: sum(s["guard"] == a for r in mine for s in r.stages) for a in ("revert", "rollback")}
+        entry["unchanged_proposals"] = sum(s["unchanged"] for r in mine for s in r.stages[:-1])
+        entry["proposals"] = sum(len(r.stages) - 1 for r in mine)
+        entry["engineer_errors"] = sum(bool(s["engineer_error"]) for r in mine for s in r.stages)
+        entry["train_s"] = sum(r.train_s for r in mine) / len(mine)
+        methods[name] = entry
+    paired: dict[str, Any] = {}
+    for a in [n for n in names if n in engineers]:
+        for b in [n for n in names if n in BASELINES]:
+            pa = {r.seed: r for r in runs if r.method == a}
+            pb = {r.seed: r for r in runs if r.method == b}
+            seeds = sorted(pa.keys() & pb.keys())
+            row: dict[str, Any] = {"seeds": seeds}
+            for metric in ("valid", "optimal"):
+                d, h = mean_ci([overall(pa[s], metric) - overall(pb[s], metric) for s in seeds])
+                row[f"{metric}_diff"], row[f"{metric}_ci95" if metric == "optimal" else "ci95"] = d, [d - h, d + h]
+            paired[f"{a}-{b}"] = row
+    return {"methods": methods, "paired": paired}
+
+
+# ---------------------------------------------------------------------------- tables
+def _pm(m: float, h: float, digits: int = 3) -> str:
+    return f"{m:.{digits}f} ± {h:.{digits}f}" if math.isfinite(h) else f"{m:.{digits}f}"
+
+
+def tables(name: str, summary: dict[str, Any]) -> str:
+    methods = summary["methods"]
+    cells = list(next(iter(methods.values()))["cells"])
+    lines = [f"\n### {name}\n", EXPERIMENTS[name].target + ".\n"]
+    lines.append("| method | valid (mean of cells) | optimal (mean of cells) | reverts | rollbacks | proposals kept as they were |")
+    lines.append("|---|---:|---:|---:|---:|---:|")
+    for m, e in methods.items():
+        lines.append(f"| {m} | {_pm(e['valid'], e['valid_ci95'])} | {_pm(e['optimal'], e['optimal_ci95'])} | "
+                     f"{e['guard']['revert']} | {e['guard']['rollback']} | {e['unchanged_proposals']} of {e['proposals']} |")
     for metric in ("valid", "optimal"):
-        lines.append(f"\n**{metric} rate** on held-out 5x5 instances (95% CI half-width), by agents and wait ratio:\n")
-        lines.append("| engineer | " + " | ".join(c.replace("agents=", "").replace(" wait=", " ag, w ") for c in cells)
-                     + " | mean |")
-        lines.append("|---|" + "---:|" * (len(cells) + 1))
-        for name in names:
-            mine = [r for r in runs if r.engineer == name]
-            rates = [pooled(mine, c, metric) for c in cells]
-            mean = sum(p for p, _, _ in rates) / len(rates)
-            n_all = sum(n for _, _, n in rates)
-            mean_ci = Z95 * math.sqrt(sum(p * (1 - p) / n for p, _, n in rates)) / len(rates)
-            lines.append(f"| {name} | " + " | ".join(f"{p:.2f} ± {h:.2f}" for p, h, _ in rates)
-                         + f" | **{mean:.3f} ± {mean_ci:.3f}** ({n_all} ep.) |")
+        lines.append(f"\n**{metric} rate per held-out cell** (mean over seeds ± 95% t-interval):\n")
+        lines.append("| method | " + " | ".join(cells) + " |")
+        lines.append("|---|" + "---:|" * len(cells))
+        for m, e in methods.items():
+            lines.append(f"| {m} | " + " | ".join(_pm(e["cells"][c][metric], e["cells"][c][f"{metric}_ci95"], 2)
+                                                   for c in cells) + " |")
+    if summary["paired"]:
+        lines.append("\n**Paired differences** (same seeds; mean of per-seed differences, 95% t-interval):\n")
+        lines.append("| pair | valid diff | 95% CI | optimal diff | 95% CI |")
+        lines.append("|---|---:|---|---:|---|")
+        for pair, row in summary["paired"].items():
+            lo, hi = row["ci95"]
+            olo, ohi = row["optimal_ci95"]
+            lines.append(f"| {pair} | {row['valid_diff']:+.3f} | [{lo:+.3f}, {hi:+.3f}] | {row['optimal_diff']:+.3f} | "
+                         f"[{olo:+.3f}, {ohi:+.3f}] |")
+    lines.append("\n**Held-out outcomes** (share of episodes, mean over cells and seeds):\n")
+    lines.append("| method | valid | fell in a hole | conflict | timeout |")
+    lines.append("|---|---:|---:|---:|---:|")
+    for m, e in methods.items():
+        avg = {k: sum(e["cells"][c][k] for c in cells) / len(cells) for k in ("valid", "holes", "conflicts", "timeout")}
+        lines.append(f"| {m} | " + " | ".join(f"{avg[k]:.3f}" for k in avg) + " |")
     return "\n".join(lines)
 
 
-def kinds_table(runs: list[Run]) -> str:
-    lines = ["\n**Held-out episodes by outcome** (share of all held-out episodes, pooled over cells and seeds):\n",
-             "| engineer | optimal | valid, not optimal | fell in a hole | conflict | timeout |", "|---|---:|---:|---:|---:|---:|"]
-    for name in dict.fromkeys(r.engineer for r in runs):
-        cells = [c for r in runs if r.engineer == name for c in r.held_out.values()]
-        mean = {k: sum(c[k] for c in cells) / len(cells) for k in ("optimal", "suboptimal", "holes", "conflicts", "timeout")}
-        lines.append(f"| {name} | " + " | ".join(f"{mean[k]:.3f}" for k in mean) + " |")
-    return "\n".join(lines)
-
-
-def stages_table(runs: list[Run]) -> str:
-    lines = ["\n**Stages** (training success `valid` per map size, and the data share):\n",
-             "| engineer | seed | stage | size 3 | size 4 | size 5 |", "|---|---:|---:|---|---|---|"]
+def stage_lines(runs: list[Run]) -> str:
+    lines = ["\n### Stages (what each method trained on, validation after the stage, guardrail)\n"]
     for r in runs:
         for s in r.stages:
-            by = {m["label"]: m for m in s["mixture"]}
-            cols = [f"{by[f'size={k}']['success']:.2f} ({by[f'size={k}']['share']:.0%}; wait "
-                    f"{by[f'size={k}']['params']['wait_ratio']:g}, holes {by[f'size={k}']['params']['hole_density']:g})"
-                    for k in TRAIN_SIZES]
-            lines.append(f"| {r.engineer} | {r.seed} | {s['index'] + 1} | " + " | ".join(cols) + " |")
+            top = sorted(s["trained"], key=lambda b: -b["share"])[:4]
+            mix = ", ".join(f"{b['label']} {b['share']:.0%}" for b in top) + (" ..." if len(s["trained"]) > 4 else "")
+            val = s["validation"]["mean"] if s["validation"] else float("nan")
+            lines.append(f"- {r.experiment} {r.method} seed {r.seed} stage {s['index'] + 1}: [{mix}] -> validation "
+                         f"{val:.3f}{' (' + s['guard'] + ')' if s['guard'] not in ('', 'keep') else ''}")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- main
+def tune(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The base learner's tuning: the fixed baseline of the in-distribution experiment, one seed,
+    the full budget, each variant judged on the validation cells."""
+    from gymwright.engineer import measure_validation
+    from gymwright.train import TrainConfig, load_policy, train
+
+    exp = EXPERIMENTS["in_distribution"]
+    variants = {"frozen (64x64, entropy 0.01)": {}, "entropy 0.003": {"ent_coef": 0.003},
+                "hidden 128x128": {"hidden": (128, 128)}, "view radius 1": {"view_radius": 1},
+                "view radius 3": {"view_radius": 3}}
+    out = {}
+    for name, change in variants.items():
+        vr = change.get("view_radius", 2)
+        learner = {**LEARNER, **{k: v for k, v in change.items() if k != "view_radius"}}
+        start = time.perf_counter()
+        res = train(TrainConfig(spec=SPEC, params={**exp.start, "view_radius": vr}, total_steps=cfg["steps"],
+                                num_envs=NUM_ENVS, out=Path(cfg["out"]) / "tune" / name.split()[0], **learner))
+        cells = {k: {**v, "view_radius": vr} for k, v in exp.held_out.items()}
+        val = measure_validation(SPEC, cells, load_policy(res.checkpoint), "valid", cfg["validation_episodes"], 700_000,
+                                 ("optimal",))
+        out[name] = {"valid": val.mean, "ci95": val.ci95, "optimal": val.secondary["optimal"],
+                     "train_s": time.perf_counter() - start}
+        print(f"{name}: validation valid {val.mean:.3f} ± {val.ci95:.3f}, optimal {val.secondary['optimal']:.3f}",
+              file=sys.stderr)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--engineers", default="fixed,heuristic",
-                    help="comma-separated: fixed, heuristic, llm, llm-failures, llm-guideline, llm-steps")
-    ap.add_argument("--model", help="the LLM engineer's model (adds `llm` to the engineers)")
+    ap.add_argument("--experiments", default="in_distribution,generalization")
+    ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, llm, llm-failures, llm-guideline")
+    ap.add_argument("--model", help="the LLM engineer's model (adds `llm`)")
     ap.add_argument("--ablation", action="store_true", help="with --model: also llm-failures and llm-guideline")
-    ap.add_argument("--llm-steps", action="store_true",
-                    help="with --model: also llm-steps (the model answers harder/easier/keep, a knob, more/less data)")
-    ap.add_argument("--seeds", type=int, default=2)
-    ap.add_argument("--band", type=float, nargs=2, default=BAND, metavar=("LOW", "HIGH"),
-                    help="target band of the training success (valid) the engineers steer into")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--band", type=float, nargs=2, default=BAND, metavar=("LOW", "HIGH"))
     ap.add_argument("--stages", type=int, default=4)
-    ap.add_argument("--steps", type=int, default=1_200_000, help="env steps per run, split over the stages")
-    ap.add_argument("--num-envs", type=int, default=256)
-    ap.add_argument("--stage-episodes", type=int, default=200, help="evaluation episodes per bucket per stage")
+    ap.add_argument("--steps", type=int, default=400_000, help="env steps per run (every method), split over the stages")
+    ap.add_argument("--stage-episodes", type=int, default=150, help="evaluation episodes per bucket per stage")
+    ap.add_argument("--validation-episodes", type=int, default=150, help="validation episodes per cell per stage")
     ap.add_argument("--episodes", type=int, default=300, help="held-out episodes per cell per run")
-    ap.add_argument("--quick", action="store_true", help="1 seed, 2 stages, 40,000 steps, 60 episodes")
+    ap.add_argument("--jobs", type=int, default=2, help="runs in parallel (processes)")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: 1 seed, 2 stages, 24,000 steps, few episodes")
+    ap.add_argument("--tune", action="store_true", help="only the base learner's tuning (the fixed baseline)")
     ap.add_argument("--out", type=Path, default=Path("runs/engineer-benchmark"))
-    ap.add_argument("--json", type=Path, help="write the runs as JSON here")
+    ap.add_argument("--json", type=Path, help="write every figure here (e.g. benchmarks/results/engineer_latest.json)")
     args = ap.parse_args(argv)
     if args.quick:
-        args.seeds, args.stages, args.steps, args.episodes, args.stage_episodes = 1, 2, 40_000, 60, 60
-    names = [n.strip() for n in args.engineers.split(",") if n.strip()]
-    if args.model and not any(n.startswith("llm") for n in names):  # named llm variants run as named
-        names += ["llm"] + (["llm-failures", "llm-guideline"] if args.ablation else [])
-        names += ["llm-steps"] if args.llm_steps else []
-    if any(n.startswith("llm") for n in names) and not args.model:
-        ap.error("the llm engineers need --model")
-    import torch
-
-    torch.set_num_threads(1)
-    runs: list[Run] = []
+        args.seeds, args.stages, args.steps = 1, 2, 24_000
+        args.stage_episodes, args.validation_episodes, args.episodes = 40, 40, 60
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if args.model and "llm" not in methods:
+        methods += ["llm"] + (["llm-failures", "llm-guideline"] if args.ablation else [])
+    cfg = {"model": args.model, "stages": args.stages, "steps": args.steps, "band": list(args.band),
+           "stage_episodes": args.stage_episodes, "validation_episodes": args.validation_episodes,
+           "episodes": args.episodes, "out": str(args.out)}
     start = time.perf_counter()
-    for seed in range(args.seeds):
-        for name in names:
-            run = train_run(name, seed, args, args.out)
-            held_out(run, args.episodes)
+    if args.tune:
+        result = {"tuning": tune(cfg), "budget_env_steps": args.steps, "command": " ".join(sys.argv)}
+        print(json.dumps(result, indent=1))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1))
+        return 0
+    names = [e.strip() for e in args.experiments.split(",") if e.strip()]
+    pools_s = prepare_pools(names, args.jobs)
+    print(f"solved pools ready in {pools_s:.0f} s", file=sys.stderr)
+    jobs = [(e, m, s) for e in names for s in range(args.seeds) for m in methods]
+    runs: list[Run] = []
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(run_one, e, m, s, cfg) for e, m, s in jobs]
+        for f in futures:
+            run = f.result()
             runs.append(run)
-            print(f"{name} seed {seed}: trained {run.env_steps} env steps in {run.train_s:.0f} s; held-out mean "
-                  f"valid {sum(c['valid'] for c in run.held_out.values()) / len(run.held_out):.3f}", file=sys.stderr)
-    print(f"# MAPF-FrozenLake engineer experiment\n\nBudget per run: {runs[0].env_steps:,} env steps of 2-agent "
-          f"training in {args.stages} stages ({args.num_envs} copies), {args.seeds} seed(s) per engineer; target "
-          f"band {args.band[0]:g}-{args.band[1]:g}; "
-          f"{args.episodes} held-out episodes per cell per run; total wall {time.perf_counter() - start:.0f} s.")
-    print(table(runs))
-    print(kinds_table(runs))
-    print(stages_table(runs))
+            print(f"{run.experiment} {run.method} seed {run.seed}: {run.env_steps} env steps in {run.train_s:.0f} s; "
+                  f"held-out valid {overall(run, 'valid'):.3f}", file=sys.stderr)
+    engineers = [m for m in methods if m not in BASELINES]
+    report: dict[str, Any] = {"budget_env_steps": runs[0].env_steps, "seeds": list(range(args.seeds)),
+                              "stages": args.stages, "band": list(args.band), "learner": {**LEARNER, "num_envs": NUM_ENVS,
+                                                                                        **TRAIN_FIXED},
+                              "command": " ".join(["python", *sys.argv]), "pools_s": pools_s, "experiments": {}}
+    print(f"# MAPF-FrozenLake engineer experiment\n\nBudget per run: {runs[0].env_steps:,} env steps in {args.stages} "
+          f"stages ({NUM_ENVS} copies), {args.seeds} seeds, band {args.band[0]:g}-{args.band[1]:g}, {args.episodes} "
+          f"held-out episodes per cell per run; wall {time.perf_counter() - start:.0f} s.")
+    for exp in dict.fromkeys(r.experiment for r in runs):
+        mine = [r for r in runs if r.experiment == exp]
+        summary = summarize(mine, engineers)
+        summary["runs"] = [r.__dict__ for r in mine]
+        report["experiments"][exp] = summary
+        print(tables(exp, summary))
+    print(stage_lines(runs))
+    report["wall_s"] = time.perf_counter() - start
     if args.json:
-        args.json.write_text(json.dumps([r.__dict__ for r in runs], indent=1, default=float))
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1, default=float))
     return 0
 
 

@@ -60,3 +60,72 @@ def test_cli_evolve_json(tmp_path: Path) -> None:
     assert len(data["stages"]) == 1 and data["stages"][0]["engineer"] == "fixed"
     bad = CliRunner().invoke(app, ["evolve", "mapf_frozenlake", "-e", "llm", "-o", str(tmp_path / "x")])
     assert bad.exit_code == 1 and "needs a model" in bad.output
+
+
+GOAL_SPACE = {"structural": {"size": [3, 4], "n_agents": [2, 3]}, "knobs": {"wait_ratio": [0.0, 0.25, 0.5]}}
+SMALL = {"size": 3, "n_agents": 2, "max_steps": 12, "wait_ratio": 0.25, "view_radius": 1}
+
+
+def goal_options(**kw: object) -> CurriculumOptions:
+    from gymwright.engineer import ConfigSpace
+
+    space = ConfigSpace.for_spec("mapf_frozenlake", GOAL_SPACE["structural"], GOAL_SPACE["knobs"],
+                                 {"max_steps": 12, "view_radius": 1})
+    cells = {"4x4 3 agents": {**SMALL, "size": 4, "n_agents": 3, "wait_ratio": 0.5}}
+    return CurriculumOptions(**{"stages": 3, "steps_per_stage": 4096, "num_envs": 32, "eval_episodes": 20,
+                                "record_episodes": 5, "validation": cells, "validation_episodes": 20, "space": space,
+                                "guard": True, "target": "3 walkers on 4x4", "band": (0.0, 0.01), **kw})
+
+
+@pytest.mark.slow
+def test_a_failed_model_call_keeps_the_stage_and_the_last_stage_asks_nothing(tmp_path: Path) -> None:
+    import yaml
+
+    from gymwright.engineer import LLMEngineer
+    from gymwright.engineer.mixture import Bucket, Mixture
+    from gymwright.llm.client import LLM
+    from gymwright.llm.scripted import ScriptedProvider
+
+    script = tmp_path / "engineer.yaml"
+    reply = {"buckets": [{"size": 4, "n_agents": 3, "wait_ratio": 0.5, "share": 1.0}], "rationale": "go to the target"}
+    script.write_text(yaml.safe_dump([{"error": 500}, {"json": reply}]))
+    provider = ScriptedProvider(script)
+    start = Mixture([Bucket(SMALL, 1.0, "size=3 n_agents=2")])
+    records = evolve("mapf_frozenlake", start, LLMEngineer(LLM(provider, retries=0)), tmp_path / "run", goal_options())
+    assert len(provider.requests) == 2, "one call per stage that will be trained: none after the last"
+    assert "500" in records[0].engineer_error and records[0].unchanged and "the stage is kept" in records[0].rationale
+    assert [b["label"] for b in records[2].trained_mixture] == ["size=4 n_agents=3"]  # the reply trained stage 3
+    assert records[2].rationale.startswith("last stage: no proposal")
+    assert all(r.validation is not None and 0.0 <= r.validation["mean"] <= 1.0 for r in records)
+    assert "stage 2 of 3" in provider.requests[1].messages[0].content
+
+
+@pytest.mark.slow
+def test_a_guarded_heuristic_curriculum_moves_agent_counts_and_records_its_guardrail(tmp_path: Path) -> None:
+    from gymwright.engineer.mixture import Bucket, Mixture
+
+    start = Mixture([Bucket(SMALL, 1.0, "size=3 n_agents=2")])
+    records = evolve("mapf_frozenlake", start, HeuristicEngineer(), tmp_path / "run", goal_options())
+    trained = [{b["label"] for b in r.trained_mixture} for r in records]
+    assert trained[0] == {"size=3 n_agents=2"} and len(trained[1]) == 2  # the band's top (0.01) is reached: opened
+    assert any("n_agents=3" in label for t in trained for label in t) or any("size=4" in label for t in trained for label in t)
+    assert records[0].guard == "" and all(r.guard in ("keep", "revert", "rollback") for r in records[1:])
+    for r in records[1:]:
+        assert (r.guard == "keep") == r.guard_reason.endswith(": kept"), r.guard_reason
+        if r.guard == "rollback":
+            assert r.policy == records[r.index - 1].policy, "a rolled-back stage leaves the previous policy"
+    lines = [json.loads(x) for x in (tmp_path / "run" / "curriculum.jsonl").read_text().splitlines()]
+    assert [x["guard"] for x in lines] == [r.guard for r in records] and lines[-1]["policy"]
+
+
+@pytest.mark.slow
+def test_prioritized_replay_scores_every_level_from_the_training_log(tmp_path: Path) -> None:
+    from gymwright.engineer import PrioritizedReplay
+
+    opts = goal_options(stages=2, guard=False)
+    plr = PrioritizedReplay(opts.space)
+    records = evolve("mapf_frozenlake", plr.initial(), plr, tmp_path / "run", opts)
+    first, second = ([b["share"] for b in r.trained_mixture] for r in records)
+    assert len(first) == len(second) == len(opts.space.levels()) == 12  # agent counts 2 and 3 in one batch
+    assert max(first) - min(first) < 1e-9 and max(second) > 2 * min(second)  # uniform, then prioritized
+    assert "positive value loss" in records[0].rationale

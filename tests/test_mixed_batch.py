@@ -88,8 +88,8 @@ def test_mismatched_shapes_are_a_clear_error() -> None:
     with pytest.raises(GymwrightError, match=r"obs dims 32 vs \d+.*view_radius 1 vs 2") as e:
         compile_batch(SPEC, [{"view_radius": 1}, {"view_radius": 2}], batch_size=2)
     assert "{'view_radius': 1}" in str(e.value) and "hint" in str(e.value)
-    with pytest.raises(GymwrightError, match=r"agents 2 vs 3.*n_agents 2 vs 3"):
-        make_env(SPEC, [{"size": 4}, {"size": 6, "n_agents": 3}], 4)
+    with pytest.raises(GymwrightError, match=r"agents 2 vs 3.*n_agents 2 vs 3"):  # the trainer pads instead (test_train_padded)
+        compile_batch(SPEC, [{"size": 4}] * 2 + [{"size": 6, "n_agents": 3}] * 2, batch_size=4)
 
 
 def test_state_of_a_mixed_batch_needs_one_width() -> None:

@@ -16,9 +16,19 @@ from gymwright.engineer.engineers import (
     LLMEngineer,
     Proposal,
 )
-from gymwright.engineer.evidence import Evidence, Knob, knobs_of, measure_sensitivity
+from gymwright.engineer.evidence import (
+    Evidence,
+    Knob,
+    Validation,
+    knobs_of,
+    measure_sensitivity,
+    measure_validation,
+)
+from gymwright.engineer.space import ConfigSpace
+from gymwright.engineer.ued import DomainRandomization, PrioritizedReplay
 
 __all__ = [
     "Engineer", "FixedEngineer", "HeuristicEngineer", "LLMEngineer", "Proposal", "GUIDELINE",
-    "Evidence", "Knob", "knobs_of", "measure_sensitivity",
+    "Evidence", "Knob", "knobs_of", "measure_sensitivity", "Validation", "measure_validation",
+    "ConfigSpace", "DomainRandomization", "PrioritizedReplay",
 ]

@@ -15,15 +15,27 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from gymwright.compile import compile_spec
 from gymwright.design.session import with_defaults
-from gymwright.engineer.engineers import Engineer, StageProposal
-from gymwright.engineer.evidence import Evidence, StageEvidence, knobs_of, measure_sensitivity
+from gymwright.engineer.engineers import Engineer, StageProposal, current_mixture
+from gymwright.engineer.evidence import (
+    Evidence,
+    StageEvidence,
+    Validation,
+    knobs_of,
+    measure_sensitivity,
+    measure_validation,
+)
+from gymwright.engineer.guard import KEEP, REVERT, ROLLBACK, judge
 from gymwright.engineer.mixture import Mixture
+from gymwright.engineer.space import ConfigSpace
+from gymwright.errors import GymwrightError
 from gymwright.evaluate.failures import failure_metrics, gather
 from gymwright.evaluate.scorecard import default_task_metric
 from gymwright.evaluate.trajectories import record
@@ -47,6 +59,13 @@ class StageRecord:
     agent_steps_per_second: float = 0.0
     mixture: list[dict[str, Any]] = field(default_factory=list)  # per bucket: label, params, share, success, failures
     proposed_mixture: list[dict[str, Any]] = field(default_factory=list)
+    trained_mixture: list[dict[str, Any]] = field(default_factory=list)  # what the stage trained on
+    validation: dict[str, Any] | None = None  # the transfer signal: mean, ci95, cells
+    guard: str = ""  # keep, revert or rollback (guarded runs), with `guard_reason`
+    guard_reason: str = ""
+    policy: str = ""  # the checkpoint the next stage starts from (the final policy after the last stage)
+    unchanged: bool = False  # the proposal is the current mixture (a copied-back reply, for a model)
+    engineer_error: str = ""  # the engineer failed; the stage was kept
 
 
 @dataclass
@@ -62,6 +81,21 @@ class CurriculumOptions:
     """the params the engineer may move (default: every bounded numeric non-structural param)"""
     record_episodes: int = 40
     """episodes per bucket recorded for the failure evidence"""
+    validation: dict[str, dict[str, Any]] | None = None
+    """validation cells (label -> params), drawn like the configs the final policy is judged on"""
+    validation_episodes: int = 200
+    validation_seed: int = 700_000
+    secondary: tuple[str, ...] = ()
+    """metrics reported next to the task metric on validation (e.g. `optimal`)"""
+    target: str = ""
+    """what the final policy is judged on, in words (shown to the engineer)"""
+    space: ConfigSpace | None = None
+    """the levers the engineer may use (structural buckets and knob values); None: knobs only"""
+    guard: bool = False
+    """guardrails (`gymwright.engineer.guard`): revert a change that did not help, roll back a stage
+    whose validation fell beyond noise; needs `validation`"""
+    train: dict[str, Any] = field(default_factory=dict)
+    """more `TrainConfig` fields for every stage (e.g. hidden, ent_coef): the frozen base learner"""
 
 
 def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out: Path,
@@ -70,6 +104,9 @@ def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out:
     """Run the stages; see the module docstring. `params` is the first stage's config, or its
     mixture (`Mixture`: buckets of params with their shares of the data)."""
     opts = options or CurriculumOptions()
+    if opts.guard and not opts.validation:
+        raise GymwrightError("guardrails compare validation results: give validation cells", path="validation",
+                             hint="set CurriculumOptions.validation, or guard=False")
     say = progress or (lambda _: None)
     mixture = params if isinstance(params, Mixture) else Mixture.single(params)
     compiled = compile_spec(spec, mixture.buckets[0].params)
@@ -79,37 +116,111 @@ def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out:
     raw, _ = read_data(spec)
     out.mkdir(parents=True, exist_ok=True)
     records: list[StageRecord] = []
-    previous_ckpt, previous_shas = None, {}
+    kept: _Kept | None = None
+    previous_shas: dict[str, str] = {}
+    changed, guard_log, rejected = False, [], []
     for k in range(opts.stages):
         say(f"stage {k + 1}/{opts.stages}: training on {_describe(mixture)}")
-        result = train(TrainConfig(spec=spec, params=mixture.per_copy(opts.num_envs), total_steps=opts.steps_per_stage,
-                                   num_envs=opts.num_envs, seed=opts.seed + k, out=out / f"stage{k}",
-                                   init_from=previous_ckpt))
+        result = train(TrainConfig(**{**opts.train, "spec": spec, "params": mixture.per_copy(opts.num_envs),
+                                      "total_steps": opts.steps_per_stage, "num_envs": opts.num_envs,
+                                      "seed": opts.seed + k, "out": out / f"stage{k}",
+                                      "init_from": kept.checkpoint if kept else None}))
         policy = load_policy(result.checkpoint)
-        evidence, returns = _stage_evidence(spec, mixture, policy, metric, opts, k, raw, records)
-        proposal = engineer.propose_stage(evidence)
+        val = _validate(spec, policy, metric, opts, k)
+        decision = judge(k, kept.validation, val, changed) if opts.guard and kept and val else None
+        if decision is not None and decision.action != KEEP:
+            guard_log.append(decision.reason)
+            rejected.append(mixture)
+            say(f"  guardrail: {decision.reason}")
+        if decision is not None and decision.action == ROLLBACK:
+            assert kept is not None
+            base, evidence, returns = kept.mixture, kept.evidence, kept.returns
+        else:
+            base = kept.mixture if decision is not None and decision.action == REVERT and kept else mixture
+            evidence, returns = _stage_evidence(spec, base, policy, metric, opts, k, raw, records, engineer,
+                                                result.history if base is mixture else None)
+            kept = _Kept(result.checkpoint, val, base, evidence, returns)
+        evidence = replace(evidence, stage=k, stages=opts.stages, steps_left=(opts.stages - k - 1) * opts.steps_per_stage,
+                           validation=kept.validation, target=opts.target, space=opts.space,
+                           guard=list(guard_log), rejected=list(rejected),
+                           targets=list((opts.validation or {}).values()))
+        proposal, error = _propose(engineer, evidence, last=k == opts.stages - 1)
         shas = {b.label: _store_stage(store, raw, b.params, previous_shas.get(b.label),
-                                      records[-1].rationale if records else "") for b in mixture.buckets}
-        rec = _record(k, mixture, evidence, returns, result, shas, engineer, proposal)
+                                      records[-1].rationale if records else "") for b in base.buckets}
+        rec = _record(k, base, evidence, returns, result, shas, engineer, proposal)
+        rec.trained_mixture, rec.validation = mixture.to_list(), _val_dict(val)
+        rec.guard, rec.guard_reason = (decision.action, decision.reason) if decision else ("", "")
+        rec.policy, rec.engineer_error = kept.checkpoint, error
+        rec.unchanged = proposal.mixture.same_as(base)
         records.append(rec)
         _append(out / "curriculum.jsonl", rec)
-        say(f"stage {k + 1}: {metric} = {rec.success:.3f}; {engineer.name} engineer: {proposal.rationale}")
-        mixture, previous_ckpt, previous_shas = proposal.mixture, result.checkpoint, shas
+        shown = f"; validation {val.mean:.3f}" if val else ""
+        say(f"stage {k + 1}: {metric} = {rec.success:.3f}{shown}; {engineer.name} engineer: {proposal.rationale}")
+        changed = not rec.unchanged
+        mixture, previous_shas = proposal.mixture, shas
     return records
+
+
+@dataclass
+class _Kept:
+    """The policy the next stage starts from, and what it was measured on."""
+
+    checkpoint: str
+    validation: Validation | None
+    mixture: Mixture
+    evidence: StageEvidence
+    returns: dict[str, float]
+
+
+def _propose(engineer: Engineer, evidence: StageEvidence, last: bool) -> tuple[StageProposal, str]:
+    """The engineer's next mixture; none after the last stage (it would never be trained); a
+    failing engineer (a model call that fails) keeps the stage, and the error is recorded."""
+    current = current_mixture(evidence)
+    if last:
+        return StageProposal(current, "last stage: no proposal (nothing left to train)", engineer.name), ""
+    try:
+        return engineer.propose_stage(evidence), ""
+    except Exception as e:  # noqa: BLE001 - a model's failure must not end the run
+        error = f"{type(e).__name__}: {e}"
+        return StageProposal(current, f"the engineer failed ({error}); the stage is kept", engineer.name), error
+
+
+def _validate(spec: str, policy: Any, metric: str, opts: CurriculumOptions, k: int) -> Validation | None:
+    if not opts.validation:
+        return None
+    return measure_validation(spec, opts.validation, policy, metric, opts.validation_episodes, opts.validation_seed,
+                              opts.secondary)
+
+
+def _val_dict(val: Validation | None) -> dict[str, Any] | None:
+    return None if val is None else {"mean": val.mean, "ci95": val.ci95, "cells": val.cells, **val.secondary}
 
 
 def _describe(mixture: Mixture) -> str:
     if mixture.is_single:
         return str(mixture.buckets[0].params)
+    if len(mixture.buckets) > 6:
+        top = sorted(mixture.buckets, key=lambda b: -b.share)[:3]
+        return (f"{len(mixture.buckets)} buckets, most data to " + "; ".join(f"{b.label} ({b.share:.0%})" for b in top))
     return "; ".join(f"{b.label} ({b.share:.0%}) {b.params}" for b in mixture.buckets)
 
 
 def _stage_evidence(spec: str, mixture: Mixture, policy: Any, metric: str, opts: CurriculumOptions, k: int,
-                    raw: dict[str, Any], records: list[StageRecord]) -> tuple[StageEvidence, dict[str, float]]:
-    """Per bucket: the trained policy's task metric, failures by kind, and the knobs' effects."""
+                    raw: dict[str, Any], records: list[StageRecord], engineer: Engineer,
+                    log: list[dict[str, Any]] | None) -> tuple[StageEvidence, dict[str, float]]:
+    """Per bucket: the trained policy's task metric, failures by kind, and the knobs' effects
+    (evaluated after the stage), and what the stage's training log says of it (`log`: success
+    while training, PLR's positive-advantage score). An engineer with `evaluates_buckets = False`
+    (the UED baselines) reads the training log only."""
     per_bucket, returns = [], Counter()
     history = [{"params": r.params or r.mixture, "success": r.success, "kinds": r.failures} for r in records]
-    for b in mixture.buckets:
+    stats = _train_stats(mixture, log, metric, opts.num_envs)
+    if not getattr(engineer, "evaluates_buckets", True):
+        for b, st in zip(mixture.buckets, stats, strict=True):
+            per_bucket.append((b, Evidence(spec, b.params, metric, st.get(metric, 0.0), opts.band, train_stats=st)))
+        stages = [{"index": r.index, "mixture": r.mixture, "validation": (r.validation or {}).get("mean")} for r in records]
+        return StageEvidence(spec, metric, opts.band, per_bucket, stages, k), {}
+    for b, st in zip(mixture.buckets, stats, strict=True):
         compiled = compile_spec(spec, b.params)
         structural = set(compiled.checked.structural)
         ev = evaluate(spec, b.params, policy, opts.eval_episodes, seed=50_000 + 1000 * k)
@@ -118,11 +229,27 @@ def _stage_evidence(spec: str, mixture: Mixture, policy: Any, metric: str, opts:
         failures = gather({b.label if not mixture.is_single else _label(b.params, structural): trajs}, metric,
                           _max_steps(b.params, raw), failure_metrics(compiled.checked.spec))
         knobs = [kn for kn in knobs_of(spec, b.params, structural) if opts.knobs is None or kn.name in opts.knobs]
-        knobs = measure_sensitivity(spec, b.params, policy, knobs, metric, episodes=min(opts.eval_episodes, 150))
+        if getattr(engineer, "reads_knob_effects", True):
+            knobs = measure_sensitivity(spec, b.params, policy, knobs, metric, episodes=min(opts.eval_episodes, 150))
         per_bucket.append((b, Evidence(spec, b.params, metric, float(ev.metrics.get(metric, 0.0)), opts.band,
-                                       failures, knobs, history)))
-    stages = [{"index": r.index, "mixture": r.mixture} for r in records]
+                                       failures, knobs, history, st)))
+    stages = [{"index": r.index, "mixture": r.mixture, "validation": (r.validation or {}).get("mean")} for r in records]
     return StageEvidence(spec, metric, opts.band, per_bucket, stages, k), dict(returns)
+
+
+def _train_stats(mixture: Mixture, log: list[dict[str, Any]] | None, metric: str, num_envs: int) -> list[dict[str, float]]:
+    """Per bucket, from the last half of the stage's training log: the task metric of the episodes
+    that ended (sampled actions, while learning) and the mean positive advantage (PLR's score)."""
+    if not log:
+        return [{} for _ in mixture.buckets]
+    of_copy = mixture.copy_buckets(num_envs)
+    sums = {name: np.zeros((len(mixture.buckets), 2)) for name in (metric, "positive_advantage")}
+    for row in log[len(log) // 2:]:
+        for b, bucket in enumerate(of_copy):
+            for name, key in ((metric, f"config{b}/metrics/{metric}"), ("positive_advantage", f"config{b}/positive_advantage")):
+                if key in row:
+                    sums[name][bucket] += (row[key], 1.0)
+    return [{name: float(x[i, 0] / x[i, 1]) for name, x in sums.items() if x[i, 1] > 0} for i in range(len(mixture.buckets))]
 
 
 def _record(k: int, mixture: Mixture, evidence: StageEvidence, returns: dict[str, float], result: Any,

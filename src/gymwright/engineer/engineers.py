@@ -20,7 +20,8 @@ import numpy as np
 
 from gymwright.design.templated import params_schema
 from gymwright.engineer.evidence import Evidence, Knob, StageEvidence
-from gymwright.engineer.mixture import Mixture, floor_shares
+from gymwright.engineer.mixture import Bucket, Mixture, floor_shares
+from gymwright.engineer.structural import propose_in_space
 from gymwright.llm.base import Message, Request
 from gymwright.llm.client import LLM
 from gymwright.llm.jsonreply import extract_json
@@ -30,6 +31,15 @@ GUIDELINE = (
     "Keep the trained policy's success inside the target band: make the environment harder when "
     "success is above the band, easier when below. Change few knobs at a time, by small steps, and "
     "prefer the knobs whose measured effect on success is largest. Stay inside every range."
+)
+
+
+GOAL_GUIDELINE = (
+    "The objective is the validation result: the configurations the final policy is judged on. Put the "
+    "training data where the policy still learns (success neither near 0 nor near 1); when the hardest "
+    "bucket is mastered, open a harder one (a bigger map, more agents, higher ratios) toward the judged "
+    "configurations; change little at a time, and keep what raised validation. The band is a heuristic, "
+    "not the objective."
 )
 
 
@@ -61,6 +71,7 @@ def current_mixture(evidence: StageEvidence) -> Mixture:
 
 class FixedEngineer:
     name = "fixed"
+    reads_knob_effects = False
 
     def propose(self, evidence: Evidence) -> Proposal:
         return Proposal(dict(evidence.params), "fixed environment (the baseline): no change", self.name)
@@ -92,7 +103,12 @@ class HeuristicEngineer:
 
     def propose_stage(self, evidence: StageEvidence) -> StageProposal:
         """Each bucket as `propose` would move it; data shares move toward the buckets with the
-        lowest task metric (weight share * exp(2 (band middle - success)), at least 5% each)."""
+        lowest task metric (weight share * exp(2 (band middle - success)), at least 5% each).
+        With a configuration space (`evidence.space`) the structural rule of
+        `gymwright.engineer.structural` decides instead: buckets opened, dropped and reweighted."""
+        if evidence.space is not None:
+            mixture, why = propose_in_space(evidence)
+            return StageProposal(mixture, why, self.name)
         lo, hi = evidence.band
         mid = (lo + hi) / 2
         params, shares, why = {}, {}, []
@@ -131,8 +147,9 @@ class LLMEngineer:
         """answer a mixture in bounded steps (per bucket: harder, easier or keep, which knob, more
         or less data), applied one knob step at a time; for small models, which copy numbers back"""
 
-    def _intro(self) -> str:
-        guide = f"Guideline: {self.guideline} Keep what already works.\n\n" if self.with_guideline else ""
+    def _intro(self, guideline: str | None = None) -> str:
+        text = self.guideline if guideline is None or self.guideline != GUIDELINE else guideline
+        guide = f"Guideline: {text} Keep what already works.\n\n" if self.with_guideline else ""
         return f"You are the environment engineer of a training curriculum.\n{guide}"
 
     def _ask(self, prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -158,6 +175,8 @@ class LLMEngineer:
                         self.name)
 
     def propose_stage(self, evidence: StageEvidence) -> StageProposal:
+        if evidence.space is not None and not self.steps:
+            return self._propose_in_space(evidence)
         if self.steps:
             return self._propose_steps(evidence)
         if len(evidence.buckets) == 1:
@@ -185,6 +204,45 @@ class LLMEngineer:
         rationale = "; ".join([said, *notes]).strip("; ")
         return StageProposal(current_mixture(evidence).with_changes(params, floor_shares(shares)), rationale, self.name)
 
+
+    def _propose_in_space(self, evidence: StageEvidence) -> StageProposal:
+        """The next mixture as a list of buckets, each lever one of the space's allowed values:
+        buckets may be added (a new structural combination), dropped (left out) and reweighted."""
+        space = evidence.space
+        levers = {k: {"enum": list(v)} for k, v in {**space.structural, **space.knobs}.items()}
+        item = {"type": "object", "additionalProperties": False, "required": [*levers, "share"],
+                "properties": {**levers, "share": {"type": "number", "minimum": 0, "maximum": 1}}}
+        schema = {"type": "object", "additionalProperties": False, "required": ["buckets", "rationale"],
+                  "properties": {"buckets": {"type": "array", "items": item, "minItems": 1, "maxItems": 6},
+                                 "rationale": {"type": "string", "maxLength": 900}}}
+        prompt = (f"{self._intro(GOAL_GUIDELINE)}{evidence.to_prompt(with_history=self.with_history)}\n\nPropose the "
+                  "next stage's mixture: a list of buckets (at most 6), each with a value for every lever and its share "
+                  "of the training data (shares sum to 1). Keep a bucket by listing it, drop it by leaving it out, add "
+                  "one by listing a new combination. Reply with JSON: "
+                  '{"buckets": [{' + ", ".join(f'"{k}": ...' for k in levers) + ', "share": 0.5}, ...], "rationale": "..."}')
+        data = self._ask(prompt, schema)
+        rows = data.get("buckets") if isinstance(data.get("buckets"), list) else []
+        buckets: dict[str, Bucket] = {}
+        notes: list[str] = []
+        for row in rows:
+            if not isinstance(row, dict):
+                continue
+            params = space.nearest({**evidence.buckets[0][0].params, **{k: row[k] for k in levers if k in row}})
+            if any(params[k] != row.get(k) for k in levers):
+                notes.append(f"moved {({k: row.get(k) for k in levers})} to the nearest allowed values")
+            share = row.get("share")
+            share = float(share) if isinstance(share, int | float) and share >= 0 else 0.0
+            label = space.label(params)
+            if label in buckets:  # the same structure twice: one bucket, shares added
+                buckets[label].share += share
+                continue
+            buckets[label] = Bucket(params, share, label)
+        if not buckets or sum(b.share for b in buckets.values()) <= 0:
+            return StageProposal(current_mixture(evidence), "; ".join([str(data.get("rationale", "")),
+                                 "the reply named no bucket with a positive share: the stage is kept"]).strip("; "), self.name)
+        shares = floor_shares({k: b.share for k, b in buckets.items()})
+        mixture = Mixture([Bucket(b.params, shares[k], k) for k, b in buckets.items()])
+        return StageProposal(mixture, "; ".join([str(data.get("rationale", "")), *notes]).strip("; "), self.name)
 
     def _propose_steps(self, evidence: StageEvidence) -> StageProposal:
         knobs = sorted({k.name for _, e in evidence.buckets for k in e.knobs})

@@ -59,6 +59,7 @@ class Evidence:
     failures: FailureEvidence | None = None
     knobs: list[Knob] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)  # earlier stages: params, success, kinds
+    train_stats: dict[str, float] = field(default_factory=dict)  # from the stage's training log (success, score)
 
     def to_prompt(self) -> str:
         lines = [f"Environment {self.spec} with params {self.params}.",
@@ -109,9 +110,46 @@ def _cast(x: float, k: Knob) -> int | float:
 
 
 @dataclass
+class Validation:
+    """The policy on the validation set (configs drawn like the ones the final policy is judged
+    on, other episodes): the transfer signal, measured after every stage."""
+
+    cells: dict[str, float]  # cell label -> task metric
+    mean: float  # the mean over cells
+    ci95: float  # its 95% half-width (episodes pooled per cell)
+    secondary: dict[str, float] = field(default_factory=dict)  # e.g. the optimal rate, mean over cells
+    episodes: int = 0  # per cell
+
+    def to_prompt(self, metric: str) -> str:
+        cells = "; ".join(f"{k}: {v:.3f}" for k, v in self.cells.items())
+        extra = "".join(f", {k} {v:.3f}" for k, v in self.secondary.items())
+        return f"validation {metric} {self.mean:.3f} +/- {self.ci95:.3f}{extra} ({self.episodes} episodes per cell: {cells})"
+
+
+def measure_validation(spec: Any, cells: dict[str, dict[str, Any]], policy: Actor, task_metric: str,
+                       episodes: int, seed: int, secondary: tuple[str, ...] = ()) -> Validation:
+    """The task metric (and `secondary` metrics) of `policy` in every validation cell."""
+    rates, var, extra = {}, 0.0, dict.fromkeys(secondary, 0.0)
+    for label, params in cells.items():
+        m = evaluate(spec, params, policy, episodes, seed).episode_metrics
+        p = float(m[task_metric].mean())
+        rates[label] = p
+        var += p * (1 - p) / episodes
+        for name in secondary:
+            extra[name] += float(m[name].mean()) / len(cells)
+    mean = float(np.mean(list(rates.values())))
+    return Validation(rates, mean, Z95 * float(np.sqrt(var)) / len(cells), extra, episodes)
+
+
+@dataclass
 class StageEvidence:
     """A stage's evidence: one `Evidence` per bucket of its mixture (with the bucket's share),
-    and the history of earlier stages (their mixtures, success per bucket and failure kinds)."""
+    and the history of earlier stages (their mixtures, success per bucket and failure kinds).
+
+    With a curriculum's goal it also has: the validation result (`validation`, the transfer
+    signal) and what the final policy is judged on (`target`), the stage index out of `stages`,
+    the env steps left, the configuration space the engineer may use (`space`, with each
+    lever's meaning) and the guardrail's decisions so far (`guard`)."""
 
     spec: str
     task_metric: str
@@ -119,6 +157,14 @@ class StageEvidence:
     buckets: list[tuple[Bucket, Evidence]]
     history: list[dict[str, Any]] = field(default_factory=list)
     stage: int = 0
+    stages: int = 0  # the curriculum's number of stages (0: unknown)
+    steps_left: int = 0  # env steps of training left after this stage
+    validation: Validation | None = None
+    target: str = ""
+    space: Any = None  # a `ConfigSpace`, or None: knobs only, inside fixed buckets
+    guard: list[str] = field(default_factory=list)
+    rejected: list[Any] = field(default_factory=list)  # mixtures the guardrail reverted or rolled back
+    targets: list[dict[str, Any]] = field(default_factory=list)  # the validation cells' params
 
     @property
     def success(self) -> float:
@@ -126,12 +172,30 @@ class StageEvidence:
         return float(sum(b.share * e.success for b, e in self.buckets))
 
     def to_prompt(self, *, with_history: bool = True) -> str:
-        lines = [f"Environment {self.spec}, training stage {self.stage + 1}. The stage trained on a mixture "
+        of = f" of {self.stages}" if self.stages else ""
+        lines = [f"Environment {self.spec}, training stage {self.stage + 1}{of}. The stage trained on a mixture "
                  f"of {len(self.buckets)} configs (buckets). Task metric {self.task_metric} of the trained "
                  f"policy (target band {self.band[0]:g}-{self.band[1]:g}), overall {self.success:.3f}."]
+        if self.stages:
+            lines.append(f"{self.steps_left:,} env steps of training are left ({self.stages - self.stage - 1} stages).")
+        if self.target:
+            lines.append(f"\n## Goal\n{self.target}")
+        if self.validation is not None:
+            lines.append("The final policy is judged there, not on the training buckets: the band is a heuristic for "
+                         "keeping training informative; the objective is the validation result. Now: "
+                         + self.validation.to_prompt(self.task_metric))
+        if self.space is not None:
+            lines.append("\n## Levers\n" + self.space.to_prompt())
+        if self.guard:
+            lines.append("\n## Guardrail decisions so far (a change that did not help was undone)")
+            lines += [f"- {g}" for g in self.guard]
+        lines.append("\nThe per-bucket rate is measured on many episodes after the stage; the example episodes "
+                     "are a few recorded separately, so their share of failures differs from the rate by sampling "
+                     "noise; the training rate is the same policy sampled during the stage, while it still learned.")
         for b, e in self.buckets:
             lines.append(f"\n## Bucket {b.label} (share of the data {b.share:.2f})")
-            lines.append(f"params {b.params}; {self.task_metric} {e.success:.3f}")
+            train = "".join(f"; training {k} {v:.3f}" for k, v in e.train_stats.items())
+            lines.append(f"params {b.params}; {self.task_metric} {e.success:.3f}{train}")
             if e.failures:
                 lines.append(e.failures.to_prompt(max_examples=1))
             if e.knobs:
@@ -142,5 +206,6 @@ class StageEvidence:
             for h in self.history:
                 per = "; ".join(f"{x['label']} share {x['share']:.2f} params {x['params']}: {x.get('success', 0):.3f} "
                                 f"failures {x.get('failures', {})}" for x in h["mixture"])
-                lines.append(f"- stage {h['index'] + 1}: {per}")
+                val = f"; validation {h['validation']:.3f}" if h.get("validation") is not None else ""
+                lines.append(f"- stage {h['index'] + 1}: {per}{val}")
         return "\n".join(lines)

@@ -60,6 +60,14 @@ class Mixture:
 
     def per_copy(self, num_envs: int) -> list[dict[str, Any]]:
         """One param dict per env copy, by share (largest remainders; every bucket gets a copy)."""
+        return [dict(b.params) for b, c in zip(self.buckets, self.counts(num_envs), strict=True) for _ in range(int(c))]
+
+    def copy_buckets(self, num_envs: int) -> np.ndarray:
+        """The bucket index of every env copy of `per_copy` (contiguous blocks, in bucket order)."""
+        return np.repeat(np.arange(len(self.buckets)), self.counts(num_envs))
+
+    def counts(self, num_envs: int) -> np.ndarray:
+        """Env copies per bucket, by share (largest remainders; every bucket gets a copy)."""
         if num_envs < len(self.buckets):
             raise GymwrightError(f"{len(self.buckets)} buckets do not fit in {num_envs} env copies",
                                  path="num_envs", hint="raise num_envs or use fewer buckets")
@@ -70,7 +78,14 @@ class Mixture:
         order = np.argsort(-(exact - counts), kind="stable")
         for i in order[: num_envs - int(counts.sum())]:
             counts[i] += 1
-        return [dict(b.params) for b, c in zip(self.buckets, counts, strict=True) for _ in range(int(c))]
+        return counts
+
+    def same_as(self, other: Mixture, tol: float = 0.01) -> bool:
+        """The same buckets with the same params, and shares within `tol`: no change."""
+        mine = {b.label: b for b in self.buckets}
+        theirs = {b.label: b for b in other.buckets}
+        return mine.keys() == theirs.keys() and all(
+            mine[k].params == theirs[k].params and abs(mine[k].share - theirs[k].share) <= tol for k in mine)
 
     def to_list(self) -> list[dict[str, Any]]:
         return [{"label": b.label, "params": dict(b.params), "share": round(b.share, 6)} for b in self.buckets]

@@ -37,6 +37,7 @@ from gymwright.compile.mixed import MixedBatchEnv
 from gymwright.errors import GymwrightError
 from gymwright.spec.loader import read_data
 from gymwright.store import spec_hash
+from gymwright.train.padded import PaddedBatchEnv
 from gymwright.train.policy import ActorCritic, Policy, Role
 
 FORMAT = 2  # 1: a full pickle (refused, see convert_trusted); 2: tensors and plain data
@@ -61,10 +62,10 @@ def spec_identity(spec: Any) -> tuple[str, str]:
 def env_state(benv: Any) -> dict[str, Any]:
     """A deep copy of the batch env's state (arrays, and the attribute bags `v` and `r`).
 
-    A `MixedBatchEnv` (configs with different structural params) saves each of its generated
-    envs this way, plus its own obs and mask buffers.
+    A `MixedBatchEnv` (configs with different structural params) and a `PaddedBatchEnv`
+    (different agent counts) save each of their envs this way, plus their own obs and mask buffers.
     """
-    if isinstance(benv, MixedBatchEnv):
+    if isinstance(benv, MixedBatchEnv | PaddedBatchEnv):
         return {"groups": ("groups", [env_state(g) for g in benv.groups]),
                 "obs_buf": ("array", benv.obs_buf.copy()), "masks": ("array", benv.masks.copy())}
     out: dict[str, Any] = {}
@@ -258,9 +259,17 @@ def convert_trusted(path: str | Path) -> Path:
     return path
 
 
-def check_fits(ckpt: dict[str, Any], spec_sha: str, roles: list[Role] | None, params: list[dict[str, Any]] | None = None) -> None:
-    """Raise `CheckpointError` unless the checkpoint was trained on this spec (and structure)."""
+def check_fits(ckpt: dict[str, Any], spec_sha: str, roles: list[Role] | None, params: list[dict[str, Any]] | None = None,
+               *, any_count: bool = False) -> None:
+    """Raise `CheckpointError` unless the checkpoint was trained on this spec (and structure).
+
+    With `any_count` the roles' agent counts may differ (a warm start onto another number of
+    agents: one role whose networks read no agent index have the same shapes at any count)."""
     where = ckpt.get("path", "checkpoint")
+    if any_count and roles is not None and len(roles) == 1 and len(ckpt["roles"]) == 1:
+        (name, _, _, dim, acts), r = ckpt["roles"][0], roles[0]
+        if (name, dim, acts) == (r.name, r.obs_dim, r.n_actions):
+            roles = [Role(r.name, int(ckpt["roles"][0][1]), int(ckpt["roles"][0][2]), r.obs_dim, r.n_actions)]
     if ckpt["spec_hash"] != spec_sha:
         raise CheckpointError(
             f"{where} was trained on spec {ckpt['spec_name']} (sha256 {ckpt['spec_hash'][:12]}), "

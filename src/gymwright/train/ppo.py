@@ -256,6 +256,7 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                                    "charts/agent_sps": B * T * N / elapsed, "charts/learning_rate": lr,
                                    "time/env_s": t_env, "time/network_s": t_net}
             row.update(_episode_stats(episodes, ep_metrics, roles, len(params)))
+            row.update(_positive_advantage(advantages, buf.actions >= 0, copy_config, len(params)))
             for role, sums in term_sums.items():
                 for name, total in sums.items():
                     row[f"reward_terms/{role}/{name}"] = total / T
@@ -313,10 +314,23 @@ def _episode_stats(episodes: dict[str, list[np.ndarray]], metrics: dict[str, lis
     return row
 
 
+def _positive_advantage(advantages: torch.Tensor, acted: torch.Tensor, copy_config: np.ndarray,
+                        n_configs: int) -> dict[str, float]:
+    """Per config of a list, the mean positive advantage over its acting steps: the *positive
+    value loss* that Prioritized Level Replay (Jiang et al. 2021) scores a level by."""
+    if n_configs <= 1:
+        return {}
+    pos = (advantages.clamp(min=0.0) * acted).sum(dim=(0, 2)).numpy()  # per copy
+    n = acted.sum(dim=(0, 2)).numpy()
+    sums, counts = np.bincount(copy_config, pos, n_configs), np.bincount(copy_config, n, n_configs)
+    return {f"config{c}/positive_advantage": float(sums[c] / counts[c]) for c in range(n_configs) if counts[c] > 0}
+
+
 def warm_start(cfg: TrainConfig, model: ActorCritic, norms: list[ValueNorm], sha: str, roles: list[Any]) -> None:
     """Load a previous stage's policy and value normalizers (same spec and roles; any params)."""
     saved = ck.load(cfg.init_from)  # type: ignore[arg-type]
-    ck.check_fits(saved, sha, roles)
+    # another agent count is fine where no network reads the agent's index (IPPO, agent_index off)
+    ck.check_fits(saved, sha, roles, any_count=not (cfg.agent_index or cfg.algo == "mappo" or saved.get("agent_index", True)))
     if list(saved["hidden"]) != list(cfg.hidden) or saved["algo"] != cfg.algo:
         raise ck.CheckpointError(f"{saved['path']} is a {saved['algo']} policy with hidden layers {saved['hidden']}; "
                                  f"this run is {cfg.algo} with {list(cfg.hidden)}", hint="warm-start with the same settings")

@@ -16,6 +16,7 @@ import torch
 
 from gymwright.compile.batch import compile_batch
 from gymwright.errors import GymwrightError
+from gymwright.train.padded import PaddedBatchEnv, agent_groups
 
 
 def spread(params: list[dict[str, Any]], size: int) -> list[dict[str, Any]] | dict[str, Any]:
@@ -36,11 +37,28 @@ def make_env(spec: Any, params: list[dict[str, Any]], size: int) -> Any:
     """A batch env of `size` copies; its episode results carry `final_obs` and `final_state` (the
     last observation and global state of a finished episode, for bootstrapping at truncation).
     Configs whose structural params differ (e.g. map sizes) give a `MixedBatchEnv`, which reports
-    `final_state` only where its groups' states have one width."""
+    `final_state` only where its groups' states have one width. Configs with different agent
+    counts give a `PaddedBatchEnv` (one batch per count, padded to the largest; IPPO only)."""
+    per_copy = spread(params, size)
     try:
-        return compile_batch(spec, spread(params, size), batch_size=size)
+        counts = _agent_counts(spec, per_copy) if isinstance(per_copy, list) else []
+        if len(set(counts)) > 1:
+            groups = [(c, compile_batch(spec, [per_copy[b] for b in c], batch_size=len(c)))
+                      for c in agent_groups(counts).values()]
+            return PaddedBatchEnv(groups)
+        return compile_batch(spec, per_copy, batch_size=size)
     except ValueError as e:  # bad params, reported by the generated module
         raise GymwrightError(str(e), path="params") from e
+
+
+def _agent_counts(spec: Any, per_copy: list[dict[str, Any]]) -> list[int]:
+    """The number of agents of each copy's config (one small build per distinct config)."""
+    known: dict[str, int] = {}
+    for p in per_copy:
+        key = repr(sorted(p.items()))
+        if key not in known:
+            known[key] = int(compile_batch(spec, dict(p), batch_size=1).N_AGENTS)
+    return [known[repr(sorted(p.items()))] for p in per_copy]
 
 
 def state_dim(benv: Any, centralized: bool) -> int:

@@ -1,0 +1,122 @@
+"""The configuration space an experiment lets its engineers (and baselines) use.
+
+A *level* is one assignment of every lever: structural params (map size, agent count: they
+name a bucket) and knobs (hole and wait ratio: free inside a bucket). Each lever has a short list
+of allowed values ordered from easy to hard, inside the spec's range; the engineers, uniform
+domain randomization and prioritized replay all draw from exactly these values, so they search
+the same space. Discrete values also keep the solved layout pools reusable (a pool is per config).
+
+```python
+space = ConfigSpace({"size": [3, 4, 5, 6]}, {"wait_ratio": [0.0, 0.25, 0.5, 0.75]}, {"n_agents": 3})
+space.levels()          # every assignment, as param dicts
+space.label({"size": 4, "n_agents": 3, ...})   # "size=4": the bucket's name
+```
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from gymwright.errors import GymwrightError
+from gymwright.spec.loader import load_spec
+
+
+@dataclass
+class ConfigSpace:
+    structural: dict[str, list[Any]]
+    """bucket-naming params and their allowed values, easy to hard (e.g. size [3, 4, 5, 6])"""
+    knobs: dict[str, list[float]]
+    """free params of a bucket and their allowed values, easy to hard (e.g. wait_ratio [0, .25, .5])"""
+    fixed: dict[str, Any] = field(default_factory=dict)
+    """params every level has (e.g. view_radius, max_steps)"""
+    meanings: dict[str, str] = field(default_factory=dict)
+    """one line per lever: what it does (from the spec's param docs when not given)"""
+
+    def __post_init__(self) -> None:
+        for name, values in {**self.structural, **self.knobs}.items():
+            if not values:
+                raise GymwrightError(f"lever {name!r} has no allowed values", path=f"space.{name}",
+                                     hint="list at least one value, ordered from easy to hard")
+
+    @classmethod
+    def for_spec(cls, spec: Any, structural: dict[str, list[Any]], knobs: dict[str, list[float]],
+                 fixed: dict[str, Any] | None = None) -> ConfigSpace:
+        """A space checked against the spec's params (names and ranges), meanings from their docs."""
+        loaded = load_spec(spec)
+        for name, values in {**structural, **knobs}.items():
+            p = loaded.params.get(name)
+            if p is None:
+                raise GymwrightError(f"{name!r} is not a param of {loaded.name}", path=f"space.{name}",
+                                     hint=f"one of {', '.join(loaded.params)}")
+            bad = [v for v in values if (p.min is not None and v < p.min) or (p.max is not None and v > p.max)]
+            if bad:
+                raise GymwrightError(f"values {bad} of {name} are outside the spec's range [{p.min:g}, {p.max:g}]",
+                                     path=f"space.{name}", hint="keep every allowed value inside the spec's range")
+        meanings = {n: loaded.params[n].doc or n for n in {**structural, **knobs}}
+        return cls({k: list(v) for k, v in structural.items()}, {k: list(v) for k, v in knobs.items()},
+                   dict(fixed or {}), meanings)
+
+    # ------------------------------------------------------------------ names
+    def label(self, params: dict[str, Any]) -> str:
+        """A bucket's name: its structural params (`size=4 n_agents=3`)."""
+        return " ".join(f"{k}={params[k]}" for k in self.structural if k in params) or "config"
+
+    def key(self, params: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(params.get(k) for k in [*self.structural, *self.knobs])
+
+    # ------------------------------------------------------------------ levels
+    def shapes(self) -> list[dict[str, Any]]:
+        """Every structural assignment, easy to hard (the last lever varies fastest)."""
+        names = list(self.structural)
+        return [dict(zip(names, vs, strict=True)) for vs in itertools.product(*self.structural.values())]
+
+    def levels(self) -> list[dict[str, Any]]:
+        """Every level (structural x knob values) as a full param dict."""
+        knob_names = list(self.knobs)
+        out = []
+        for shape in self.shapes():
+            for vs in itertools.product(*self.knobs.values()):
+                out.append({**self.fixed, **shape, **dict(zip(knob_names, vs, strict=True))})
+        return out
+
+    def difficulty(self, shape: dict[str, Any]) -> int:
+        """The rank of a structural assignment: the sum of its values' positions (easy 0)."""
+        return sum(self.structural[k].index(shape[k]) for k in self.structural if shape.get(k) in self.structural[k])
+
+    def harder_shapes(self, shape: dict[str, Any]) -> list[dict[str, Any]]:
+        """The structural neighbours one value harder in one lever."""
+        out = []
+        for k, values in self.structural.items():
+            i = values.index(shape[k]) if shape.get(k) in values else -1
+            if 0 <= i < len(values) - 1:
+                out.append({**shape, k: values[i + 1]})
+        return out
+
+    def knob_step(self, name: str, value: float, direction: int) -> float:
+        """The allowed value next to `value` (+1 harder, -1 easier), kept at the ends."""
+        values = self.knobs[name]
+        i = min(range(len(values)), key=lambda j: abs(values[j] - value))
+        return values[max(0, min(len(values) - 1, i + direction))]
+
+    def contains(self, params: dict[str, Any]) -> bool:
+        return all(params.get(k) in v for k, v in {**self.structural, **self.knobs}.items())
+
+    def nearest(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`params` with every lever moved to its nearest allowed value (a proposal kept in the space)."""
+        out = {**self.fixed, **params}
+        for k, values in {**self.structural, **self.knobs}.items():
+            v = out.get(k, values[0])
+            out[k] = min(values, key=lambda x: abs(float(x) - float(v))) if isinstance(v, int | float) else values[0]
+        return out
+
+    def to_prompt(self) -> str:
+        lines = ["Levers you may use (allowed values, easy to hard):"]
+        for k, v in self.structural.items():
+            lines.append(f"- {k} (structural: names a bucket; add, drop or reweight buckets): {v}. {self.meanings.get(k, '')}")
+        for k, v in self.knobs.items():
+            lines.append(f"- {k} (a knob of each bucket): {v}. {self.meanings.get(k, '')}")
+        if self.fixed:
+            lines.append(f"Every bucket also has {self.fixed} (not a lever).")
+        return "\n".join(lines)
