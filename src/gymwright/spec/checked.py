@@ -160,6 +160,8 @@ class CProbe:
     expect: list[Checked]
     path: str
     sources: list[str] = field(default_factory=list)  # expectations as written (before rewriting)
+    start: dict[str, Any] = field(default_factory=dict)  # start values (checked), for reset(options=)
+    illegal: bool = False  # play actions the mask forbids
 
 
 @dataclass

@@ -188,7 +188,7 @@ class _Builder:
         text_render = self.check_text()
         baselines = self.check_baselines()
         self.structural |= self.shape_names & set(self.spec.params)
-        probes = self.check_probes(metrics)
+        probes = self.check_probes(metrics, self.builtin_state + state + self.builtin_agent_state + agent_state)
         self.check_shape_params()
         if has_errors(self.diags) or self.grid is not None and not grid_late:
             return None
@@ -930,10 +930,11 @@ class _Builder:
         return parts
 
     # ------------------------------------------------------------------ probes
-    def check_probes(self, metrics: list[CMetric]) -> list[CProbe]:
+    def check_probes(self, metrics: list[CMetric], variables: list[CVar]) -> list[CProbe]:
         out = []
         ids = {a: i for i, a in enumerate(a for r in self.roles for a in r.agent_ids)}
         n = self.n_agents
+        self.probe_vars = {v.name: v for v in variables}
         extra = {
             "reward": Symbol("reward", "probe", Info("float", (n,)), "P.reward"),
             "ret": Symbol("ret", "probe", Info("float", (n,)), "P.ret"),
@@ -942,6 +943,14 @@ class _Builder:
         }
         for name in self.spec.metrics:  # all of them: a broken metric is reported once, where it is
             extra[f"metric_{name}"] = Symbol(f"metric_{name}", "probe", Info("float", ()), f"P.metric_{name}")
+        for role in self.roles:
+            dim = sum(f.size for f in role.features)
+            lo = min((float(f.low.min()) for f in role.features if f.size), default=0.0)
+            hi = max((float(f.high.max()) for f in role.features if f.size), default=0.0)
+            for agent in role.agent_ids:
+                extra[f"obs_{agent}"] = Symbol(f"obs_{agent}", "probe", Info("float", (dim,), lo, hi), f"P.obs_{agent}")
+                extra[f"mask_{agent}"] = Symbol(f"mask_{agent}", "probe", Info("bool", (role.n_actions,), 0.0, 1.0),
+                                                f"P.mask_{agent}")
         for i, probe in enumerate(self.spec.probes):
             path = f"probes[{i}]"
             skip = self._probe_skip_reason(probe)
@@ -982,9 +991,30 @@ class _Builder:
                 continue
             if c is not None:
                 expects.append(c)
-        if all(s is not None for s in steps) and len(expects) == len(probe.expect):
-            return CProbe(probe.name, dict(probe.params), probe.seed, steps, expects, path, list(probe.expect))  # type: ignore[arg-type]
+        start = self._probe_start(probe.start, f"{path}.start")
+        if all(s is not None for s in steps) and len(expects) == len(probe.expect) and start is not None:
+            return CProbe(probe.name, dict(probe.params), probe.seed, steps, expects, path,  # type: ignore[arg-type]
+                          list(probe.expect), start, probe.illegal)
         return None
+
+    def _probe_start(self, start: dict[str, Any], path: str) -> dict[str, Any] | None:
+        """The probe's start values, each checked against its variable's type, shape and bounds."""
+        ok = True
+        for name, value in start.items():
+            var = self.probe_vars.get(name)
+            where = f"{path}.{name}"
+            if var is None:
+                close = difflib.get_close_matches(name, list(self.probe_vars), n=1, cutoff=0.6)
+                self.error(where, f"`{name}` is not a state or agent_state variable",
+                           f"did you mean `{close[0]}`?" if close else f"variables: {', '.join(self.probe_vars) or 'none'}")
+                ok = False
+                continue
+            problem = _start_problem(var, value, self.n_agents)
+            if problem:
+                self.error(where, problem, "write it as the variable is declared (an agent_state value lists every agent)",
+                           value=value)
+                ok = False
+        return dict(start) if ok else None
 
     def _rewrite_probe(self, src: str, ids: dict[str, int], path: str) -> str | None:
         bad: list[str] = []
@@ -995,12 +1025,43 @@ class _Builder:
                 return m.group(0)
             return f"{m.group(1)}[{ids[m.group(2)]}]"
 
-        out = re.sub(r"\b(reward|ret)\.([A-Za-z_]\w*)", agent, src)
+        out = self._rewrite_views(src, ids, bad)
+        out = re.sub(r"\b(reward|ret)\.([A-Za-z_]\w*)", agent, out)
         out = re.sub(r"\bmetric\.([A-Za-z_]\w*)", r"metric_\1", out)
+        if bad and "." in bad[0]:
+            agent, member = bad[0].split(".", 1)
+            self.error(path, f"{agent} has no observation feature or choice named `{member}`",
+                       "name a feature that has a `name:` in `observe`, or a choice of the agent's role", value=src)
+            return None
         if bad:
             self.error(path, f"unknown agent id `{bad[0]}`", f"agent ids: {', '.join(ids)}", value=src)
             return None
         return out
+
+    def _rewrite_views(self, src: str, ids: dict[str, int], bad: list[str]) -> str:
+        """`obs.A[i]`, `obs.A.FEATURE`, `mask.A[a]`, `mask.A.CHOICE` -> the probe symbols of agent A."""
+        def view(m: re.Match[str]) -> str:
+            kind, agent, member = m.group(1), m.group(2), m.group(3)
+            if agent not in ids:
+                bad.append(agent)
+                return m.group(0)
+            role = self.roles_by_index(ids[agent])
+            if member is None:
+                return f"{kind}_{agent}"
+            if kind == "obs":
+                at = 0
+                for f in role.features:
+                    if f.name == member:
+                        return f"obs_{agent}[{at}]" if f.size == 1 else f"obs_{agent}[{at}:{at + f.size}]"
+                    at += f.size
+            else:
+                for c in role.choices:
+                    if c.name == member:
+                        return f"mask_{agent}[{c.offset}]" if c.n == 1 else f"any(mask_{agent}[{c.offset}:{c.offset + c.n}])"
+            bad.append(f"{agent}.{member}")
+            return m.group(0)
+
+        return re.sub(r"\b(obs|mask)\.([A-Za-z_]\w*?)(?:\.([A-Za-z_]\w*))?(?=\W|$)", view, src)
 
     def _probe_step(self, step: dict[str, str], path: str, ids: dict[str, int]) -> dict[str, tuple[str, dict[str, Any]]] | None:
         out = {}
@@ -1116,6 +1177,22 @@ class _Builder:
             p = self.spec.params.get(name)
             if p is not None and p.type == "float":
                 self.error(f"params.{name}", f"param `{name}` sizes arrays or counts agents, so it must be an int", "set `type: int`")
+
+
+def _start_problem(var: CVar, value: Any, n_agents: int) -> str:
+    """Why `value` cannot start variable `var` ('' when it can)."""
+    arr = np.asarray(value)
+    shape = ((n_agents,) if var.per_agent else ()) + tuple(var.shape)
+    if arr.dtype == object:
+        return f"a start value is numbers or bools in the variable's shape {list(shape)}, got {value!r}"
+    kinds = {"bool": "b", "int": "iu", "float": "iuf"}[var.dtype]
+    if arr.dtype.kind not in kinds:
+        return f"`{var.name}` is {var.dtype}; got {value!r}"
+    if arr.shape != shape:
+        return f"`{var.name}` has shape {list(shape)}, got {list(arr.shape)}"
+    if arr.size and (arr.min() < var.lo or arr.max() > var.hi):
+        return f"{value!r} is outside the bounds of `{var.name}`, [{var.lo:g}, {var.hi:g}]"
+    return ""
 
 
 def _parse_action(text: str) -> tuple[str, dict[str, Any]] | None:

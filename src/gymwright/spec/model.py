@@ -200,15 +200,39 @@ class Text(_Strict):
     observe: dict[Name, str] = Field(default_factory=dict, description="Per role template of a text observation (may use `me`).")
 
 
+def _leaves(x: Any) -> list[Any]:
+    """The scalars of a nested list (iteratively: start values may be large tables)."""
+    out, stack = [], [x]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack += item
+        else:
+            out.append(item)
+    return out
+
+
 class Probe(_Strict):
     """A scenario test: scripted actions from reset, then expected relations."""
 
     name: str = Field(description="What the scenario shows.")
     params: dict[Name, bool | int | float] = Field(default_factory=dict, description="Param values the probe is written for (unset ones: the spec defaults). Other params are set for the probe; structural ones (agent counts, sizes) name the structure it needs, and at another structure it is skipped with a warning.")
     seed: int = Field(0, ge=0, lt=2**63, description="Reset seed: an int in [0, 2**63).")
-    actions: list[dict[str, str]] = Field(default_factory=list, description="One dict per step: agent id -> `choice` or `choice(arg=value)`.")
-    expect: list[str] = Field(min_length=1, description="Bool expressions checked after the last step; may use state, metrics via `metric.NAME`, `reward.AGENT` (last step), `ret.AGENT` (episode return), `terminated`, `truncated`.")
+    start: dict[Name, bool | int | float | list[Any]] = Field(default_factory=dict, description="Start values of state and agent_state variables (an agent_state value lists every agent), set after `init` instead of its draws; checked against each variable's type, shape and bounds.")
+    actions: list[dict[str, str]] = Field(default_factory=list, description="One dict per step: agent id -> `choice` or `choice(arg=value)`; unlisted agents take no action.")
+    illegal: bool = Field(False, description="Play the actions even where the mask forbids them (to test what an illegal action does: it counts as no action); else such an action fails the probe.")
+    expect: list[str] = Field(min_length=1, description="Bool expressions checked after the last step; may use state, metrics via `metric.NAME`, `reward.AGENT` (last step), `ret.AGENT` (episode return), `obs.AGENT[i]` or `obs.AGENT.FEATURE` (its observation now), `mask.AGENT[a]` or `mask.AGENT.CHOICE` (legal now), `terminated`, `truncated`.")
     doc: str = Field("", description="Documentation for people and the engineer.")
+
+    @field_validator("start")
+    @classmethod
+    def _finite_start(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for name, x in v.items():
+            for item in _leaves(x):
+                if not isinstance(item, bool | int | float):
+                    raise ValueError(f"start value of `{name}` must be numbers or bools (nested lists), got {item!r}")
+                _finite(item, f"give `{name}` finite start values")
+        return v
 
     @field_validator("params")
     @classmethod

@@ -48,7 +48,7 @@ def run_probe(compiled: CompiledEnv, probe: CProbe) -> Diagnostic | None:
     defaults = {k: p.default for k, p in compiled.checked.spec.params.items()}
     c = compiled if not probe.params else compile_spec(compiled.checked.spec, {**structural, **probe.params})
     env = c.module.parallel_env(**{**defaults, **structural, **probe.params})
-    env.reset(seed=probe.seed)
+    env.reset(seed=probe.seed, options={"state": probe.start} if probe.start else None)
     module = c.module
     n = len(module.AGENTS)
     ret = np.zeros(n)
@@ -63,7 +63,7 @@ def run_probe(compiled: CompiledEnv, probe: CProbe) -> Diagnostic | None:
         for agent, (choice, kwargs) in step.items():
             i = module.AGENTS.index(agent)
             a = _flat_action(module, module.ROLE_OF[i], choice, kwargs)
-            if not env.action_mask(agent)[a]:
+            if not probe.illegal and not env.action_mask(agent)[a]:
                 return error(STAGE, f"{probe.path}.actions[{k}].{agent}",
                              f"probe `{probe.name}`: `{choice}` is not legal for {agent} at step {k}",
                              "check the choice's `legal` condition and whose turn it is",
@@ -77,6 +77,9 @@ def run_probe(compiled: CompiledEnv, probe: CProbe) -> Diagnostic | None:
     P = SimpleNamespace(reward=reward, ret=ret, terminated=terminated, truncated=truncated)
     for name, value in env.episode_metrics().items():
         setattr(P, f"metric_{name}", value)
+    for agent in module.AGENTS:  # what each agent sees and may do now
+        setattr(P, f"obs_{agent}", np.asarray(env.observe(agent), dtype=np.float64))
+        setattr(P, f"mask_{agent}", np.asarray(env.action_mask(agent), dtype=bool))
     for j, expect in enumerate(probe.expect):
         ok, detail = _evaluate(c, env, P, expect)
         if not ok:
@@ -90,11 +93,13 @@ def run_probe(compiled: CompiledEnv, probe: CProbe) -> Diagnostic | None:
 def _as_written(text: str, agents: list[str]) -> str:
     """Undo the probe rewriting: `reward[0]` -> `reward.walker_0`, `metric_x` -> `metric.x`."""
     text = re.sub(r"\b(reward|ret)\[(\d+)\]", lambda m: f"{m.group(1)}.{agents[int(m.group(2))]}", text)
+    text = re.sub(r"\b(obs|mask)_(" + "|".join(map(re.escape, agents)) + r")\b", r"\1.\2", text)
     return re.sub(r"\bmetric_(\w+)", r"metric.\1", text)
 
 
 def _evaluate(c: CompiledEnv, env: Any, P: SimpleNamespace, expect: Checked) -> tuple[bool, list[str]]:
-    names = ["reward", "ret", "terminated", "truncated", *(k for k in vars(P) if k.startswith("metric_"))]
+    names = ["reward", "ret", "terminated", "truncated",
+             *(k for k in vars(P) if k.startswith(("metric_", "obs_", "mask_")))]
     em = PyEmitter(c.checked.symbols, overrides={k: f"P.{k}" for k in names})
     ns = dict(c.module.__dict__)
     scope = {"p": env.p, "v": env.v, "P": P}
