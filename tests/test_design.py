@@ -277,6 +277,7 @@ def test_gymwright_model_env_picks_the_model(tmp_path: Path, store: Store,
 
 
 # ----------------------------------------------------------------------------- designed library specs
+@pytest.mark.slow  # about 8 s: designs and verifies every library spec at changed params
 def test_changed_params_are_pinned_in_the_probes_written_for_the_old_defaults() -> None:
     from gymwright.design.session import with_defaults
     from gymwright.spec.loader import read_data

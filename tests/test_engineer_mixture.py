@@ -86,6 +86,7 @@ def test_the_llm_engineer_answers_per_bucket_within_bounds(tmp_path: Path) -> No
     assert "Earlier stages" not in bare and "Guideline" not in bare and "Bucket size=5" in bare
 
 
+@pytest.mark.slow  # about 10 s: the engineer's smoke test is test_curriculum's evolve run
 def test_a_curriculum_over_map_sizes_records_each_bucket(tmp_path: Path) -> None:
     mix = Mixture.over("size", [3, 4], BASE)
     opts = CurriculumOptions(stages=2, steps_per_stage=4096, num_envs=32, eval_episodes=40, record_episodes=8,

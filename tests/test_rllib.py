@@ -80,7 +80,8 @@ def _check_result(result: dict, roles: set[str], out: Path) -> None:
     ("spec", "params", "roles", "metric"),
     [
         ("cake_negotiation", {"discount": 0.5}, {"bargainer"}, "agreed"),  # turn-based, masked
-        ("stag_hunt", {"rounds": 5}, {"hunter"}, "stag_success_rate"),  # simultaneous
+        pytest.param("stag_hunt", {"rounds": 5}, {"hunter"}, "stag_success_rate",  # simultaneous
+                     marks=pytest.mark.slow),  # the cake case is RLlib's smoke test in the default suite
     ],
 )
 def test_rllib_ppo_runs_on_local_ray(spec, params, roles, metric, tmp_path):
