@@ -71,7 +71,7 @@ def test_return_rising_while_the_task_metric_stays_flat_is_flagged() -> None:
 
 
 def test_a_dominant_shaping_term_is_flagged_and_a_dominant_task_term_is_not() -> None:
-    role_of, first = {"a_0": "a"}, {"a": "task"}
+    role_of, first = {"a_0": "a"}, {"a": {"task"}}
     hacked = dominant_shaping([traj({"task": 0.1, "bonus": 2.0}, 0)] * 5, first, role_of)
     assert hacked.verdict == "warning" and "`bonus`" in hacked.message
     assert dominant_shaping([traj({"task": 2.0, "bonus": 0.1}, 1)] * 5, first, role_of).verdict == "ok"
@@ -168,3 +168,24 @@ def test_cli_evaluate_prints_the_scorecard_and_writes_its_files(hackable: Path, 
     assert (tmp_path / "run" / "eval" / "scorecard.json").exists()
     missing = CliRunner().invoke(app, ["evaluate", str(hackable), "--policy", str(tmp_path / "none")])
     assert missing.exit_code == 1 and "no checkpoint" in missing.output
+
+
+def test_reward_terms_say_their_kind() -> None:
+    """`kind: task | shaping` decides which terms the shaping check watches; without any kind a
+    role's first term is its task term (issue 16 item 8)."""
+    import copy
+
+    from gymwright.evaluate.scorecard import task_terms
+    from gymwright.spec.loader import load_spec, read_data
+
+    data, _ = read_data("mapf_frozenlake")
+    assert task_terms(load_spec(data)) == {"walker": {"goal"}}
+    data = copy.deepcopy(data)
+    for term in data["rewards"]["walker"]:
+        term["kind"] = "task" if term["name"] in ("goal", "team") else "shaping"
+    assert task_terms(load_spec(data)) == {"walker": {"goal", "team"}}
+    role_of = {"a_0": "walker"}  # the agent of traj()
+    both = dominant_shaping([traj({"goal": 1.0, "team": 3.0, "time": 0.1}, 1)] * 5, task_terms(load_spec(data)), role_of)
+    assert both.verdict == "ok"
+    flagged = dominant_shaping([traj({"goal": 0.1, "team": 0.1, "time": 2.0}, 0)] * 5, task_terms(load_spec(data)), role_of)
+    assert "more than the task terms `goal`, `team`" in flagged.message

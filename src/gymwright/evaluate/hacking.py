@@ -37,9 +37,10 @@ def return_without_task(history: list[dict[str, Any]], roles: list[str], task_me
     return Check("hacking.return_without_task", "ok", "the task metric moved with the return", evidence)
 
 
-def dominant_shaping(trajectories: list[Trajectory], first_terms: dict[str, str],
+def dominant_shaping(trajectories: list[Trajectory], task_terms: dict[str, set[str]],
                      role_of: dict[str, str]) -> Check:
-    """Per role, each term's share of the summed |weighted term| over the trained episodes."""
+    """Per role, each term's share of the summed |weighted term| over the trained episodes; a
+    term that is not a task term (`kind:` on reward terms) carrying most of it is flagged."""
     totals: dict[str, dict[str, float]] = {}
     for tr in trajectories:
         for step in tr.steps:
@@ -50,14 +51,16 @@ def dominant_shaping(trajectories: list[Trajectory], first_terms: dict[str, str]
     shares = {role: {k: v / s for k, v in terms.items()} for role, terms in totals.items()
               if (s := sum(terms.values())) > 0}
     flagged = [(role, k, share) for role, terms in shares.items() for k, share in terms.items()
-               if k != first_terms.get(role) and share > SHAPING_SHARE]
+               if k not in task_terms.get(role, set()) and share > SHAPING_SHARE]
     if not shares:
         return Check("hacking.dominant_shaping", "n/a", "no reward was collected", {"shares": shares})
     if flagged:
         role, k, share = max(flagged, key=lambda f: f[2])
         return Check("hacking.dominant_shaping", "warning",
                      f"for {role}, the term `{k}` carries {share:.0%} of the reward, more than the task "
-                     f"term `{first_terms.get(role)}`: the policy may be optimising the shaping, not the task",
+                     f"term{'s' if len(task_terms.get(role, ())) > 1 else ''} "
+                     f"{', '.join(f'`{t}`' for t in sorted(task_terms.get(role, ())))}: the policy may be "
+                     "optimising the shaping, not the task",
                      {"shares": shares})
     return Check("hacking.dominant_shaping", "ok", "the task terms carry most of the reward", {"shares": shares})
 

@@ -53,6 +53,17 @@ class Scorecard:
                 "scripted": {name: r.to_dict() for name, r in self.scripted.items()}}
 
 
+def task_terms(spec: Any) -> dict[str, set[str]]:
+    """Per role, its task reward terms: those of `kind: task`, or its first term when no term of
+    the role says its kind."""
+    out = {}
+    for role, terms in spec.rewards.items():
+        if terms:
+            marked = {t.name for t in terms if t.kind == "task"}
+            out[role] = marked if any(t.kind for t in terms) else {terms[0].name}
+    return out
+
+
 def default_task_metric(compiled: Any) -> str | None:
     """The spec's task metric: the one with `kind: task`, else its first metric."""
     metrics = compiled.checked.spec.metrics
@@ -72,11 +83,11 @@ def assess(spec: Any, params: dict[str, Any] | None, policy: Actor, *, history: 
     scripted = {b.name: evaluate(spec, params, scripted_policy(b.name, seed), episodes, seed)
                 for b in compiled.checked.baselines}
     trajs = record(spec, params, policy, record_episodes, seed, frames=out is not None)
-    first_terms = {role: terms[0].name for role, terms in compiled.checked.spec.rewards.items() if terms}
+    task = task_terms(compiled.checked.spec)
     role_of = {a: compiled.module.ROLE_OF[i] for i, a in enumerate(compiled.module.AGENTS)}
     checks = [learnability(trained, rand, metric), learning_curve(history or [], roles),
               difficulty(trained, metric, band), return_without_task(history or [], roles, metric),
-              dominant_shaping(trajs, first_terms, role_of), reward_in_failures(trajs, metric),
+              dominant_shaping(trajs, task, role_of), reward_in_failures(trajs, metric),
               *trained_degeneracy(compiled, policy, episodes=min(episodes, 30), seed=seed)]
     card = Scorecard(compiled.checked.spec.name, params, metric, checks, trained, rand, trajs,
                      select(trajs, metric), scripted=scripted)

@@ -158,6 +158,7 @@ class RewardTerm(_Strict):
     name: Name = Field(description="Term name, logged in infos[agent]['reward_terms'].")
     expr: Expr = Field(description="Per-agent numeric expression (may use `me`).")
     weight: float = Field(1.0, description="Multiplier of the term.")
+    kind: Literal["task", "shaping"] | None = Field(None, description="`task`: pays for what the task asks; `shaping`: a hint on the way there (the reward-hacking checks watch that shaping does not carry the reward). Unset in every term of a role: its first term is the task term.")
     doc: str = Field("", description="Documentation for people and the engineer.")
 
     @field_validator("weight")
