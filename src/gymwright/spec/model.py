@@ -158,7 +158,7 @@ class RewardTerm(_Strict):
     name: Name = Field(description="Term name, logged in infos[agent]['reward_terms'].")
     expr: Expr = Field(description="Per-agent numeric expression (may use `me`).")
     weight: float = Field(1.0, description="Multiplier of the term.")
-    kind: Literal["task", "shaping"] | None = Field(None, description="`task`: pays for what the task asks; `shaping`: a hint on the way there (the reward-hacking checks watch that shaping does not carry the reward). Unset in every term of a role: its first term is the task term.")
+    kind: Literal["task", "shaping"] | None = Field(None, description="`task` (pays for the task) or `shaping` (a hint on the way); unset in all of a role's terms: the first is the task term.")
     doc: str = Field("", description="Documentation for people and the engineer.")
 
     @field_validator("weight")
@@ -219,10 +219,10 @@ class Probe(_Strict):
     name: str = Field(description="What the scenario shows.")
     params: dict[Name, bool | int | float] = Field(default_factory=dict, description="Param values the probe is written for (unset ones: the spec defaults). Other params are set for the probe; structural ones (agent counts, sizes) name the structure it needs, and at another structure it is skipped with a warning.")
     seed: int = Field(0, ge=0, lt=2**63, description="Reset seed: an int in [0, 2**63).")
-    start: dict[Name, bool | int | float | list[Any]] = Field(default_factory=dict, description="Start values of state and agent_state variables (an agent_state value lists every agent), set after `init` instead of its draws; checked against each variable's type, shape and bounds.")
-    actions: list[dict[str, str]] = Field(default_factory=list, description="One dict per step: agent id -> `choice` or `choice(arg=value)`; unlisted agents take no action.")
-    illegal: bool = Field(False, description="Play the actions even where the mask forbids them (to test what an illegal action does: it counts as no action); else such an action fails the probe.")
-    expect: list[str] = Field(min_length=1, description="Bool expressions checked after the last step; may use state, metrics via `metric.NAME`, `reward.AGENT` (last step), `ret.AGENT` (episode return), `obs.AGENT[i]` or `obs.AGENT.FEATURE` (its observation now), `mask.AGENT[a]` or `mask.AGENT.CHOICE` (legal now), `terminated`, `truncated`.")
+    start: dict[Name, bool | int | float | list[Any]] = Field(default_factory=dict, description="Start values of variables (agent_state: one per agent), instead of `init`'s; checked like their declarations.")
+    actions: list[dict[str, str]] = Field(default_factory=list, description="One dict per step: agent id -> `choice` or `choice(arg=value)`; unlisted agents do nothing.")
+    illegal: bool = Field(False, description="Play actions the mask forbids (they count as no action); else such an action fails the probe.")
+    expect: list[str] = Field(min_length=1, description="Bool expressions checked after the last step; may use state, `metric.NAME`, `reward.AGENT` (last step), `ret.AGENT` (return), `obs.AGENT[i]`, `obs.AGENT.FEATURE`, `mask.AGENT[a]`, `mask.AGENT.CHOICE` (now), `terminated`, `truncated`.")
     doc: str = Field("", description="Documentation for people and the engineer.")
 
     @field_validator("start")
