@@ -567,3 +567,21 @@ def test_a_one_shot_game_is_a_note_not_a_warning() -> None:
     found = [d for d in report.diagnostics if "first step" in d.message or "one step" in d.message]
     assert [(d.severity.value, d.message) for d in found] == [
         ("info", "every random episode ended after its first step: a one-shot game")]
+
+
+def test_truncating_at_the_tasks_own_round_count_is_a_warning() -> None:
+    """A fixed number of rounds that the task defines ends an episode by its rules: terminate."""
+    import copy
+
+    from gymwright.spec.checker import check_spec
+    from gymwright.spec.loader import load_spec, read_data
+
+    data, _ = read_data("stag_hunt")
+    data = copy.deepcopy(data)
+    data["terminate"], data["truncate"] = False, "t >= rounds"
+    _, diags = check_spec(load_spec(data))
+    found = [d for d in diags if d.path == "truncate"]
+    assert [d.severity.value for d in found] == ["warning"]
+    assert "a number of rounds the task defines: that is termination" in found[0].message
+    _, diags = check_spec(load_spec("mapf_frozenlake"))  # `t >= max_steps` is a cap: no warning
+    assert not [d for d in diags if d.path == "truncate"]

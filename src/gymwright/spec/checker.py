@@ -823,7 +823,25 @@ class _Builder:
             self.error(key, f"{key} must be a scalar bool, got {c.info.describe()}",
                        "compare, e.g. `t >= max_steps`; for per-agent values use any(...) or all(...)")
             return None
+        if c is not None and key == "truncate":
+            self.warn_task_rounds(c)
         return c
+
+    def warn_task_rounds(self, c: Checked) -> None:
+        """`truncate: t >= rounds`: a round count the task defines ends the episode by the task's own
+        rules, which is termination (a trainer bootstraps the value of a truncated episode)."""
+        body = c.tree.body
+        if not (isinstance(body, ast.Compare) and len(body.ops) == 1 and isinstance(body.ops[0], ast.GtE | ast.Gt)
+                and isinstance(body.left, ast.Name) and body.left.id == "t"):
+            return
+        names = [n.id for n in ast.walk(body.comparators[0]) if isinstance(n, ast.Name)]
+        docs = {n: (self.spec.params[n].doc if n in self.spec.params else "") for n in names}
+        rounds = [n for n in names if "round" in n.lower() or "round" in docs[n].lower()]
+        if rounds:
+            self.diags.append(warning(STAGE, "truncate", f"`truncate: {c.source}` ends the episode at `{rounds[0]}`, "
+                                      "a number of rounds the task defines: that is termination",
+                                      f"write it in `terminate` (e.g. `... or {c.source}`); keep `truncate` for a step cap "
+                                      "imposed from outside the task, such as `t >= max_steps`"))
 
     # ------------------------------------------------------------------ observations and text
     def check_observe(self) -> None:
