@@ -11,6 +11,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from no_gymwright import BLOCK_GYMWRIGHT
 from typer.testing import CliRunner, Result
 
 from gymwright.cli import app
@@ -324,25 +325,7 @@ def test_export_of_a_bad_spec_writes_nothing(tmp_path: Path, bad_spec: Path) -> 
     assert not target.exists()
 
 
-STANDALONE = textwrap.dedent("""
-    import importlib.abc
-    import sys
-
-    class NoGymwright(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name.split(".")[0] == "gymwright":
-                raise ImportError(f"{name} is blocked in this test")
-            return None
-
-    sys.meta_path.insert(0, NoGymwright())
-    try:
-        import gymwright  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        raise SystemExit("gymwright is importable: the test proves nothing")
-
-    sys.path.insert(0, ".")
+STANDALONE = BLOCK_GYMWRIGHT + textwrap.dedent("""
     from env import env, parallel_env
     from pettingzoo.test import parallel_api_test
 

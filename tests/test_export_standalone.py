@@ -11,30 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from no_gymwright import BLOCK_GYMWRIGHT
 from typer.testing import CliRunner
 
 from gymwright.cli import app
 from gymwright.compile import compile_spec
 from gymwright.spec.loader import library_names
 
-BLOCKED = textwrap.dedent("""
-    import importlib.abc
-    import sys
-
-    class NoGymwright(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name.split(".")[0] == "gymwright":
-                raise ImportError(f"{name} is blocked in this test")
-            return None
-
-    sys.meta_path.insert(0, NoGymwright())
-    try:
-        import gymwright  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        raise SystemExit("gymwright is importable: the test proves nothing")
-    sys.path.insert(0, ".")
+BLOCKED = BLOCK_GYMWRIGHT + textwrap.dedent("""
     import numpy as np
     from pettingzoo.test import parallel_api_test
     from env import env, parallel_env
@@ -68,7 +52,7 @@ def test_every_library_export_runs_without_gymwright(tmp_path: Path, name: str) 
 def test_a_mapf_export_names_the_pools_it_carries_at_other_params(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["export", "mapf_frozenlake", "-o", str(tmp_path / "env.py")])
     assert "It carries the solved layouts of these params" in result.stdout
-    script = BLOCKED.split("import numpy as np")[0] + textwrap.dedent("""
+    script = BLOCK_GYMWRIGHT + textwrap.dedent("""
         from env import parallel_env
         try:
             parallel_env(wait_ratio=0.5).reset(seed=0)
