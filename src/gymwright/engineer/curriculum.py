@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from gymwright.atomic import write_error
 from gymwright.compile import compile_spec
 from gymwright.design.session import with_defaults
 from gymwright.engineer.engineers import Engineer, StageProposal, current_mixture
@@ -291,5 +292,9 @@ def _store_stage(store: Store | None, raw: dict[str, Any], params: dict[str, Any
 
 
 def _append(path: Path, rec: StageRecord) -> None:
-    with path.open("a") as f:
-        f.write(json.dumps(asdict(rec), default=float) + "\n")
+    """One stage line more in curriculum.jsonl (an append: a failure is a WriteError naming the file)."""
+    try:
+        with path.open("a") as f:
+            f.write(json.dumps(asdict(rec), default=float) + "\n")
+    except OSError as e:
+        raise write_error(path, e) from e
