@@ -114,3 +114,16 @@ def test_a_missing_client_package_names_its_extra(monkeypatch) -> None:
         with pytest.raises(ProviderUnavailable, match=f"the `{package}` client package is not installed") as e:
             provider_from_name(name)
         assert f"pip install 'gymwright[{package}]'" in e.value.hint
+
+
+def test_the_offline_path_needs_no_model_client() -> None:
+    """The core install has no openai or anthropic package: designing offline must not import them."""
+    import subprocess
+    import sys
+
+    script = ("import sys; sys.modules['openai'] = None; sys.modules['anthropic'] = None\n"
+              "from typer.testing import CliRunner\nfrom gymwright.cli import app\n"
+              "r = CliRunner().invoke(app, ['design', 'two agents split a cake by alternating offers'])\n"
+              "assert r.exit_code == 0, r.output\nprint('OFFLINE OK')")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert "OFFLINE OK" in proc.stdout, proc.stdout + proc.stderr
