@@ -176,7 +176,7 @@ def test_offline_refuses_a_template_that_leaves_out_what_the_task_asks(task: str
 
 # ----------------------------------------------------------------------------- progress
 def test_the_spinner_shows_the_stage_attempt_seconds_and_tokens() -> None:
-    from gymwright.cli_design import Waiting
+    from gymwright.cli.design import Waiting
 
     now = [100.0]
     waiting = Waiting("spec: asking openai:x (attempt 2)", 12_345, clock=lambda: now[0])

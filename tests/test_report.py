@@ -15,7 +15,7 @@ import pytest
 import typer
 from typer.testing import CliRunner, Result
 
-from gymwright.cli_report import report_command
+from gymwright.cli.report import report_command
 from gymwright.design.designer import DesignResult
 from gymwright.diagnostic import warning
 from gymwright.engineer.curriculum import StageRecord

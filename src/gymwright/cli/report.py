@@ -24,7 +24,7 @@ def report_command(
                                                help="Run the verifier when design.json does not carry its summary.")] = True,
 ) -> None:
     """Write one self-contained HTML report of a run: curves, evaluation, failures, episodes, lineage."""
-    from gymwright.cli import check_writable, domain_errors
+    from gymwright.cli.common import check_writable, domain_errors
     from gymwright.report import read_run, write_report
 
     with domain_errors(str(run)):

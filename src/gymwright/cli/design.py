@@ -145,7 +145,7 @@ def design_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
 ) -> None:
     """Design an environment from a task text, verify it, and record it in the store."""
-    from gymwright.cli import check_writable, domain_errors, to_json
+    from gymwright.cli.common import check_writable, domain_errors, to_json
     from gymwright.design import DesignOptions, design
 
     if output is not None:
@@ -179,7 +179,7 @@ def designs_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
 ) -> None:
     """List the designs in the store, newest first."""
-    from gymwright.cli import domain_errors, to_json
+    from gymwright.cli.common import domain_errors, to_json
 
     with domain_errors(), Store.open(store) as st:
         rows = st.designs(limit)
@@ -216,7 +216,7 @@ def show_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
 ) -> None:
     """Show one design: every attempt, its diagnostics, and the final spec."""
-    from gymwright.cli import domain_errors, to_json
+    from gymwright.cli.common import domain_errors, to_json
 
     with domain_errors(), Store.open(store) as st:
         rec = st.design(design_id)

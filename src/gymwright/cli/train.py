@@ -68,7 +68,7 @@ def train_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
 ) -> None:
     """Train agents with PPO (IPPO or MAPPO) on the batch backend, or with RLlib on Ray."""
-    from gymwright.cli import domain_errors, fail, parse_params, to_json
+    from gymwright.cli.common import domain_errors, fail, parse_params, to_json
 
     params = parse_params(param)
     if algo not in ALGOS:
@@ -114,7 +114,7 @@ def train_command(
 
 def train_with_rllib(spec: str, params: dict[str, Any], steps: int, folder: Path, seed: int,
                      ray_address: str | None) -> dict[str, Any]:
-    from gymwright.cli import fail
+    from gymwright.cli.common import fail
 
     try:
         from gymwright.train.rllib import train_rllib
@@ -165,7 +165,7 @@ def play_command(
 ) -> None:
     """Watch a trained policy play (the spec must be the one it was trained on), or a scripted baseline."""
 
-    from gymwright.cli import domain_errors, fail, parse_params, play
+    from gymwright.cli.common import domain_errors, fail, parse_params, play
     from gymwright.train import checkpoint as ck
     from gymwright.train.policy import roles_of
     from gymwright.train.rollout import make_env
@@ -192,7 +192,7 @@ def show_results(results: list[Any], title: str, as_json: bool) -> None:
     """Played episodes as JSON on stdout, or as a titled summary table."""
     from dataclasses import asdict
 
-    from gymwright.cli import summary_table, to_json
+    from gymwright.cli.common import summary_table, to_json
 
     if as_json:
         typer.echo(to_json([asdict(ep) for ep in results]))
@@ -206,7 +206,7 @@ def play_scripted(spec: str, name: str, *, episodes: int, seed: int, param: list
                   max_steps: int, as_json: bool) -> None:
     """`gymwright play SPEC --policy scripted:NAME`: the spec's scripted baseline NAME."""
 
-    from gymwright.cli import domain_errors, parse_params, play
+    from gymwright.cli.common import domain_errors, parse_params, play
     from gymwright.train.baselines import baseline_names, unknown_baseline
 
     with domain_errors(spec):

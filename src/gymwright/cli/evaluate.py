@@ -27,7 +27,7 @@ def evaluate_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
 ) -> None:
     """Judge the environment by a trained policy: learnability, difficulty, reward hacking, degeneracy."""
-    from gymwright.cli import domain_errors, parse_params, to_json
+    from gymwright.cli.common import domain_errors, parse_params, to_json
     from gymwright.evaluate import assess
     from gymwright.train import checkpoint as ck
 

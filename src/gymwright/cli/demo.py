@@ -22,8 +22,8 @@ DEMO_TASK = (
 
 def demo_design(task: str, model: str | None, store: Path | None) -> Any:
     """Step 1: design from the task text (offline unless a model is given), with progress."""
-    from gymwright.cli import err, out
-    from gymwright.cli_design import LiveProgress, print_result
+    from gymwright.cli.common import err, out
+    from gymwright.cli.design import LiveProgress, print_result
     from gymwright.design import DesignOptions, design
     from gymwright.store import Store
 
@@ -41,7 +41,7 @@ def demo_design(task: str, model: str | None, store: Path | None) -> Any:
 
 def demo_verify(report: Any) -> None:
     """Step 2: the verification the design passed, stage by stage."""
-    from gymwright.cli import out, print_diagnostics
+    from gymwright.cli.common import out, print_diagnostics
     from gymwright.diagnostic import Severity
 
     out.rule("[bold]2. verify")
@@ -56,7 +56,7 @@ def demo_verify(report: Any) -> None:
 
 def demo_train(spec: str, folder: Path, stages: int, steps: int, store: Path | None) -> list[Any]:
     """Step 3: train in stages; the heuristic engineer proposes each next environment."""
-    from gymwright.cli import out
+    from gymwright.cli.common import out
     from gymwright.engineer import HeuristicEngineer
     from gymwright.engineer.curriculum import CurriculumOptions, evolve
     from gymwright.store import Store
@@ -71,8 +71,8 @@ def demo_train(spec: str, folder: Path, stages: int, steps: int, store: Path | N
 
 def demo_evaluate(spec: str, record: Any, folder: Path) -> Any:
     """Step 4: the scorecard of the last stage's policy, in that stage's environment."""
-    from gymwright.cli import out
-    from gymwright.cli_evaluate import STYLE
+    from gymwright.cli.common import out
+    from gymwright.cli.evaluate import STYLE
     from gymwright.evaluate import assess
     from gymwright.train import load_policy
 
@@ -100,8 +100,8 @@ def demo_command(
 ) -> None:
     """The main job, offline by default: design -> verify -> train -> evaluate -> engineer -> report."""
     from gymwright.atomic import write_atomic
-    from gymwright.cli import DEMO_FRAMES, domain_errors, out, play_episode
-    from gymwright.cli_train import policy_chooser
+    from gymwright.cli.common import DEMO_FRAMES, domain_errors, out, play_episode
+    from gymwright.cli.train import policy_chooser
     from gymwright.compile import compile_spec
     from gymwright.report import write_report
 

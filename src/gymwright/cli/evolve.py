@@ -69,7 +69,7 @@ def evolve_command(
     """Train in stages; after each, the engineer reads the evidence and proposes the next environment."""
     from dataclasses import asdict
 
-    from gymwright.cli import domain_errors, parse_params, to_json
+    from gymwright.cli.common import domain_errors, parse_params, to_json
     from gymwright.engineer.curriculum import CurriculumOptions, evolve
     from gymwright.store import Store
 
@@ -107,7 +107,7 @@ def evolve_command(
 
 def parse_mix(mix: str, base: dict[str, Any]) -> Any:
     """`--mix size=3,4,5` -> a mixture with one bucket per value, equal shares."""
-    from gymwright.cli import parse_params
+    from gymwright.cli.common import parse_params
     from gymwright.engineer.mixture import Mixture
 
     name, sep, raw = mix.partition("=")

@@ -1,0 +1,313 @@
+"""What every command shares: the typer app, the consoles, errors at the command boundary,
+the shared options, and random legal play (run, play and demo print episodes alike)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import numpy as np
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from gymwright.compile import compile_spec
+from gymwright.diagnostic import Diagnostic, Severity
+from gymwright.errors import GymwrightError, SpecError
+
+app = typer.Typer(
+    name="gymwright",
+    help="Design, check and play multi-agent environments written in the gymwright spec language.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+DEMO_FRAMES = 4
+SEVERITY_STYLE = {Severity.error: "red", Severity.warning: "yellow", Severity.info: "dim"}
+
+
+# --------------------------------------------------------------------------- errors at the boundary
+def fail(lines: list[str], next_step: str = "") -> NoReturn:
+    """Print each line as a bullet on stderr (plus what to do next) and exit 1."""
+    for line in lines:
+        err.print(Text("- " + line.replace("\n", "\n  "), style="red"))
+    if next_step:
+        err.print(Text(next_step))
+    raise typer.Exit(1)
+
+
+def next_step(diags: list[Diagnostic], spec: str) -> str:
+    """What to do after a SpecError, judged by where its first diagnostic points."""
+    first = diags[0] if diags else None
+    if first is not None and first.message.startswith(("no spec file", "file not found")):
+        return "`gymwright library` lists the library specs; otherwise check the file path"
+    if first is not None and first.path.startswith("params."):
+        return "`gymwright library` lists each spec's params with their defaults and ranges"
+    return f"`gymwright validate {spec}` lists every problem; fix them and try again"
+
+
+@contextmanager
+def domain_errors(spec: str = "SPEC") -> Iterator[None]:
+    """Turn gymwright's own errors (user mistakes, not bugs) into bullets and exit 1."""
+    try:
+        yield
+    except SpecError as e:
+        fail([d.format() for d in e.diagnostics] or [str(e)], next_step(e.diagnostics, spec))
+    except GymwrightError as e:
+        fail([str(e)])
+    except OSError as e:
+        fail([f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")])
+
+
+def check_writable(path: Path, force: bool) -> None:
+    """Refuse to overwrite without --force, or to write into a missing folder."""
+    if path.exists() and not force:
+        fail(
+            [f"{path} already exists; not overwriting it"],
+            "pass --force to overwrite it, or choose another file with -o",
+        )
+    if not path.parent.is_dir():
+        fail(
+            [f"folder {path.parent} does not exist"],
+            "create it first or choose another path with -o",
+        )
+
+
+# --------------------------------------------------------------------------- shared options
+def parse_params(values: list[str] | None) -> dict[str, Any]:
+    """`k=v` strings -> {k: v}; values are YAML scalars (`0.8`, `3`, `true`)."""
+    params: dict[str, Any] = {}
+    for item in values or []:
+        name, sep, raw = item.partition("=")
+        name = name.strip()
+        if not sep or not name or not raw.strip():
+            raise typer.BadParameter(
+                f"expected NAME=VALUE (e.g. --param discount=0.8), got {item!r}",
+                param_hint="'--param'",
+            )
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            value = raw
+        if isinstance(value, list | dict):
+            raise typer.BadParameter(
+                f"{name}: a param value is a number or a bool, got {raw!r}", param_hint="'--param'"
+            )
+        if _non_finite(value):
+            raise typer.BadParameter(
+                f"{name}={raw.strip()}: NaN and infinities are not param values (they compare false against "
+                f"every range); give a finite number (`gymwright library` lists each param's range)",
+                param_hint="'--param'",
+            )
+        params[name] = value
+    return params
+
+
+def _non_finite(value: Any) -> bool:
+    """True for a NaN or infinite float, and for text that float() reads as one (`nan`, `-inf`)."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return False
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+ParamOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--param",
+        "-p",
+        metavar="NAME=VALUE",
+        help="Set a spec param (repeatable), e.g. --param discount=0.8.",
+    ),
+]
+SpecArg = Annotated[
+    str,
+    typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+
+
+def to_json(data: Any) -> str:
+    def default(x: Any) -> Any:
+        if isinstance(x, np.generic):
+            return x.item()
+        if isinstance(x, np.ndarray):
+            return x.tolist()
+        return str(x)
+
+    return json.dumps(data, indent=2, default=default)
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        try:
+            v = package_version("gymwright")
+        except PackageNotFoundError:
+            v = "unknown (not installed)"
+        typer.echo(f"gymwright {v}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=version_callback,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Design, check and play multi-agent environments written in the gymwright spec language."""
+
+
+
+def print_diagnostics(diags: list[Diagnostic]) -> None:
+    for d in diags:
+        out.print(Text(d.format(), style=SEVERITY_STYLE.get(d.severity, "")))
+
+
+# --------------------------------------------------------------------------- run
+@dataclass
+class Episode:
+    """The outcome of one episode of random legal play."""
+
+    seed: int
+    length: int = 0
+    returns: dict[str, float] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    ended: bool = False
+
+
+def random_legal_actions(
+    env: Any, infos: dict[str, Any], rng: np.random.Generator
+) -> dict[str, int]:
+    """A uniformly random legal action per live agent; agents with none send nothing."""
+    actions = {}
+    for agent in env.agents:
+        mask = infos.get(agent, {}).get("action_mask")
+        if mask is None:
+            mask = np.ones(env.action_space(agent).n)
+        legal = np.flatnonzero(np.asarray(mask))
+        if legal.size:
+            actions[agent] = int(rng.choice(legal))
+    return actions
+
+
+def show_frame(env: Any, title: str) -> None:
+    out.rule(title, style="dim")
+    out.print(Text(str(env.render())), soft_wrap=True)
+
+
+Chooser = Callable[[Any, dict[str, Any], dict[str, Any], np.random.Generator], dict[str, int]]
+
+
+def random_legal_chooser(env: Any, obs: dict[str, Any], infos: dict[str, Any],
+                         rng: np.random.Generator) -> dict[str, int]:
+    return random_legal_actions(env, infos, rng)
+
+
+def play_episode(env: Any, seed: int, *, frames: int, max_steps: int,
+                 choose: Chooser = random_legal_chooser) -> Episode:
+    """Play from `reset(seed)` with `choose` (default: random legal actions); render the first
+    `frames` steps (-1 = all)."""
+    rng = np.random.default_rng(seed)
+    obs, infos = env.reset(seed=seed)
+    ep = Episode(seed, returns={a: 0.0 for a in env.agents})
+    if frames:
+        show_frame(env, f"seed {seed}: reset")
+    while env.agents and ep.length < max_steps:
+        obs, rewards, _, _, infos = env.step(choose(env, obs, infos, rng))
+        ep.length += 1
+        for agent, r in rewards.items():
+            ep.returns[agent] = ep.returns.get(agent, 0.0) + float(r)
+        ep.metrics = next(
+            (dict(i["metrics"]) for i in infos.values() if "metrics" in i), ep.metrics
+        )
+        if frames < 0 or ep.length <= frames:
+            show_frame(env, f"seed {seed}: step {ep.length}")
+    ep.ended = not env.agents
+    if 0 < frames < ep.length:
+        out.print(Text(f"... {ep.length - frames} more steps not shown", style="dim"))
+    return ep
+
+
+def fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def print_episode(i: int, ep: Episode) -> None:
+    returns = "  ".join(f"{a}={fmt(r)}" for a, r in ep.returns.items())
+    metrics = "  ".join(f"{k}={fmt(v)}" for k, v in ep.metrics.items()) or "-"
+    out.print(f"[bold]episode {i}[/bold] (seed {ep.seed}): length {ep.length}")
+    out.print(Text(f"  return   {returns}\n  metrics  {metrics}"))
+
+
+def warn_unended(ep: Episode, max_steps: int) -> None:
+    err.print(
+        Text(
+            f"- episode with seed {ep.seed} did not end within {max_steps} steps; the spec "
+            "may need a `truncate` (e.g. `t >= max_steps`); raise --max-steps to play longer",
+            style="yellow",
+        )
+    )
+
+
+def summary_table(episodes: list[Episode]) -> Table:
+    table = Table(title=f"random legal play, {len(episodes)} episode{'s' * (len(episodes) != 1)}")
+    for column in ("", "mean", "min", "max"):
+        table.add_column(column, justify="right" if column else "left")
+    rows: dict[str, list[float]] = {"length": [float(ep.length) for ep in episodes]}
+    for ep in episodes:
+        for a, r in ep.returns.items():
+            rows.setdefault(f"return {a}", []).append(r)
+        for k, v in ep.metrics.items():
+            rows.setdefault(f"metric {k}", []).append(float(v))
+    for label, xs in rows.items():
+        table.add_row(label, fmt(float(np.mean(xs))), fmt(min(xs)), fmt(max(xs)))
+    return table
+
+
+def play(
+    spec: str,
+    params: dict[str, Any],
+    *,
+    episodes: int,
+    seed: int,
+    frames: int,
+    max_steps: int,
+    quiet: bool = False,
+    choose: Chooser = random_legal_chooser,
+) -> list[Episode]:
+    """Compile `spec` and play `episodes` episodes with seeds seed, seed+1, ..."""
+    env = compile_spec(spec, params).parallel_env(render_mode="ansi")
+    results = []
+    try:
+        for i in range(episodes):
+            ep = play_episode(env, seed + i, frames=frames if i == 0 or frames < 0 else 0,
+                              max_steps=max_steps, choose=choose)
+            results.append(ep)
+            if not ep.ended:
+                warn_unended(ep, max_steps)
+            if not quiet:
+                print_episode(i + 1, ep)
+    finally:
+        env.close()
+    return results
+
+
