@@ -17,8 +17,7 @@ is made only of what the generator can legitimately emit:
   generated name made from declared names; never a dunder, never one of
   `gymwright.spec.names.UNSAFE_ATTRIBUTES` (file access, reflection, `str.format`).
 
-The allowed names and attributes are read from the string literals of the generator modules
-themselves, so the audit follows the generators as they change and still refuses anything
+The allowed attributes are read from the string literals of the generator modules themselves, so the audit follows the generators as they change and still refuses anything
 a spec's text could smuggle in. A module that fails is refused with `CompileError`
 ("generated code failed its audit") naming the line, before a single statement of it runs.
 """
@@ -59,27 +58,24 @@ _EXPRESSIONS = (ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Lambda, ast.IfExp, ast.D
 _PARTS = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.comprehension,
           ast.arguments, ast.arg, ast.keyword, ast.alias, ast.withitem)
 _DUNDER_METHODS = frozenset({"__init__"})
-_IDENT = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
 _ATTR = re.compile(r"\.([A-Za-z_]\w*)")
 _MODULE_ATTR = re.compile(r"(?<![\w.])(" + "|".join(sorted(MODULES)) + r")\.([A-Za-z_]\w*)")
 
 
 @functools.cache
-def templates() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]:
-    """(names, attributes, attributes per module) that the generators' string literals use."""
-    names: set[str] = set()
+def templates() -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+    """(attributes, attributes per module) that the generators' string literals use."""
     attrs: set[str] = set()
     per_module: dict[str, set[str]] = {m: set() for m in MODULES}
     for file in GENERATORS:
         tree = ast.parse((_COMPILE_DIR / file).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                names |= set(_IDENT.findall(node.value))
                 attrs |= set(_ATTR.findall(node.value))
                 for module, attr in _MODULE_ATTR.findall(node.value):
                     per_module[module].add(attr)
     attrs -= UNSAFE_ATTRIBUTES
-    return frozenset(names), frozenset(attrs), {m: frozenset(a - UNSAFE_ATTRIBUTES) for m, a in per_module.items()}
+    return frozenset(attrs), {m: frozenset(a - UNSAFE_ATTRIBUTES) for m, a in per_module.items()}
 
 
 def declared_attributes(cs: CheckedSpec) -> frozenset[str]:
@@ -153,7 +149,7 @@ def _failed(line: int, why: str) -> AuditError:
 
 class _Auditor:
     def __init__(self, cs: CheckedSpec, runtime: frozenset[str], offset: int) -> None:
-        _, attrs, per_module = templates()
+        attrs, per_module = templates()
         self.free = SAFE_BUILTINS | runtime
         self.attrs = attrs | declared_attributes(cs)
         self.per_module = per_module

@@ -370,8 +370,6 @@ class _Gen:
     def grid_reset(self) -> None:
         g, w = self.cs.grid, self.w
         assert g is not None
-        dens = ", ".join(("float(" + self.em()(d) + ")") if d is not None else "0.0" for d in g.densities)
-        pool = self.em()(g.pool) if g.pool is not None else "0"
         if g.wait_ratio is not None:  # grid.solve: layout k of the pool of solved MAPF instances
             w("config = self.solved_config()", comment="grid.solve: layout k of the pool of solved MAPF instances")
             w("k = min(int(v._rng.u(GRID_SITE - 1, 0, 1)[0] * config[0]), config[0] - 1)")
@@ -379,6 +377,7 @@ class _Gen:
             w("v.tiles, starts, goals, v.optimal_cost = tiles[0], starts[0], goals[0], int(cost[0])")
             w("v.pos, v.goal = starts.copy(), goals.copy()")
             return
+        dens, pool = self.layout_codes()
         w(f"pool = int({pool})", comment="grid: layout, starts and goals (from a pool, or fresh)")
         with w.block("if pool > 0:"):
             w(f"tiles, starts, goals = layout_pool(pool, {g.height}, {g.width}, {self.n}, [{dens}], GRID_BLOCKED, GRID_MAP, GRID_STARTS, GRID_GOALS, GRID_SITE)")
@@ -389,13 +388,19 @@ class _Gen:
             w(f"v.tiles, starts, goals = generate_layout({g.height}, {g.width}, {self.n}, [{dens}], GRID_BLOCKED, uniforms, GRID_MAP, GRID_STARTS, GRID_GOALS)")
         w("v.pos, v.goal = starts.copy(), goals.copy()" if g.has_goals else "v.pos = starts.copy()")
 
+    def layout_codes(self) -> tuple[str, str]:
+        """Code of the grid's tile densities (a list's items) and of its pool size."""
+        g = self.cs.grid
+        assert g is not None
+        dens = ", ".join(("float(" + self.em()(d) + ")") if d is not None else "0.0" for d in g.densities)
+        return dens, (self.em()(g.pool) if g.pool is not None else "0")
+
     def solved_config(self) -> None:
         """`solved_config()`: the pool of solved layouts an instance draws from (grid.solve)."""
         g, w = self.cs.grid, self.w
         if g is None or g.wait_ratio is None:
             return
-        dens = ", ".join(("float(" + self.em()(d) + ")") if d is not None else "0.0" for d in g.densities)
-        pool = self.em()(g.pool) if g.pool is not None else "0"
+        dens, pool = self.layout_codes()
         with w.block("def solved_config(self):"):
             w('"""(pool size, height, width, agents, densities, blocked kinds, wait ratio) of this instance\'s')
             w('layouts (grid.solve): the arguments of `solved_layouts`, and the name of the pool an export carries."""')
@@ -496,8 +501,9 @@ class _Gen:
                 update = {"sum": f"{acc} += {code}", "mean": f"{acc} += {code}", "last": f"{acc} = {code}",
                           "max": f"{acc} = max({acc}, {code})", "min": f"{acc} = min({acc}, {code})"}[m.reduce]
                 w(update, comment=f"{m.path}: {m.expr.source} ({m.reduce})")
-            w(f"terminated = {_as_bool(self.em()(cs.terminate))}", comment=f"terminate: {cs.terminate.source}")
-            w(f"truncated = {_as_bool(self.em()(cs.truncate))}", comment=f"truncate: {cs.truncate.source}")
+            terminated, truncated = self.end_codes()
+            w(f"terminated = {terminated}", comment=f"terminate: {cs.terminate.source}")
+            w(f"truncated = {truncated}", comment=f"truncate: {cs.truncate.source}")
             w("done = terminated or truncated")
             with w.block("if not done:"):
                 w("self._compute_masks()")
@@ -1015,13 +1021,17 @@ class _Gen:
             with w.block("if m[a]:"):
                 w(f"return a, {k}")
 
+    def end_codes(self) -> tuple[str, str]:
+        """Code of `terminate` and of `truncate` (step and ends_now evaluate the same)."""
+        return _as_bool(self.em()(self.cs.terminate)), _as_bool(self.em()(self.cs.truncate))
+
     def ends_now(self) -> None:
         """`ends_now()`: whether `terminate` and `truncate` hold in the current state."""
-        cs, w = self.cs, self.w
+        w = self.w
         with w.block("def ends_now(self):"):
             w('"""(terminated, truncated) in the current state: what `step` would report if it changed nothing."""')
             w("p, v = self.p, self.v")
-            w(f"return {_as_bool(self.em()(cs.terminate))}, {_as_bool(self.em()(cs.truncate))}")
+            w(f"return {', '.join(self.end_codes())}")
         w("")
 
     def start_state(self) -> None:
@@ -1068,14 +1078,14 @@ class _Gen:
             if cs.text_render:
                 w(f"lines = [{self.template(cs.text_render)}]", comment="text.render")
             else:
-                fields = ["'t=' + str(v.t)"] + [f"'{x.name}=' + _fmt(v.{x.name})" for x in cs.state if not x.shape]
+                fields = ["'t=' + str(v.t)"] + [f"{x.name + '='!r} + _fmt(v.{x.name})" for x in cs.state if not x.shape]
                 w(f"lines = ['  '.join([{', '.join(fields)}])]")
             if cs.grid:
                 w(f"lines.append(render_ansi(v.tiles, GRID_CHARS, v.pos, {self.goals()}))")
             shown = [x for x in cs.agent_state if not x.shape and not x.builtin]
             with w.block("for i, agent in enumerate(AGENTS):"):
                 parts = ["f'{agent}: {_action_text(ROLE_OF[i], self._last[i])}'", "f'reward={self._last_reward[i]:.3g}'"]
-                parts += [f"'{x.name}=' + _fmt(v.{x.name}[i])" for x in shown]
+                parts += [f"{x.name + '='!r} + _fmt(v.{x.name}[i])" for x in shown]
                 w(f"lines.append('  '.join([{', '.join(parts)}]))")
             w("return '\\n'.join(lines)")
         w("")
