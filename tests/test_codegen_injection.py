@@ -96,12 +96,9 @@ def payload_names(source: str) -> set[str]:
 def test_no_free_text_of_a_library_spec_becomes_code(name: str, make: Any) -> None:
     data, _ = read_data(name)
     fields = leaves(data)
-    counts = {"fields": len(fields), "refused": 0, "inert": 0}
     accepted: list[tuple[tuple, str, int]] = []
     for k, (path, kind) in enumerate(fields):
-        if refused(mutate(data, path, kind, make, k)):
-            counts["refused"] += 1
-        else:
+        if not refused(mutate(data, path, kind, make, k)):
             accepted.append((path, kind, k))
     # every accepted payload at once (each field has its own marker): one generation
     combined = data
@@ -113,9 +110,7 @@ def test_no_free_text_of_a_library_spec_becomes_code(name: str, make: Any) -> No
     for source in (generate(cs), generate(cs, instrument=True), generate_batch(cs)):
         compile(source, "<generated>", "exec")
         assert payload_names(source) == set()
-    counts["inert"] += len(accepted)
-    assert counts["refused"] + counts["inert"] == counts["fields"]
-    assert counts["inert"] > 0  # docs and templates are accepted: the sweep reaches the writer
+    assert accepted  # docs and templates are accepted: the sweep reaches the writer
 
 
 _CHARS = list("ab #=()'\"\\Nx:") + [s for s in SEPARATORS if len(s) == 1] + ["\x00", "\t", "é"]
