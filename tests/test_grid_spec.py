@@ -54,8 +54,8 @@ def test_vertex_conflict_blocks_both_moves() -> None:
     _, rew, _, _, infos = env.step({"walker_0": RIGHT, "walker_1": LEFT})
     assert env.v.pos.tolist() == [[0, 0], [0, 2]]
     assert env.v.conflict.tolist() == [True, True]
-    assert infos["walker_0"]["reward_terms"]["conflict"] == 1.0
-    assert rew["walker_0"] == pytest.approx(-0.05 - 0.01)
+    assert infos["walker_0"]["reward_terms"]["conflict"] == -1.0  # conflict_cost 1.0
+    assert rew["walker_0"] == pytest.approx(-1.0 - 0.01)
 
 
 def test_swap_conflict_blocks_both_moves() -> None:
@@ -111,7 +111,7 @@ def test_egocentric_observations_transfer_across_sizes_and_agent_counts() -> Non
         obs, _ = env.reset(seed=size)
         dims |= {o.shape for o in obs.values()}
         assert len(obs) == n
-    assert dims == {(32,)}
+    assert dims == {(59,)}  # 6 windows of 3x3 (holes, edges, agents, headings, parked), 2 + 1 + 2
 
 
 def test_generated_layouts_keep_goals_reachable() -> None:
@@ -162,3 +162,22 @@ def test_layout_pool_draws_from_a_fixed_set_and_fresh_mode_does_not() -> None:
     other.reset(seed=5)
     pooled.reset(seed=5)
     assert np.array_equal(other.v.tiles, pooled.v.tiles), "a pool is the same for every env of a config"
+
+
+def test_nearby_walkers_heading_and_parked_are_observed() -> None:
+    # walker 0 at (1, 1) heading down-right; walker 1 at (0, 1) already on its goal (parked)
+    env = make(["...", "...", "..."], [[1, 1], [0, 0]], [[2, 2], [0, 1]])
+    obs, *_ = env.step({"walker_0": WAIT, "walker_1": RIGHT})
+    o = obs["walker_0"]
+    rows, cols, parked = o[27:36].reshape(3, 3), o[36:45].reshape(3, 3), o[45:54].reshape(3, 3)
+    assert rows[1, 1] == 1 and cols[1, 1] == 1  # itself, at the centre: its goal is down and right
+    assert parked[0, 1] == 1 and rows[0, 1] == 0 and cols[0, 1] == 0  # the parked one, above it
+    assert parked.sum() == 1
+
+
+def test_agents_view_of_needs_one_value_per_agent() -> None:
+    spec = copy.deepcopy(BASE)
+    spec["observe"]["walker"].append({"name": "bad", "expr": "agents_view_of(pos[me], 1, goal)"})
+    errors = [d for d in validate(spec) if d.severity.value == "error"]
+    assert errors and "one value per agent" in errors[0].message
+    assert "observe.walker" in str(errors[0].path)

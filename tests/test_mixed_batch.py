@@ -85,7 +85,7 @@ def test_mixed_copies_step_as_if_each_ran_alone() -> None:
 
 
 def test_mismatched_shapes_are_a_clear_error() -> None:
-    with pytest.raises(GymwrightError, match=r"obs dims 32 vs \d+.*view_radius 1 vs 2") as e:
+    with pytest.raises(GymwrightError, match=r"obs dims 59 vs \d+.*view_radius 1 vs 2") as e:
         compile_batch(SPEC, [{"view_radius": 1}, {"view_radius": 2}], batch_size=2)
     assert "{'view_radius': 1}" in str(e.value) and "hint" in str(e.value)
     with pytest.raises(GymwrightError, match=r"agents 2 vs 3.*n_agents 2 vs 3"):  # the trainer pads instead (test_train_padded)

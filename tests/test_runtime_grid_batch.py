@@ -15,6 +15,7 @@ from gymwright.runtime.core import rt_in_bounds, rt_tile
 from gymwright.runtime.grid import agents_view, apply_slip, resolve_moves, view
 from gymwright.runtime.grid_batch import (
     agents_view_batch,
+    agents_view_of_batch,
     apply_slip_batch,
     in_bounds_batch,
     resolve_moves_batch,
@@ -27,6 +28,7 @@ PUBLIC = {
     "resolve_moves_batch",
     "view_batch",
     "agents_view_batch",
+    "agents_view_of_batch",
     "tile_batch",
     "in_bounds_batch",
 }
@@ -425,3 +427,30 @@ def test_tile_outside_is_minus_one() -> None:
     p = np.array([[[0, 1], [2, 0], [-1, 1]], [[1, 1], [1, -1], [0, 0]]])
     assert tile_batch(tiles, p).tolist() == [[2, -1, -1], [8, -1, 5]]
     assert in_bounds_batch((2, 2), p).tolist() == [[True, False, False], [True, False, True]]
+
+
+def test_agents_view_of_sums_each_agents_value_into_its_cell() -> None:
+    from types import SimpleNamespace
+
+    from gymwright.runtime.core import rt_agents_view_of, rt_agents_view_of_rows
+
+    rng = np.random.default_rng(3)
+    pos = rng.integers(-1, 6, size=(5, 4, 2))  # some off the 5x5 grid
+    x = rng.integers(-2, 3, size=(5, 4))
+    got = agents_view_of_batch(pos, pos, 2, x)
+    for b in range(5):
+        v = SimpleNamespace(pos=pos[b], tiles=np.zeros((5, 5), dtype=np.int64))
+        for k in range(4):
+            want = np.zeros((5, 5), dtype=np.int64)
+            for j in range(4):
+                dr, dc = pos[b, j] - pos[b, k] + 2
+                if 0 <= dr < 5 and 0 <= dc < 5:
+                    want[dr, dc] += x[b, j]
+            assert np.array_equal(got[b, k], want)
+            assert np.array_equal(rt_agents_view_of(v, pos[b, k], 2, x[b]), want)
+        assert np.array_equal(rt_agents_view_of_rows(v, pos[b], 2, x[b]), got[b])
+    ones = agents_view_of_batch(pos, pos, 1, np.ones((5, 4), dtype=np.int64))
+    assert np.array_equal(ones, agents_view_batch(pos, pos, 1))  # with x = 1 it counts agents
+    per_centre = agents_view_of_batch(pos, pos[:, :1], 1, np.broadcast_to(x[:, None, :], (5, 3, 4)))
+    assert per_centre.shape == (5, 3, 3, 3)  # one centre per copy, values per centre: a window each
+    assert agents_view_of_batch(pos, pos, 1, x / 2).dtype == np.float64

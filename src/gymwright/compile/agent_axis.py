@@ -192,6 +192,14 @@ def _window(helper: str) -> Callable[[AxisEmitter, ast.Call], tuple[str, bool]]:
     return emit
 
 
+def _agents_view_of(e: AxisEmitter, node: ast.Call) -> tuple[str, bool]:
+    center, radius, x = node.args
+    (cc, on), (cr, r_on), (cx, x_on) = e.emit(center), e.emit(radius), e.emit(x)
+    if not on or r_on or x_on or _info(center).shape != (2,):
+        raise NotOnAxis("window of values")
+    return e.share(f"rt_agents_view_of_rows(v, {cc}, {cr}, {cx})"), True
+
+
 CALLS: dict[str, Callable[[AxisEmitter, ast.Call], tuple[str, bool]]] = {
     "sign": _elementwise("np.sign"),
     "abs": _elementwise("np.abs"),
@@ -200,6 +208,7 @@ CALLS: dict[str, Callable[[AxisEmitter, ast.Call], tuple[str, bool]]] = {
     "manhattan": _manhattan,
     "view": _window("rt_view_rows"),
     "agents_view": _window("rt_agents_view_rows"),
+    "agents_view_of": _agents_view_of,
 }
 
 _NODES: dict[type, Callable[[AxisEmitter, ast.AST], tuple[str, bool]]] = {

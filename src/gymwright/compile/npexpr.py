@@ -13,6 +13,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gymwright.compile.tables import TABLES, literal
 from gymwright.errors import CompileError
 from gymwright.spec.expr.check import Checked, Symbol
 from gymwright.spec.expr.types import Info
@@ -390,6 +391,14 @@ def _window(fn: str, source: str, fill: str) -> Callable[[NpEmitter, ast.Call], 
     return emit
 
 
+def _agents_view_of(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+    p, r, x = (e.emit(a) for a in node.args)
+    kind = max(p.kind, x.kind, 1)
+    center = p.code if p.kind == 2 else f"{pad(p, 1, 1)}[:, None, :]"
+    code = f"agents_view_of_batch(v.pos, {center}, {r.code}, {x.code})"
+    return (code, 2) if kind == 2 else (f"{code}[:, 0]", 1)
+
+
 CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
     "abs": _elementwise("np.abs"),
     "sign": _elementwise("np.sign"),
@@ -422,6 +431,7 @@ CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
     "onehot": lambda e, n: (lambda x: (f"b_onehot({x.code}, {e.emit(n.args[1]).code})", x.kind))(e.emit(n.args[0])),
     "push": _push,
     "roll": _roll,
+    **{name: lambda e, n: (literal(_info(n).value), 0) for name in TABLES},
     "uniform": _random("uniform"),
     "normal": _random("normal"),
     "randint": _random("randint"),
@@ -433,6 +443,7 @@ CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
     "manhattan": lambda e, n: (lambda c: (f"b_manhattan({c[0][0]}, {c[0][1]})", c[1]))(e.aligned(list(n.args))),
     "view": _window("view_batch", "v.tiles", ", -1"),
     "agents_view": _window("agents_view_batch", "v.pos", ""),
+    "agents_view_of": _agents_view_of,
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from gymwright.compile.tables import TABLES, literal
 from gymwright.errors import CompileError
 from gymwright.spec.expr.check import Checked, Symbol
 from gymwright.spec.expr.types import Info
@@ -298,6 +299,7 @@ CALLS: dict[str, Callable[[PyEmitter, ast.Call], str]] = {
     "onehot": _simple("rt_onehot({0}, {1})"),
     "push": _simple("rt_push({0}, {1})"),
     "roll": _simple("rt_roll({0}, {1})"),
+    **{name: lambda e, n: literal(_info(n).value) for name in TABLES},
     "uniform": _random("draw_uniform"),
     "normal": _random("draw_normal"),
     "randint": _random("draw_randint"),
@@ -312,6 +314,7 @@ CALLS: dict[str, Callable[[PyEmitter, ast.Call], str]] = {
     "in_bounds": _simple("rt_in_bounds(v.tiles, {0})"),
     "view": _simple("rt_view(v, {0}, {1})"),
     "agents_view": _simple("rt_agents_view_v(v, {0}, {1})"),
+    "agents_view_of": _simple("rt_agents_view_of(v, {0}, {1}, {2})"),
 }
 
 

@@ -423,6 +423,38 @@ def rt_agents_view_rows(v, centers, r: int):
     return _stacked_windows(v, centers, r, rt_agents_view_v, _agents_pad, "_agents_r")
 
 
+def _values_pad(v, r: int, x):
+    """x[j] summed into the cell of each agent j, on the grid padded by r cells."""
+    h, w = v.tiles.shape
+    x = np.asarray(x)
+    grid = np.zeros((h + 2 * r, w + 2 * r), dtype=np.float64 if x.dtype.kind == "f" else np.int64)
+    for (pr, pc), value in zip(v.pos.tolist(), x.tolist()):
+        if -r <= pr < h + r and -r <= pc < w + r:
+            grid[pr + r, pc + r] += value
+    return grid
+
+
+def rt_agents_view_of(v, p, r: int, x):
+    """The (2r+1)x(2r+1) window around p of x[j] summed over the agents j in each cell."""
+    side = 2 * r + 1
+    x = np.asarray(x)
+    out = np.zeros((side, side), dtype=np.float64 if x.dtype.kind == "f" else np.int64)
+    r0, c0 = int(p[0]) - r, int(p[1]) - r
+    for (row, col), value in zip(v.pos.tolist(), x.tolist()):
+        dr, dc = row - r0, col - c0
+        if 0 <= dr < side and 0 <= dc < side:
+            out[dr, dc] += value
+    return out
+
+
+def rt_agents_view_of_rows(v, centers, r: int, x):
+    """rt_agents_view_of(v, c, r, x) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
+    cells = _grid_cells(v, centers)
+    if cells is None:
+        return np.stack([rt_agents_view_of(v, c, r, x) for c in centers])
+    return _window_rows(_values_pad(v, r, x), cells, 0, r)
+
+
 def rt_manhattan(a, b):
     out = np.abs(np.asarray(a) - np.asarray(b)).sum(axis=-1)
     return out if out.shape else int(out)

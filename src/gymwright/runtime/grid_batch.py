@@ -258,6 +258,33 @@ def agents_view_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> np.nd
     return counts.astype(np.int64, copy=False).reshape(center.shape[:2] + (side, side))
 
 
+def agents_view_of_batch(pos: np.ndarray, center: np.ndarray, radius: int, x: np.ndarray) -> np.ndarray:
+    """``agents_view_of`` for every copy and centre: (B, N, 2) positions, (B, K, 2) centres and
+    values (N,), (B, N) or per centre (B, K, N) -> (B, K, S, S): per window cell, the sum of x
+    over the agents in it."""
+    pos = _gb_cells(pos, "pos")
+    batch = pos.shape[0]
+    center = np.asarray(center, dtype=np.int64)
+    if center.ndim != 3 or center.shape[0] != batch or center.shape[2] != 2:
+        raise ValueError(f"center must have shape ({batch}, K, 2), got {center.shape}")
+    x = np.asarray(x)
+    x = x[None, None, :] if x.ndim == 1 else x[:, None, :] if x.ndim == 2 else x  # (B|1, K|1, N)
+    if x.shape[1] > center.shape[1]:  # one centre per copy, values per agent: one window each
+        center = np.broadcast_to(center, (batch, x.shape[1], 2))
+    side = 2 * radius + 1
+    k = center.shape[1]
+    rel = pos[:, None, :, :] - center[:, :, None, :] + radius
+    ok = rel.view(np.uint64) < side
+    inside = ok[..., 0] & ok[..., 1]
+    window = np.arange(0, batch * k * side * side, side * side).reshape(batch, -1, 1)
+    flat = rel[..., 0] * side + rel[..., 1] + window
+    weights = np.broadcast_to(x, inside.shape)[inside].astype(np.float64)
+    sums = np.bincount(flat[inside], weights=weights, minlength=batch * k * side * side)
+    if x.dtype.kind != "f":
+        sums = np.rint(sums).astype(np.int64)
+    return sums.reshape((batch, k, side, side))
+
+
 # --------------------------------------------------------------------------- lookups
 
 

@@ -8,6 +8,7 @@ Backends keep their own emitters keyed by the same names.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from gymwright.spec.expr.types import INF, Info, broadcast, numeric, promote, union
+from gymwright.spec.limits import MAX_TABLE_SIZE
 
 MAX_ARRAY_SIZE = 1_000_000
 
@@ -372,6 +374,88 @@ def _roll(c: CallInfo) -> Info:
     return Info(x.dtype, x.shape, x.lo, x.hi, _const(c))
 
 
+# --------------------------------------------------------------------------- tables (computed when the env is built)
+
+@_register("len", "len(x)", "length of x's first axis (a constant)", "table", (1, 1))
+def _len(c: CallInfo) -> Info:
+    x = c.args[0]
+    if not x.shape:
+        raise ArgError(f"expects an array, got a scalar ({x.describe()})")
+    n = x.shape[0]
+    return Info("int", (), float(n), float(n), True, n)
+
+
+def _table(rows: int, cols: int, what: str) -> None:
+    """Refuse a table past MAX_TABLE_SIZE before it is made (its size is counted, not enumerated)."""
+    if rows * cols > MAX_TABLE_SIZE:
+        size = f"{rows:,} rows of {cols} = {rows * cols:,} elements" if rows <= MAX_TABLE_SIZE else \
+            f"more than {MAX_TABLE_SIZE:,} rows"
+        raise ArgError(f"{what} has {size}; the limit (MAX_TABLE_SIZE) is {MAX_TABLE_SIZE:,}: give it smaller arguments")
+
+
+def _comb_capped(n: int, k: int) -> int:
+    """C(n, k), or MAX_TABLE_SIZE + 1 once it is known to be larger (cheap for any n, k)."""
+    k = min(k, n - k)
+    out = 1
+    for i in range(1, k + 1):
+        out = out * (n - k + i) // i  # C(n - k + i, i): grows with i
+        if out > MAX_TABLE_SIZE:
+            return MAX_TABLE_SIZE + 1
+    return out
+
+
+def _table_info(value: np.ndarray, dtype: str) -> Info:
+    return Info(dtype, value.shape, float(value.min()), float(value.max()), True, value)
+
+
+def _const_vector(c: CallInfo, key: int, info: Info, what: str) -> np.ndarray:
+    if len(info.shape) != 1:
+        raise ArgError(f"{what} must be a 1-D array, got {info.describe()}")
+    return np.asarray(c.const_value(key))
+
+
+@_register("compositions", "compositions(total, parts)", "every split of total into parts ints >= 0, a row each, in lexicographic order", "table", (2, 2))
+def _compositions(c: CallInfo) -> Info:
+    total, parts = _const_int(c, 0, "total"), _const_int(c, 1, "parts", lo=1)
+    rows = _comb_capped(total + parts - 1, parts - 1)
+    _table(rows, parts, f"compositions({total}, {parts})")
+    bars = np.array(list(itertools.combinations(range(total + parts - 1), parts - 1)), dtype=np.int64).reshape(rows, parts - 1)
+    edges = np.concatenate([np.full((len(bars), 1), -1), bars, np.full((len(bars), 1), total + parts - 1)], axis=1)
+    return _table_info(np.diff(edges, axis=1) - 1, "int")  # stars between bars; bar order is lexicographic
+
+
+@_register("combinations", "combinations(a, k)", "every choice of k entries of the 1-D array a, a row each, in order", "table", (2, 2))
+def _combinations(c: CallInfo) -> Info:
+    a, k = _const_vector(c, 0, c.args[0], "a"), _const_int(c, 1, "k", lo=1)
+    if k > len(a):
+        raise ArgError(f"k = {k} is more than the {len(a)} entries of a")
+    _table(_comb_capped(len(a), k), k, f"combinations of {k} of {len(a)}")
+    return _table_info(np.array(list(itertools.combinations(a.tolist(), k))), c.args[0].dtype)
+
+
+@_register("product", "product(a, b, ..., repeat=1)", "every pick of one entry of each 1-D array, a row each (the last varies fastest)", "table", (1, 8), ("repeat",))
+def _product(c: CallInfo) -> Info:
+    arrays = [_const_vector(c, i, a, f"argument {i + 1}").tolist() for i, a in enumerate(c.args)]
+    repeat = _const_int(c, "repeat", "repeat", lo=1) if "repeat" in c.kwargs else 1
+    arrays *= repeat
+    rows = 1
+    for a in arrays:  # capped as it grows: repeat may be large
+        rows = min(rows * len(a), MAX_TABLE_SIZE + 1)
+    _table(rows, len(arrays), "the product")
+    return _table_info(np.array(list(itertools.product(*arrays))), promote(*(a.dtype for a in c.args)))
+
+
+@_register("filter", "filter(x, keep)", "the rows of x where keep (one bool per row) holds", "table", (2, 2))
+def _filter(c: CallInfo) -> Info:
+    x, keep = c.args
+    if not x.shape or keep.dtype != "bool" or keep.shape != x.shape[:1]:
+        raise ArgError(f"keep must be one bool per row of x ({x.shape[:1] or 'none'}), got {keep.describe()}")
+    rows = np.asarray(c.const_value(0))[np.asarray(c.const_value(1), dtype=bool)]
+    if not len(rows):
+        raise ArgError("keep holds for no row: the table would be empty")
+    return _table_info(rows, x.dtype)
+
+
 # --------------------------------------------------------------------------- random (seeded, counter-based)
 
 def _random(name: str, signature: str, doc: str, dtype: str, arity: tuple[int, int],
@@ -542,3 +626,16 @@ def _view(c: CallInfo) -> Info:
 def _agents_view(c: CallInfo) -> Info:
     g, shape = _window(c)
     return Info("int", shape, 0.0, float(g.n_agents), False)
+
+
+@_register("agents_view_of", "agents_view_of(p, r, x)",
+           "the (2r+1)x(2r+1) window around p of x[j] summed over the agents j in each cell (0 where none)",
+           "grid", (3, 3))
+def _agents_view_of(c: CallInfo) -> Info:
+    g, shape = _window(c)
+    x = c.args[2]
+    _need_numeric(x, "x")
+    if x.shape != (g.n_agents,):
+        raise ArgError(f"x must hold one value per agent (shape ({g.n_agents},)), got {x.describe()}")
+    lo, hi = min(0.0, g.n_agents * x.lo), max(0.0, g.n_agents * x.hi)
+    return Info("float" if x.dtype == "float" else "int", shape, lo, hi, False)
