@@ -129,3 +129,30 @@ def test_prioritized_replay_scores_every_level_from_the_training_log(tmp_path: P
     assert len(first) == len(second) == len(opts.space.levels()) == 12  # agent counts 2 and 3 in one batch
     assert max(first) - min(first) < 1e-9 and max(second) > 2 * min(second)  # uniform, then prioritized
     assert "positive value loss" in records[0].rationale
+
+
+class _CostlierSteps:
+    """An engineer that raises step_cost every stage: a change that cannot move `holes` (there are
+    none), so it is aimed at the band and moves nothing."""
+
+    name = "script"
+    reads_knob_effects = False
+
+    def propose_stage(self, evidence):  # type: ignore[no-untyped-def]
+        from gymwright.engineer.engineers import StageProposal, current_mixture
+
+        mix = current_mixture(evidence)
+        cost = mix.buckets[0].params.get("step_cost", 0.01) + 0.05
+        return StageProposal(mix.with_changes({mix.buckets[0].label: {"step_cost": cost}}), "costlier steps", self.name)
+
+
+def test_a_guarded_run_without_validation_reverts_a_change_that_missed_its_aim(tmp_path: Path) -> None:
+    opts = CurriculumOptions(stages=3, steps_per_stage=2048, num_envs=16, eval_episodes=10, record_episodes=2,
+                             band=(0.5, 1.0), task_metric="holes", guard=True)
+    records = evolve("mapf_frozenlake", {**MAPF, "hole_density": 0.0}, _CostlierSteps(), tmp_path / "run", opts)
+    assert records[0].guard == ""
+    assert records[1].guard == "revert" and "did not move the training metric toward the band" in records[1].guard_reason
+    assert records[1].trained_mixture[0]["params"]["step_cost"] == pytest.approx(0.06)  # the change was trained
+    assert "step_cost" not in records[1].mixture[0]["params"]  # and undone: back to the start config
+    lines = [json.loads(x) for x in (tmp_path / "run" / "curriculum.jsonl").read_text().splitlines()]
+    assert lines[1]["guard"] == "revert"

@@ -18,7 +18,7 @@ from gymwright.engineer import (
     PrioritizedReplay,
 )
 from gymwright.engineer.evidence import Evidence, StageEvidence, Validation
-from gymwright.engineer.guard import KEEP, REVERT, ROLLBACK, judge
+from gymwright.engineer.guard import KEEP, REVERT, ROLLBACK, judge, judge_aim
 from gymwright.engineer.mixture import Bucket, Mixture
 from gymwright.engineer.ued import level_label, replay_distribution
 from gymwright.errors import GymwrightError
@@ -105,6 +105,26 @@ def test_the_guardrail_rolls_back_a_fall_beyond_noise_reverts_a_change_that_did_
     assert judge(1, before, Validation({"a": 0.55}, 0.55, 0.03), changed=True).action == KEEP
     assert judge(0, None, before, changed=True).action == KEEP
     assert "rolled back" in judge(1, before, Validation({"a": 0.1}, 0.1, 0.03), changed=True).reason
+
+
+def _stage(buckets: list[tuple[str, dict, float]]) -> StageEvidence:
+    band = (0.3, 0.6)
+    return StageEvidence("pie", "agreed", band, [(Bucket(p, 1 / len(buckets), label),
+                                                  Evidence("pie", p, "agreed", s, band)) for label, p, s in buckets])
+
+
+def test_a_change_aimed_at_the_band_that_moved_nothing_is_reverted() -> None:
+    before = _stage([("config", {"rounds": 10}, 1.0)])
+    stuck = judge_aim(1, before, _stage([("config", {"rounds": 5}, 1.0)]), (0.3, 0.6))
+    assert stuck is not None and stuck.action == REVERT
+    assert "did not move the training metric toward the band 0.3-0.6 (config: 1.000 -> 1.000)" in stuck.reason
+    assert judge_aim(1, before, _stage([("config", {"rounds": 5}, 0.8)]), (0.3, 0.6)) is None  # nearer: kept
+    assert judge_aim(1, before, _stage([("config", {"rounds": 5}, 0.99)]), (0.3, 0.6)) is not None  # within AIM_TOL
+    inside = _stage([("config", {"rounds": 10}, 0.5)])
+    assert judge_aim(1, inside, _stage([("config", {"rounds": 5}, 0.5)]), (0.3, 0.6)) is None  # not aimed at the band
+    # a bucket the engineer did not move (here: a new one was opened) is not judged by this rule
+    opened = _stage([("config", {"rounds": 10}, 1.0), ("big", {"rounds": 20}, 0.2)])
+    assert judge_aim(1, before, opened, (0.3, 0.6)) is None
 
 
 def test_domain_randomization_is_uniform_over_exactly_the_space() -> None:

@@ -33,10 +33,9 @@ from gymwright.engineer.evidence import (
     measure_sensitivity,
     measure_validation,
 )
-from gymwright.engineer.guard import KEEP, REVERT, ROLLBACK, judge
+from gymwright.engineer.guard import KEEP, REVERT, ROLLBACK, judge, judge_aim
 from gymwright.engineer.mixture import Mixture
 from gymwright.engineer.space import ConfigSpace
-from gymwright.errors import GymwrightError
 from gymwright.evaluate.failures import failure_metrics, gather
 from gymwright.evaluate.scorecard import default_task_metric
 from gymwright.evaluate.trajectories import record
@@ -93,8 +92,9 @@ class CurriculumOptions:
     space: ConfigSpace | None = None
     """the levers the engineer may use (structural buckets and knob values); None: knobs only"""
     guard: bool = False
-    """guardrails (`gymwright.engineer.guard`): revert a change that did not help, roll back a stage
-    whose validation fell beyond noise; needs `validation`"""
+    """guardrails (`gymwright.engineer.guard`): revert a change that did not help (validation did not
+    improve, or the training metric did not move toward the band it was aimed at), roll back a stage
+    whose validation fell beyond noise; without `validation` only the band rule applies"""
     train: dict[str, Any] = field(default_factory=dict)
     """more `TrainConfig` fields for every stage (e.g. hidden, ent_coef): the frozen base learner"""
 
@@ -105,9 +105,6 @@ def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out:
     """Run the stages; see the module docstring. `params` is the first stage's config, or its
     mixture (`Mixture`: buckets of params with their shares of the data)."""
     opts = options or CurriculumOptions()
-    if opts.guard and not opts.validation:
-        raise GymwrightError("guardrails compare validation results: give validation cells", path="validation",
-                             hint="set CurriculumOptions.validation, or guard=False")
     say = progress or (lambda _: None)
     mixture = params if isinstance(params, Mixture) else Mixture.single(params)
     compiled = compile_spec(spec, mixture.buckets[0].params)
@@ -140,6 +137,15 @@ def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out:
             base = kept.mixture if decision is not None and decision.action == REVERT and kept else mixture
             evidence, returns = _stage_evidence(spec, base, policy, metric, opts, k, raw, records, engineer,
                                                 result.history if base is mixture else None)
+            aim = judge_aim(k, kept.evidence, evidence, opts.band) if opts.guard and kept and changed and base is mixture \
+                else None
+            if aim is not None:
+                assert kept is not None
+                decision, base = aim, kept.mixture
+                guard_log.append(aim.reason)
+                rejected.append(mixture)
+                say(f"  guardrail: {aim.reason}")
+                evidence, returns = _stage_evidence(spec, base, policy, metric, opts, k, raw, records, engineer, None)
             kept = _Kept(result.checkpoint, val, base, evidence, returns)
         evidence = replace(evidence, stage=k, stages=opts.stages, steps_left=(opts.stages - k - 1) * opts.steps_per_stage,
                            validation=kept.validation, target=opts.target, space=opts.space,

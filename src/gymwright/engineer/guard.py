@@ -9,6 +9,11 @@ before:
 - **revert**: the engineer's change before this stage was followed by no improvement of
   validation (within noise or worse): the policy is kept (it is not measurably worse), but the
   environment goes back to what it was before the change;
+- **revert** also when the change was aimed at the band and missed: a bucket whose knobs the
+  engineer moved because its training metric was outside the band did not come measurably nearer
+  to the band (by more than `AIM_TOL`) in any such bucket (`judge_aim`). This needs no validation
+  cells, so it also guards runs that have none (the demo's pie game cutting 10 -> 5 -> 1 rounds
+  while `agreed` stayed at 1.0 is what it stops after the first step);
 - **keep**: otherwise.
 
 The guarded curriculum runner records every decision with its reason, and shows the engineer
@@ -20,9 +25,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gymwright.engineer.evidence import Validation
+from gymwright.engineer.evidence import StageEvidence, Validation
 
 KEEP, REVERT, ROLLBACK = "keep", "revert", "rollback"
+AIM_TOL = 0.02
+"""how much nearer to the band a moved bucket's training metric must come to count as moved"""
 
 
 @dataclass
@@ -47,3 +54,23 @@ def judge(stage: int, previous: Validation | None, current: Validation, changed:
                                      f"({before:.3f} -> {after:.3f}): the environment goes back to before the change, "
                                      "the policy is kept")
     return GuardDecision(KEEP, f"stage {stage + 1}: validation {before:.3f} -> {after:.3f}: kept")
+
+
+def band_distance(success: float, band: tuple[float, float]) -> float:
+    """How far `success` lies outside the band (0 inside)."""
+    return max(0.0, band[0] - success, success - band[1])
+
+
+def judge_aim(stage: int, before: StageEvidence, after: StageEvidence, band: tuple[float, float]) -> GuardDecision | None:
+    """REVERT when the engineer moved the knobs of buckets that were outside the band and none of
+    them came nearer to it; None when no such bucket exists or one moved (the validation rule,
+    `judge`, decides the rest)."""
+    old = {b.label: (b.params, e.success) for b, e in before.buckets}
+    aimed = [(b.label, old[b.label][1], e.success) for b, e in after.buckets
+             if b.label in old and b.params != old[b.label][0] and band_distance(old[b.label][1], band) > 0]
+    if not aimed or any(band_distance(s1, band) < band_distance(s0, band) - AIM_TOL for _, s0, s1 in aimed):
+        return None
+    shown = "; ".join(f"{label}: {s0:.3f} -> {s1:.3f}" for label, s0, s1 in aimed)
+    return GuardDecision(REVERT, f"stage {stage + 1}: the engineer's change did not move the training metric toward "
+                                 f"the band {band[0]:g}-{band[1]:g} ({shown}): the environment goes back to before "
+                                 "the change, the policy is kept")
