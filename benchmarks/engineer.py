@@ -359,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--band", type=float, nargs=2, default=BAND, metavar=("LOW", "HIGH"))
     ap.add_argument("--stages", type=int, default=4)
-    ap.add_argument("--steps", type=int, default=400_000, help="env steps per run (every method), split over the stages")
+    ap.add_argument("--steps", type=int, default=1_200_000, help="env steps per run (every method), split over the stages")
     ap.add_argument("--stage-episodes", type=int, default=150, help="evaluation episodes per bucket per stage")
     ap.add_argument("--validation-episodes", type=int, default=150, help="validation episodes per cell per stage")
     ap.add_argument("--episodes", type=int, default=300, help="held-out episodes per cell per run")
