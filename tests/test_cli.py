@@ -265,7 +265,8 @@ def test_run_cuts_episodes_at_max_steps(counter_spec: Path) -> None:
 def test_render_and_json_are_not_mixed_on_stdout() -> None:
     result = invoke("run", "cake_negotiation", "--render", "--json")
     assert_clean_failure(result, "--render and --json both write to stdout")
-    assert result.stdout == ""
+    assert result.stderr == ""  # under --json the error, too, is JSON on stdout
+    assert json.loads(result.stdout)["message"] == "--render and --json both write to stdout; choose one"
 
 
 def test_param_without_equals_is_refused() -> None:

@@ -414,11 +414,11 @@ def test_the_reference_lists_every_limit() -> None:
 # MAX_GRID_POOL is measured at the defaults: mapf_frozenlake's `layout_pool` (1,000) declares the
 # limit itself as its max (its solved pools are filled lazily, a layout when first drawn).
 LIBRARY_MAXIMA = {
-    "MAX_FILE_BYTES": 9_693, "MAX_NESTING_DEPTH": 5, "MAX_SPEC_NODES": 665, "MAX_TEXT_CHARS": 8_458,
-    "MAX_AGENTS": 64, "MAX_GRID_SIDE": 15, "MAX_GRID_POOL": 1_000, "MAX_POOL_CELLS": 0, "MAX_STATE_SIZE": 285, "MAX_CONST_SIZE": 4, "MAX_ARG_VALUES": 201,
-    "MAX_ACTIONS": 201, "MAX_VOCAB": 16, "MAX_FEATURE_SIZE": 64, "MAX_OBS_DIM": 152,
+    "MAX_FILE_BYTES": 9_693, "MAX_NESTING_DEPTH": 6, "MAX_SPEC_NODES": 665, "MAX_TEXT_CHARS": 8_458,
+    "MAX_AGENTS": 64, "MAX_GRID_SIDE": 15, "MAX_GRID_POOL": 1_000, "MAX_POOL_CELLS": 0, "MAX_STATE_SIZE": 285, "MAX_CONST_SIZE": 4, "MAX_TABLE_SIZE": 0, "MAX_ARG_VALUES": 201,
+    "MAX_ACTIONS": 201, "MAX_VOCAB": 16, "MAX_FEATURE_SIZE": 64, "MAX_OBS_DIM": 299,
     "MAX_PARAMS": 12, "MAX_CONSTS": 2, "MAX_VARIABLES": 10, "MAX_CHOICES": 5, "MAX_STEP_RULES": 5,
-    "MAX_REWARD_TERMS": 5, "MAX_METRICS": 8, "MAX_FEATURES": 8, "MAX_PLACEHOLDERS": 12, "MAX_PROBES": 8,
+    "MAX_REWARD_TERMS": 5, "MAX_METRICS": 8, "MAX_FEATURES": 9, "MAX_PLACEHOLDERS": 12, "MAX_PROBES": 8,
     "MAX_PROBE_STEPS": 10, "MAX_BASELINES": 3, "MAX_BASELINE_RULES": 5,
 }
 MARGIN = 4  # every limit is at least this many times the library's largest value (most are 20x or more)
@@ -464,6 +464,8 @@ def _measure(path: Path) -> dict[str, int]:
         "MAX_STATE_SIZE": max(sum(math.prod(v.shape) * (c.n_agents if v.per_agent else 1)
                                   for v in c.state + c.agent_state) for c in both),
         "MAX_CONST_SIZE": max([limits._const_elements(c) for c in loaded.consts.values()] or [0]),
+        "MAX_TABLE_SIZE": max([int(getattr(c.consts[k], "size", 1)) for c in both for k, v in loaded.consts.items()
+                               if isinstance(getattr(v, "value", v), str)] or [0]),  # computed consts
         "MAX_ARG_VALUES": max([len(a.values) for c in both for r in c.roles for ch in r.choices for a in ch.args] or [0]),
         "MAX_ACTIONS": max(r.n_actions for c in both for r in c.roles),
         "MAX_VOCAB": max(c.vocab or 0 for c in both),
@@ -471,7 +473,7 @@ def _measure(path: Path) -> dict[str, int]:
         "MAX_OBS_DIM": max(r.obs_dim for c in both for r in c.roles),
         "MAX_PARAMS": len(loaded.params), "MAX_CONSTS": len(loaded.consts),
         "MAX_VARIABLES": len(loaded.state) + len(loaded.agent_state),
-        "MAX_CHOICES": max(len(v) for v in loaded.actions.values()), "MAX_STEP_RULES": len(loaded.step),
+        "MAX_CHOICES": max(len(v) for v in loaded.actions.values()), "MAX_STEP_RULES": sum(len(getattr(r, "first", [r])) for r in loaded.step),
         "MAX_REWARD_TERMS": max([len(v) for v in loaded.rewards.values()] or [0]),
         "MAX_METRICS": len(loaded.metrics), "MAX_FEATURES": max(len(v) for v in loaded.observe.values()),
         "MAX_PLACEHOLDERS": max([sum(f is not None for _, f, _, _ in string.Formatter().parse(t)) for t in templates] or [0]),

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
@@ -19,12 +21,57 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperGroup
 
 from gymwright.compile import compile_spec
-from gymwright.diagnostic import Diagnostic, Severity
+from gymwright.diagnostic import Diagnostic, Severity, error
 from gymwright.errors import GymwrightError, SpecError
 
+JSON_ERRORS: ContextVar[bool] = ContextVar("JSON_ERRORS", default=False)
+
+
+class JsonErrorsGroup(TyperGroup):
+    """The app's group: with `--json` among the arguments, every error (a usage error such as a
+    bad option value as well as a domain error) is one JSON object on stdout, exit code non-zero."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        if "--json" not in argv:
+            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+        token = JSON_ERRORS.set(True)
+        try:
+            code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except typer.TyperException as e:  # usage errors: unknown options, bad values
+            hint = getattr(e, "param_hint", None) or getattr(getattr(e, "param", None), "opts", None)
+            where = hint if isinstance(hint, str) else "/".join(hint) if hint else ""
+            code = int(getattr(e, "exit_code", 2))
+            message = e.format_message() if hasattr(e, "format_message") else str(e)
+            echo_error([error("cli", where.replace("'", ""), message, _usage_hint(e))], code)
+        except typer.Abort:
+            echo_error([error("cli", "", "aborted")], 1)
+            code = 1
+        finally:
+            JSON_ERRORS.reset(token)
+        if standalone_mode:
+            sys.exit(code if isinstance(code, int) else 0)
+        return code
+
+
+def _usage_hint(e: Exception) -> str:
+    ctx = getattr(e, "ctx", None)
+    return f"`{ctx.command_path} --help` lists the options" if ctx is not None else "`gymwright --help` lists the commands"
+
+
+def echo_error(diags: list[Diagnostic], code: int, next_step: str = "") -> None:
+    """The JSON form of an error: the first diagnostic's fields, all of them, what to do next."""
+    first = diags[0].to_dict() if diags else {"message": "error"}
+    typer.echo(json.dumps({"ok": False, "exit_code": code, **first, "next": next_step,
+                           "diagnostics": [d.to_dict() for d in diags]}, indent=2, default=str))
+
+
 app = typer.Typer(
+    cls=JsonErrorsGroup,
     name="gymwright",
     help="Design, check and play multi-agent environments written in the gymwright spec language.",
     no_args_is_help=True,
@@ -38,8 +85,13 @@ SEVERITY_STYLE = {Severity.error: "red", Severity.warning: "yellow", Severity.in
 
 
 # --------------------------------------------------------------------------- errors at the boundary
-def fail(lines: list[str], next_step: str = "") -> NoReturn:
-    """Print each line as a bullet on stderr (plus what to do next) and exit 1."""
+def fail(lines: list[str], next_step: str = "", *, diagnostics: list[Diagnostic] | None = None,
+         path: str = "") -> NoReturn:
+    """Print each line as a bullet on stderr (plus what to do next) and exit 1; under `--json`,
+    one JSON object on stdout instead (`diagnostics`, else one per line, at `path`)."""
+    if JSON_ERRORS.get():
+        echo_error(diagnostics or [error("cli", path, line) for line in lines], 1, next_step)
+        raise typer.Exit(1)
     for line in lines:
         err.print(Text("- " + line.replace("\n", "\n  "), style="red"))
     if next_step:
@@ -63,11 +115,13 @@ def domain_errors(spec: str = "SPEC") -> Iterator[None]:
     try:
         yield
     except SpecError as e:
-        fail([d.format() for d in e.diagnostics] or [str(e)], next_step(e.diagnostics, spec))
+        fail([d.format() for d in e.diagnostics] or [str(e)], next_step(e.diagnostics, spec),
+             diagnostics=list(e.diagnostics) or None)
     except GymwrightError as e:
-        fail([str(e)])
+        fail([str(e)], diagnostics=getattr(e, "diagnostics", None)
+             or [error(type(e).__name__, e.path, e.message, e.hint, value=e.value)])
     except OSError as e:
-        fail([f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")])
+        fail([f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")], path=str(e.filename or ""))
 
 
 def check_writable(path: Path, force: bool) -> None:

@@ -11,6 +11,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gymwright.cli.config_options import (
+    CONFIG_FILE,
+    STAGE_FIELDS,
+    STAGE_SHOWN,
+    ConfigChoice,
+    check_device_of,
+    config_options,
+    describe,
+    stage_settings,
+)
+
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 ENGINEERS = ("heuristic", "fixed", "llm")
@@ -52,6 +63,7 @@ def resolve_spec(spec_or_task: str, say: Any) -> str:
     return str(result.spec_path)
 
 
+@config_options("evolve", STAGE_FIELDS, flags={"seed": ("-s",)}, shown=STAGE_SHOWN)
 def evolve_command(
     spec_or_task: Annotated[str, typer.Argument(metavar="SPEC|TASK", help="A spec file, a library name, or a task text.")],
     stages: Annotated[int, typer.Option("--stages", "-k", min=1, help="Training stages.")] = 3,
@@ -65,8 +77,12 @@ def evolve_command(
     knob: Annotated[list[str] | None, typer.Option("--knob", help="A param the engineer may move (repeat; default: every bounded numeric param that keeps the shapes).")] = None,
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default runs/evolve-SPEC).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
+    config: ConfigChoice | None = None,
 ) -> None:
-    """Train in stages; after each, the engineer reads the evidence and proposes the next environment."""
+    """Train in stages; after each, the engineer reads the evidence and proposes the next environment.
+
+    The training config options (and --config FILE.yaml) set every stage's TrainConfig; stage k
+    is seeded --seed + k. The resolved settings are saved in OUT/config.yaml."""
     from dataclasses import asdict
 
     from gymwright.cli.common import domain_errors, parse_params, to_json
@@ -78,16 +94,21 @@ def evolve_command(
             err.print(Text(line, style="dim"))
 
     with domain_errors(spec_or_task):
+        check_device_of(config)
         eng = make_engineer(engineer, model)
         spec = resolve_spec(spec_or_task, say)
         folder = output or Path("runs") / f"evolve-{Path(spec).stem}-{engineer}"
+        num_envs, seed, train = stage_settings(config, folder, "evolve")
+        if settings := describe(config or ConfigChoice()):
+            say(settings)
         opts = CurriculumOptions(stages=stages, steps_per_stage=steps, band=band, task_metric=metric,
-                                 knobs=tuple(knob) if knob else None)
+                                 knobs=tuple(knob) if knob else None, num_envs=num_envs, seed=seed, train=train)
         start = parse_mix(mix, parse_params(param)) if mix else parse_params(param)
         with Store.open() as store:
             records = evolve(spec, start, eng, folder, opts, store=store, progress=say)
     if as_json:
-        typer.echo(to_json({"spec": spec, "out": str(folder), "stages": [asdict(r) for r in records]}))
+        typer.echo(to_json({"spec": spec, "out": str(folder), "config": str(folder / CONFIG_FILE),
+                            "stages": [asdict(r) for r in records]}))
         return
     table = Table(title=f"curriculum: {spec}, {engineer} engineer ({folder})")
     for col in ("stage", "params", "success", "failures", "next", "rationale"):

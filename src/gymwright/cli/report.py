@@ -22,9 +22,10 @@ def report_command(
     force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing file.")] = False,
     run_verifier: Annotated[bool, typer.Option("--verify/--no-verify",
                                                help="Run the verifier when design.json does not carry its summary.")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
 ) -> None:
     """Write one self-contained HTML report of a run: curves, evaluation, failures, episodes, lineage."""
-    from gymwright.cli.common import check_writable, domain_errors
+    from gymwright.cli.common import check_writable, domain_errors, to_json
     from gymwright.report import read_run, write_report
 
     with domain_errors(str(run)):
@@ -34,6 +35,10 @@ def report_command(
     with domain_errors(str(run)):
         report = write_report(folder, path, run_verifier=run_verifier,
                               progress=lambda what: err.print(Text(f"{what}...", style="dim")))
+    if as_json:
+        typer.echo(to_json({"report": str(report.path), "bytes": report.bytes, "sections": report.sections,
+                            "missing": report.missing, "notes": report.notes}))
+        return
     out.print(f"Wrote {report.path} ({report.bytes / 1024:.0f} KiB, self-contained): {', '.join(report.sections)}.")
     if report.missing:
         out.print(Text(f"Not recorded: {', '.join(report.missing)} (each section says what would record it).",

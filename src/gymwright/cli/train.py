@@ -14,6 +14,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from gymwright.cli.config_options import (
+    BY_NAME,
+    FIELDS,
+    ConfigChoice,
+    check_device_of,
+    config_options,
+    describe,
+    plain,
+    resolved,
+    save_config,
+)
+
 if TYPE_CHECKING:
     from gymwright.train import Policy
 
@@ -49,58 +61,79 @@ class TrainProgress:
         self.bar.stop()
 
 
-def default_out(spec: str, algo: str, seed: int) -> Path:
-    return Path("runs") / f"{Path(spec).stem}-{algo}-s{seed}"
+def default_out(spec: str | dict[str, Any], algo: str, seed: int) -> Path:
+    name = str(spec.get("name", "spec")) if isinstance(spec, dict) else Path(spec).stem
+    return Path("runs") / f"{name}-{algo}-s{seed}"
 
 
+TRAIN_FIELDS = tuple(f.name for f in FIELDS if f.name not in ("spec", "params"))
+RLLIB_FIELDS = ("total_steps", "seed", "out")  # what `--backend rllib` takes of the config
+
+
+@config_options("train", TRAIN_FIELDS, flags={"total_steps": ("--steps", "-n"), "seed": ("-s",), "out": ("-o",)},
+                shown={"out": "runs/SPEC-ALGO-sSEED"}, file_only=("spec", "params"))
 def train_command(
-    spec: Annotated[str, typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False)],
-    steps: Annotated[int, typer.Option("--steps", "-n", min=1, help="Env steps to train for (copies x steps).")] = 1_000_000,
-    algo: Annotated[str, typer.Option("--algo", help="ippo (a critic per agent's observation) or mappo (centralized critic on state()).")] = "ippo",
-    param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="Set a spec param (repeatable).")] = None,
-    num_envs: Annotated[int | None, typer.Option("--num-envs", min=1, help="Copies of the env stepped together (default: the trainer's, 128).")] = None,
-    seed: Annotated[int, typer.Option("--seed", "-s", min=0, help="Seed of the networks and the envs.")] = 0,
-    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default: runs/SPEC-ALGO-sSEED).")] = None,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out from its checkpoint.")] = False,
-    tensorboard: Annotated[bool, typer.Option("--tensorboard", help="Also write TensorBoard events to OUT/tb.")] = False,
+    spec: Annotated[str | None, typer.Argument(metavar="SPEC", show_default=False,
+                                               help="A spec file or a library spec name (default: `spec` of the --config file).")] = None,
+    param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="Set a spec param (repeatable; over the file's `params`).")] = None,
     backend: Annotated[str, typer.Option("--backend", help="builtin (PPO on the batch backend) or rllib (Ray RLlib).")] = "builtin",
     ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster address for --backend rllib (default: a local Ray).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
+    config: ConfigChoice | None = None,
 ) -> None:
-    """Train agents with PPO (IPPO or MAPPO) on the batch backend, or with RLlib on Ray."""
-    from gymwright.cli.common import domain_errors, fail, parse_params, to_json
+    """Train agents with PPO (IPPO or MAPPO) on the batch backend, or with RLlib on Ray.
 
-    params = parse_params(param)
+    Every field of the trainer's TrainConfig is an option below; --config FILE.yaml sets them from
+    a file (options given here win), and the run folder gets the resolved config.yaml."""
+    from gymwright.cli.common import domain_errors, fail, to_json
+
+    choice = config or ConfigChoice()
+    values = choice.values()
+    source = spec if spec is not None else values.get("spec")
+    if source is None:
+        fail(["no spec: give SPEC (a spec file or a library name), or `spec:` in the --config file"],
+             "e.g. `gymwright train cake_negotiation`; `gymwright library` lists the library specs")
+    label = source if isinstance(source, str) else str(source.get("name", "spec"))
+    values["spec"], values["params"] = source, with_params(values.get("params", {}), param)
+    algo, seed = values.get("algo", "ippo"), values.get("seed", 0)
     if algo not in ALGOS:
-        fail([f"unknown --algo {algo!r}; choose one of {', '.join(ALGOS)}"], f"e.g. `gymwright train {spec} --algo mappo`")
+        fail([f"unknown --algo {algo!r} ({choice.where('algo')}); choose one of {', '.join(ALGOS)}"],
+             f"e.g. `gymwright train {label} --algo mappo`", path=choice.where("algo"))
     if backend not in BACKENDS:
-        fail([f"unknown --backend {backend!r}; choose one of {', '.join(BACKENDS)}"])
-    folder = out_dir or default_out(spec, algo, seed)
+        fail([f"unknown --backend {backend!r}; choose one of {', '.join(BACKENDS)}"], path="--backend")
+    folder = Path(values.get("out") or default_out(source, algo, seed))
     if backend == "rllib":
-        with domain_errors(spec):
-            result = train_with_rllib(spec, params, steps, folder, seed, ray_address)
+        builtin_only = [choice.where(n) for n in values if n not in (*RLLIB_FIELDS, "spec", "params")]
+        if builtin_only:
+            fail([f"--backend rllib does not take {', '.join(builtin_only)}: those are settings of the built-in trainer"],
+                 f"drop them, or use --backend builtin; RLlib takes {', '.join(BY_NAME[n].option for n in RLLIB_FIELDS)}")
+        with domain_errors(label):
+            result = train_with_rllib(source, values["params"], values.get("total_steps", BY_NAME["total_steps"].default),
+                                      folder, seed, ray_address)
         if as_json:
             typer.echo(to_json(result))
         else:
             out.print(to_json(result))
         return
-    if not resume and (folder / "checkpoint.pt").exists():
+    if not values.get("resume") and (folder / "checkpoint.pt").exists():
         fail([f"{folder} already holds a run (checkpoint.pt)"], "pass --resume to continue it, or choose another folder with --out")
 
     from gymwright.train import TrainConfig, train
 
-    cfg = TrainConfig(spec=spec, params=params, algo=algo, total_steps=steps, seed=seed, out=folder,
-                      resume=resume, tensorboard=tensorboard)
-    if num_envs is not None:
-        cfg.num_envs = num_envs
+    with domain_errors(label):
+        check_device_of(choice)
+        cfg = TrainConfig(**{**values, "out": folder})
+        saved = save_config(folder, plain(resolved(tuple(BY_NAME), {**values, "out": folder})), "train")
+    if settings := describe(choice):
+        err.print(Text(settings, style="dim"))
     progress = TrainProgress(err, cfg.updates)
     try:
-        with domain_errors(spec):
+        with domain_errors(label):
             result = train(cfg, progress=progress)
     finally:
         progress.stop()
     if as_json:
-        typer.echo(to_json({**result.to_dict(), "out": str(folder), "log": str(folder / "train.jsonl")}))
+        typer.echo(to_json({**result.to_dict(), "out": str(folder), "log": str(folder / "train.jsonl"), "config": str(saved)}))
         return
     returns = "  ".join(f"{k}={v:.4g}" for k, v in result.final_return.items())
     metrics = "  ".join(f"{k}={v:.4g}" for k, v in result.metrics.items()) or "-"
@@ -108,11 +141,21 @@ def train_command(
               f"{result.agent_steps_per_second:,.0f} agent-steps/s "
               f"(env {result.time['env_s']:.1f} s, network {result.time['network_s']:.1f} s)")
     out.print(Text(f"  return   {returns}\n  metrics  {metrics}"))
-    out.print(f"Wrote {result.checkpoint} and {folder / 'train.jsonl'}.")
-    out.print(f"Next: `gymwright play {spec} --policy {result.checkpoint} --render --episodes 1`.")
+    out.print(f"Wrote {result.checkpoint}, {folder / 'train.jsonl'} and {saved}.")
+    out.print(f"Next: `gymwright play {label} --policy {result.checkpoint} --render --episodes 1`.")
 
 
-def train_with_rllib(spec: str, params: dict[str, Any], steps: int, folder: Path, seed: int,
+def with_params(base: dict[str, Any] | list[dict[str, Any]], given: list[str] | None) -> Any:
+    """The file's params (a dict, or a list of dicts: mixed configs) with each --param over them."""
+    from gymwright.cli.common import parse_params
+
+    extra = parse_params(given)
+    if isinstance(base, list):
+        return [{**p, **extra} for p in base]
+    return {**base, **extra}
+
+
+def train_with_rllib(spec: Any, params: Any, steps: int, folder: Path, seed: int,
                      ray_address: str | None) -> dict[str, Any]:
     from gymwright.cli.common import fail
 

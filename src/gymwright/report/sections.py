@@ -6,7 +6,7 @@ A section whose evidence is missing says "not recorded" and what would record it
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 from gymwright.evaluate.failures import gather
@@ -300,6 +300,36 @@ def episode_text(tr: Trajectory) -> str:
     return "\n\n".join(lines)
 
 
+# --------------------------------------------------------------------------- training config
+def config_section(m: Material) -> Html:
+    """The hyperparameters the (last) policy was trained with, from its checkpoint; the values
+    that differ from `TrainConfig`'s defaults in bold."""
+    config = (m.run.checkpoint or {}).get("config")
+    if not isinstance(config, dict):
+        return not_recorded("no checkpoint.pt with its training config (`gymwright train` writes one)")
+    from gymwright.train.config import TrainConfig
+
+    defaults = {f.name: f.default for f in fields(TrainConfig) if f.default is not MISSING}
+    rows = []
+    for name, value in config.items():
+        if name in ("spec", "params"):  # shown with the task and the spec
+            continue
+        default = defaults.get(name, MISSING)
+        same = default is not MISSING and _plain(value) == _plain(default)
+        rows.append([tag("code", name), tag("code", _plain(value)) if same else tag("strong", tag("code", _plain(value))),
+                     "" if default is MISSING else tag("code", _plain(default))])
+    which = "the last stage's run" if m.run.curriculum else "this run"
+    head = tag("p", f"The TrainConfig of {which} (from its checkpoint); values that differ from the defaults are in bold. "
+               "`gymwright train` and `evolve` also save it as config.yaml in the run folder, which `--config` reads back.")
+    return join([head, table(["field", "value", "default"], rows, class_="kv")])
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(map(str, value))
+    return str(value).lower() if isinstance(value, bool) or value is None else str(value)
+
+
 # --------------------------------------------------------------------------- curriculum
 def curriculum_section(m: Material) -> Html:
     recs = m.run.curriculum
@@ -340,6 +370,7 @@ SECTIONS = (
     Section("spec", "The spec", spec_section),
     Section("verification", "Verification", verification_section),
     Section("curves", "Learning curves", curves_section),
+    Section("config", "Training config", config_section),
     Section("evaluation", "Evaluation", evaluation_section),
     Section("failures", "Failure kinds", failures_section),
     Section("trajectories", "Trajectories", trajectories_section),

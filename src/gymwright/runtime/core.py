@@ -428,7 +428,7 @@ def _values_pad(v, r: int, x):
     h, w = v.tiles.shape
     x = np.asarray(x)
     grid = np.zeros((h + 2 * r, w + 2 * r), dtype=np.float64 if x.dtype.kind == "f" else np.int64)
-    for (pr, pc), value in zip(v.pos.tolist(), x.tolist()):
+    for (pr, pc), value in zip(v.pos.tolist(), x.tolist(), strict=True):
         if -r <= pr < h + r and -r <= pc < w + r:
             grid[pr + r, pc + r] += value
     return grid
@@ -440,7 +440,7 @@ def rt_agents_view_of(v, p, r: int, x):
     x = np.asarray(x)
     out = np.zeros((side, side), dtype=np.float64 if x.dtype.kind == "f" else np.int64)
     r0, c0 = int(p[0]) - r, int(p[1]) - r
-    for (row, col), value in zip(v.pos.tolist(), x.tolist()):
+    for (row, col), value in zip(v.pos.tolist(), x.tolist(), strict=True):
         dr, dc = row - r0, col - c0
         if 0 <= dr < side and 0 <= dc < side:
             out[dr, dc] += value

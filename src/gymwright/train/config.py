@@ -54,11 +54,11 @@ class TrainConfig:
     activation: str = "relu"
     """activation of the hidden layers: `relu`, or `tanh` (CleanRL's; far slower on CPU)"""
     seed: int = 0
+    """seed of torch and of the environment (copy b of the batch is seeded seed * num_envs + b)"""
     init_from: str | Path | None = None
     """warm start: a checkpoint (or run folder) of the same spec and roles whose policy and value
     normalizers this run starts from (params may differ: a curriculum's next stage); the
     optimizer, the env and the step count start fresh"""
-    """seed of torch and of the environment (copy b of the batch is seeded seed * num_envs + b)"""
     checkpoint_every: int = 10
     """write a checkpoint every this many updates (and always at the end)"""
     out: str | Path = "runs/train"
@@ -69,6 +69,8 @@ class TrainConfig:
     """also write TensorBoard event files to `out/tb`"""
     threads: int = 1
     """torch threads (1 is fastest for these small networks, and makes runs reproducible)"""
+    device: str = "cpu"
+    """torch device of the networks: `cpu`, or `cuda` / `cuda:N` (needs a GPU and a CUDA build of torch)"""
 
     @property
     def batch_steps(self) -> int:
@@ -83,3 +85,28 @@ class TrainConfig:
     def param_list(self) -> list[dict[str, Any]]:
         """The configs of the batch, one dict each."""
         return [dict(p) for p in self.params] if isinstance(self.params, list) else [dict(self.params or {})]
+
+
+DEVICE_KINDS = ("cpu", "cuda")
+
+
+def check_device(device: str) -> None:
+    """Refuse a torch device this machine cannot train on, saying why and what to do instead."""
+    from gymwright.errors import GymwrightError
+
+    kind, colon, index = device.partition(":")
+    if kind not in DEVICE_KINDS or (colon and (kind == "cpu" or not index.isdigit())):
+        raise GymwrightError(f"unknown device {device!r}", path="device", value=device,
+                             hint="use cpu (the default), cuda, or cuda:N for the N-th GPU")
+    if kind == "cpu":
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        why = ("this torch build has no CUDA support" if torch.version.cuda is None
+               else f"torch (built for CUDA {torch.version.cuda}) finds no usable GPU")
+        raise GymwrightError(f"device {device!r}: {why} (torch {torch.__version__})", path="device", value=device,
+                             hint="train on cpu (the default); for a GPU, install a CUDA build of torch on a machine with one")
+    if colon and int(index) >= torch.cuda.device_count():
+        raise GymwrightError(f"device {device!r}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0",
+                             path="device", value=device, hint="pick an existing index, or plain cuda")

@@ -24,7 +24,7 @@ from torch import nn
 
 from gymwright.errors import GymwrightError
 from gymwright.train import checkpoint as ck
-from gymwright.train.config import ALGOS, TrainConfig
+from gymwright.train.config import ALGOS, TrainConfig, check_device
 from gymwright.train.logger import RunLog
 from gymwright.train.normalize import ValueNorm
 from gymwright.train.policy import ACTIVATIONS, ActorCritic, roles_of, sample
@@ -64,6 +64,7 @@ def check_config(cfg: TrainConfig) -> None:
             raise GymwrightError(f"{name} must be at least 1, got {getattr(cfg, name)}", path=name)
     if cfg.minibatches > cfg.num_envs * cfg.rollout_len:
         raise GymwrightError(f"{cfg.minibatches} minibatches for {cfg.num_envs * cfg.rollout_len} samples", path="minibatches")
+    check_device(cfg.device)
 
 
 def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None = None) -> TrainResult:
@@ -71,6 +72,7 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
     cfg = config
     check_config(cfg)
     torch.set_num_threads(cfg.threads)
+    device = torch.device(cfg.device)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     sha, spec_name = ck.spec_identity(cfg.spec)
@@ -85,7 +87,7 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
     N, D, A = masks_np.shape[1], obs_np.shape[2], masks_np.shape[2]
     centralized = cfg.algo == "mappo"
     S = state_dim(benv, centralized)
-    model = ActorCritic(roles, S, tuple(cfg.hidden), centralized, cfg.activation, cfg.agent_index)
+    model = ActorCritic(roles, S, tuple(cfg.hidden), centralized, cfg.activation, cfg.agent_index).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5, fused=True)
     norms = [ValueNorm() for _ in roles]
     copy_config = config_of_copy(len(params), B)
@@ -113,7 +115,7 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
         warm_start(cfg, model, norms, sha, roles)
     log = RunLog(out, history, cfg.tensorboard)
 
-    buf = Rollout.allocate(T, B, N, D, A, S if centralized else None)
+    buf = Rollout.allocate(T, B, N, D, A, S if centralized else None, device)
     ckpt_path = out / ck.CHECKPOINT
 
     def values_of(obs: torch.Tensor, state: torch.Tensor | None) -> list[torch.Tensor]:
@@ -162,7 +164,7 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                         critic_in = model.critic_input(r, buf.obs[t], buf.state[t] if buf.state is not None else None)
                         buf.values[t, :, r.agents] = norm.denormalize(net.value(critic_in))
                 t1 = time.perf_counter()
-                obs_np, rewards, terminated, truncated, infos = benv.step(buf.actions[t].numpy())
+                obs_np, rewards, terminated, truncated, infos = benv.step(buf.actions[t].cpu().numpy())
                 t_env += time.perf_counter() - t1
                 t_net += t1 - t0
                 masks_np = benv.masks
@@ -174,13 +176,13 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                         sums[name] = sums.get(name, 0.0) + float(np.mean(x))
                 if "done_idx" in infos:
                     idx = infos["done_idx"]
-                    cut = torch.from_numpy(truncated[idx] & ~terminated[idx])
+                    cut = torch.from_numpy(truncated[idx] & ~terminated[idx]).to(device)
                     if cut.any():  # bootstrap truncated episodes from their final observation
                         with torch.no_grad():
-                            final_obs = torch.from_numpy(infos["final_obs"])
-                            final_state = torch.from_numpy(infos["final_state"]) if centralized else None
+                            final_obs = torch.from_numpy(infos["final_obs"]).to(device)
+                            final_state = torch.from_numpy(infos["final_state"]).to(device) if centralized else None
                             boot = torch.cat([v for v in values_of(final_obs, final_state)], dim=-1)
-                        buf.boot[t, torch.from_numpy(idx)] = torch.where(cut, boot, 0.0)
+                        buf.boot[t, torch.from_numpy(idx).to(device)] = torch.where(cut, boot, 0.0)
                     episodes["return"].append(infos["episode_return"])
                     episodes["length"].append(infos["episode_length"])
                     episodes["config"].append(copy_config[idx])
@@ -191,8 +193,8 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
             # ---------------------------------------------------------------- advantages
             t0 = time.perf_counter()
             with torch.no_grad():
-                last_obs = torch.from_numpy(benv.obs_buf)
-                last_state = torch.from_numpy(benv.state()) if centralized else None
+                last_obs = torch.from_numpy(benv.obs_buf).to(device)
+                last_state = torch.from_numpy(benv.state()).to(device) if centralized else None
                 last_value = torch.cat(values_of(last_obs, last_state), dim=-1)
                 advantages, returns = gae(buf.rewards, buf.values, last_value, buf.dones, buf.boot,
                                           cfg.gamma, cfg.gae_lambda, acted=buf.actions >= 0)
@@ -210,10 +212,10 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
             stats: dict[str, list[float]] = {"policy_loss": [], "value_loss": [], "entropy": [], "approx_kl": [], "clipfrac": []}
             mb_size = flat // cfg.minibatches
             for _epoch in range(cfg.epochs):
-                perm = torch.randperm(flat)
+                perm = torch.randperm(flat, device=device)
                 for k in range(cfg.minibatches):
                     mb = perm[k * mb_size:(k + 1) * mb_size]
-                    loss = torch.zeros(())
+                    loss = torch.zeros((), device=device)
                     for net in model.nets:
                         r = net.role
                         actions = b_actions[mb, r.agents]
@@ -228,8 +230,8 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                         if adv.numel() > 1:
                             adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                         pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip, 1 + cfg.clip))
-                        pg_loss = pg.mean() if adv.numel() else torch.zeros(())
-                        ent = entropy.mean() if adv.numel() else torch.zeros(())
+                        pg_loss = pg.mean() if adv.numel() else torch.zeros((), device=device)
+                        ent = entropy.mean() if adv.numel() else torch.zeros((), device=device)
                         critic_in = model.critic_input(r, b_obs[mb], b_state[mb] if b_state is not None else None)
                         v_loss = 0.5 * ((net.value(critic_in) - b_targets[mb, r.agents]) ** 2).mean()
                         loss = loss + pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
@@ -320,8 +322,8 @@ def _positive_advantage(advantages: torch.Tensor, acted: torch.Tensor, copy_conf
     value loss* that Prioritized Level Replay (Jiang et al. 2021) scores a level by."""
     if n_configs <= 1:
         return {}
-    pos = (advantages.clamp(min=0.0) * acted).sum(dim=(0, 2)).numpy()  # per copy
-    n = acted.sum(dim=(0, 2)).numpy()
+    pos = (advantages.clamp(min=0.0) * acted).sum(dim=(0, 2)).cpu().numpy()  # per copy
+    n = acted.sum(dim=(0, 2)).cpu().numpy()
     sums, counts = np.bincount(copy_config, pos, n_configs), np.bincount(copy_config, n, n_configs)
     return {f"config{c}/positive_advantage": float(sums[c] / counts[c]) for c in range(n_configs) if counts[c] > 0}
 

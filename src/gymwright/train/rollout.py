@@ -8,6 +8,7 @@ stay out of the policy loss.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,8 +90,9 @@ class Rollout:
     boot: torch.Tensor  # float (T, B, N): value of the final obs where the episode was truncated
 
     @classmethod
-    def allocate(cls, T: int, B: int, N: int, D: int, A: int, S: int | None) -> Rollout:
-        f = torch.zeros
+    def allocate(cls, T: int, B: int, N: int, D: int, A: int, S: int | None,
+                 device: torch.device | str = "cpu") -> Rollout:
+        f = functools.partial(torch.zeros, device=device)
         return cls(
             obs=f(T, B, N, D), masks=f(T, B, N, A, dtype=torch.bool),
             state=f(T, B, S) if S is not None else None,

@@ -1,0 +1,378 @@
+"""`TrainConfig`'s fields as CLI options and as keys of a `--config FILE.yaml`: one source of truth.
+
+Every field of the dataclass in `gymwright/train/config.py` becomes an option named after it
+(`ent_coef` -> `--ent-coef`; bools get `--x/--no-x`), whose help is the field's docstring and
+whose default is the field's default, as CleanRL's `Args` does. The table is read from the
+module's source with `ast`, so building the CLI does not import torch (which the train package
+pulls in). A new field needs nothing here, unless its type is new: then `KINDS` needs an entry,
+and importing this module fails until it has one.
+
+Precedence: the dataclass default < the config file < an option given on the command line.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import functools
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+
+import gymwright
+from gymwright.errors import GymwrightError
+
+SOURCE = Path(gymwright.__file__).parent / "train" / "config.py"
+CLASS = "TrainConfig"
+NO_DEFAULT = object()  # a field with a default_factory: the dataclass makes it
+
+
+# --------------------------------------------------------------------------- value kinds
+@dataclass(frozen=True)
+class Kind:
+    """How one annotation's values are read: the CLI type, and the check of a file's value."""
+
+    what: str  # "a number", said in errors
+    cli_type: Any  # the Python type typer builds the option from (None: not a CLI option)
+    check: Callable[[Any], Any]  # value -> the field's value, or ValueError
+    metavar: str = ""
+
+
+def _int(x: Any) -> int:
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise ValueError
+    return x
+
+
+def _float(x: Any) -> float:
+    if isinstance(x, bool):
+        raise ValueError
+    value = float(x)  # an int, a float, or text such as 3e-4 (YAML 1.1 reads that as a string)
+    if not math.isfinite(value):
+        raise ValueError
+    return value
+
+
+def _bool(x: Any) -> bool:
+    if not isinstance(x, bool):
+        raise ValueError
+    return x
+
+
+def _str(x: Any) -> str:
+    if not isinstance(x, str) or not x:
+        raise ValueError
+    return x
+
+
+def _optional_str(x: Any) -> str | None:
+    return None if x is None else _str(x)
+
+
+def _sizes(x: Any) -> tuple[int, ...]:
+    """Layer sizes: a list (YAML) or text such as `128,128` (the CLI)."""
+    items = [t for t in x.replace(" ", ",").split(",") if t] if isinstance(x, str) else x
+    if not isinstance(items, list | tuple) or not items:
+        raise ValueError
+    sizes = tuple(int(s) if isinstance(s, str) and s.strip().isdigit() else _int(s) for s in items)
+    if any(s < 1 for s in sizes):
+        raise ValueError
+    return sizes
+
+
+def _spec(x: Any) -> str | dict[str, Any]:
+    return x if isinstance(x, dict) else _str(x)
+
+
+def _params(x: Any) -> dict[str, Any] | list[dict[str, Any]]:
+    if isinstance(x, dict) or (isinstance(x, list) and x and all(isinstance(p, dict) for p in x)):
+        return x
+    raise ValueError
+
+
+KINDS: dict[str, Kind] = {
+    "int": Kind("a whole number", int, _int),
+    "float": Kind("a finite number", float, _float),
+    "bool": Kind("true or false", bool, _bool),
+    "str": Kind("a text", str, _str),
+    "str | Path": Kind("a path", str, _str, "PATH"),
+    "str | Path | None": Kind("a path (or null)", str, _optional_str, "PATH"),
+    "tuple[int, ...]": Kind("layer sizes (128,128 on the command line, [128, 128] in a file)", str, _sizes, "N,N,..."),
+    # set by the SPEC argument and --param on the command line, and by the file
+    "str | Path | dict[str, Any]": Kind("a library name, a spec file or a spec mapping", None, _spec),
+    "dict[str, Any] | list[dict[str, Any]]": Kind("a mapping of params (or a list of them)", None, _params),
+}
+
+
+# --------------------------------------------------------------------------- the fields, from the source
+@dataclass(frozen=True)
+class ConfigField:
+    """One field of `TrainConfig`: name, annotation, default, docstring and kind."""
+
+    name: str
+    annotation: str
+    default: Any
+    doc: str
+    kind: Kind
+
+    @property
+    def option(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def shown_default(self) -> str:
+        if self.default is NO_DEFAULT:
+            return ""
+        if isinstance(self.default, tuple):
+            return ",".join(map(str, self.default))
+        return str(self.default).lower() if isinstance(self.default, bool) else str(self.default)
+
+
+def read_fields(source: str = "", cls: str = CLASS) -> tuple[ConfigField, ...]:
+    """The fields of dataclass `cls` in `source` (default: gymwright/train/config.py), in order."""
+    tree = ast.parse(source or SOURCE.read_text())
+    body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls).body
+    fields = []
+    for i, node in enumerate(body):
+        if not isinstance(node, ast.AnnAssign) or not isinstance(node.target, ast.Name):
+            continue
+        nxt = body[i + 1] if i + 1 < len(body) else None
+        doc = nxt.value.value if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) else ""
+        annotation = ast.unparse(node.annotation)
+        if annotation not in KINDS:
+            raise TypeError(f"{cls}.{node.target.id}: no CLI kind for {annotation!r}; add one to KINDS")
+        default = NO_DEFAULT if isinstance(node.value, ast.Call) else ast.literal_eval(node.value)  # type: ignore[arg-type]
+        fields.append(ConfigField(node.target.id, annotation, default, " ".join(str(doc).split()),
+                                  KINDS[annotation]))
+    return tuple(fields)
+
+
+FIELDS = read_fields()
+BY_NAME = {f.name: f for f in FIELDS}
+
+
+# --------------------------------------------------------------------------- config files
+class ConfigError(GymwrightError):
+    """A config file that cannot be read, or holds an unknown key or a value of the wrong type."""
+
+    def __init__(self, problems: list[tuple[str, str, str]]) -> None:
+        from gymwright.diagnostic import error
+
+        self.diagnostics = [error("config", where, message, hint) for where, message, hint in problems]
+        where, message, hint = problems[0]
+        more = "".join(f"\n{d.path}: {d.message}" + (f"\n  hint: {d.hint}" if d.hint else "")
+                       for d in self.diagnostics[1:])
+        super().__init__(message + (f"\n  hint: {hint}" if hint else "") + more, path=where)
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def read_config_file(path: Path, allowed: tuple[str, ...], owner: str) -> dict[str, Any]:
+    """The checked values of a YAML (or JSON) config file; `ConfigError` naming file, line and key.
+
+    `allowed` are the fields the command takes from a file; `owner` names the command, for the
+    error about a field it sets itself."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise ConfigError([(str(path), f"cannot read the config file: {e.strerror or e}",
+                            "check the path given to --config")]) from e
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError([(where, f"not valid YAML: {getattr(e, 'problem', None) or e}",
+                            "fix the YAML syntax (`key: value`, one per line)")]) from e
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
+        raise ConfigError([(str(path), f"a config file is a mapping of {CLASS} fields, got a {type(data).__name__}",
+                            "write one `field: value` per line, e.g. `ent_coef: 0.001`")])
+    lines = {str(k.value): k.start_mark.line + 1 for k, _ in node.value}
+    problems, values = [], {}
+    for key, value in data.items():
+        checked = _check_key(str(key), value, allowed, owner)
+        if isinstance(checked, Problem):
+            problems.append((f"{path}:{lines.get(str(key), 1)}", checked.message, checked.hint))
+        else:
+            values[str(key)] = checked
+    if problems:
+        raise ConfigError(problems)
+    return values
+
+
+@dataclass(frozen=True)
+class Problem:
+    message: str
+    hint: str
+
+
+def _check_key(key: str, value: Any, allowed: tuple[str, ...], owner: str) -> Any:
+    """The field's value for `key: value`, or the `Problem` with it."""
+    if key not in BY_NAME:
+        close = difflib.get_close_matches(key, list(BY_NAME), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}?" if close else f"the keys are {CLASS}'s fields: {', '.join(BY_NAME)}"
+        return Problem(f"unknown key {key!r}", hint)
+    if key not in allowed:
+        return Problem(f"{key}: `gymwright {owner}` sets this itself",
+                       f"remove it from the file; the keys {owner} takes: {', '.join(allowed)}")
+    f = BY_NAME[key]
+    try:
+        return f.kind.check(value)
+    except (ValueError, TypeError):
+        return Problem(f"{key}: expected {f.kind.what}, got {value!r} ({type(value).__name__})",
+                       f"{key} is {f.doc}" if f.doc else "")
+
+
+# --------------------------------------------------------------------------- the options of a command
+@dataclass
+class ConfigChoice:
+    """What a command got: the values of the config file and those given on the command line."""
+
+    file: Path | None = None
+    from_file: dict[str, Any] = field(default_factory=dict)
+    from_cli: dict[str, Any] = field(default_factory=dict)
+
+    def values(self) -> dict[str, Any]:
+        """The fields set by the file or the command line (the command line wins)."""
+        return {**self.from_file, **self.from_cli}
+
+    def where(self, name: str) -> str:
+        """Where the value of `name` came from, for messages."""
+        if name in self.from_cli:
+            return BY_NAME[name].option
+        return str(self.file) if name in self.from_file else "default"
+
+
+def _option(f: ConfigField, flags: tuple[str, ...], shown: str) -> inspect.Parameter:
+    decls = (f"{f.option}/--no-{f.option[2:]}",) if f.kind.cli_type is bool else (f.option, *flags)
+    info = typer.Option(*decls, help=f.doc[:1].upper() + f.doc[1:] + ".", show_default=shown or True,
+                        metavar=f.kind.metavar or None, rich_help_panel="Training config (TrainConfig)")
+    default = f.shown_default() if isinstance(f.default, tuple) else f.default  # the CLI writes 64,64
+    optional = f.annotation.endswith("None")
+    typ = (f.kind.cli_type | None) if optional else f.kind.cli_type
+    return inspect.Parameter(f"cfg_{f.name}", inspect.Parameter.KEYWORD_ONLY, default=default,
+                             annotation=Annotated[typ, info])
+
+
+def config_options(command: str, fields: tuple[str, ...], *, flags: dict[str, tuple[str, ...]] | None = None,
+                   shown: dict[str, str] | None = None, file_only: tuple[str, ...] = ()) -> Callable[[Any], Any]:
+    """Add an option per field in `fields` and `--config FILE` to a typer command function, which
+    receives them as one `ConfigChoice` in its parameter `config`. `flags` adds short names,
+    `shown` replaces a default in the help; `file_only` fields come only from the file (the
+    command sets them from its own arguments, e.g. SPEC and --param)."""
+    flags, shown = flags or {}, shown or {}
+    unknown = [n for n in (*fields, *file_only) if n not in BY_NAME]
+    if unknown:
+        raise TypeError(f"not {CLASS} fields: {unknown}")
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(fn, eval_str=True)
+        own = [p for p in sig.parameters.values() if p.name != "config"]
+        extra = [_option(BY_NAME[n], flags.get(n, ()), shown.get(n, "")) for n in fields]
+        extra.append(inspect.Parameter("cfg_file", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
+            Path | None, typer.Option("--config", metavar="FILE.yaml", rich_help_panel="Training config (TrainConfig)",
+                                      help=f"Read {CLASS} fields from a YAML (or JSON) file; options given here override it.")]))
+        ctx_param = inspect.Parameter("cfg_ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
+
+        @functools.wraps(fn)
+        def wrapper(**kwargs: Any) -> Any:
+            ctx: typer.Context = kwargs.pop("cfg_ctx")
+            file = kwargs.pop("cfg_file")
+            given = {}
+            for n in fields:
+                value = kwargs.pop(f"cfg_{n}")
+                if getattr(ctx.get_parameter_source(f"cfg_{n}"), "name", "") == "COMMANDLINE":
+                    given[n] = _from_cli(BY_NAME[n], value)
+            try:
+                from_file = read_config_file(file, (*fields, *file_only), command) if file is not None else {}
+            except ConfigError as e:
+                from gymwright.cli.common import fail
+
+                fail([d.format() for d in e.diagnostics], f"see `gymwright {command} --help` for each field",
+                     diagnostics=e.diagnostics)
+            return fn(**kwargs, config=ConfigChoice(file, from_file, given))
+
+        wrapper.__signature__ = sig.replace(parameters=[*own, *extra, ctx_param])  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {}
+        return wrapper
+
+    return decorate
+
+
+def _from_cli(f: ConfigField, value: Any) -> Any:
+    try:
+        return f.kind.check(value)
+    except (ValueError, TypeError):
+        raise typer.BadParameter(f"expected {f.kind.what}, got {value!r}", param_hint=f"'{f.option}'") from None
+
+
+# --------------------------------------------------------------------------- what a command does with them
+CONFIG_FILE = "config.yaml"
+
+
+def resolved(names: tuple[str, ...], values: dict[str, Any]) -> dict[str, Any]:
+    """Every field of `names`: its value in `values`, else the dataclass default."""
+    return {n: values.get(n, BY_NAME[n].default) for n in names if n in values or BY_NAME[n].default is not NO_DEFAULT}
+
+
+def plain(value: Any) -> Any:
+    """A value as YAML writes and reads it back: paths as text, tuples as lists."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return str(value) if isinstance(value, Path) else value
+
+
+def save_config(folder: Path, values: dict[str, Any], command: str) -> Path:
+    """Write the resolved config to FOLDER/config.yaml (atomically): `--config` reads it back."""
+    from gymwright.atomic import write_atomic
+
+    head = f"# the resolved {CLASS} of this run; `gymwright {command} --config {folder / CONFIG_FILE}` reads it back\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_atomic(folder / CONFIG_FILE, head + yaml.safe_dump(plain(values), sort_keys=False))
+
+
+def describe(choice: ConfigChoice) -> str:
+    """The settings that differ from the defaults, each with where it came from."""
+    values = choice.values()
+    parts = [f"{n}={_short(v)} ({choice.where(n)})" for n, v in values.items() if v != BY_NAME[n].default]
+    return "settings: " + ", ".join(parts) if parts else ""
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, tuple):
+        return ",".join(map(str, value))
+    return "{...}" if isinstance(value, dict | list) else str(value)
+
+
+# fields a curriculum (evolve, demo) takes: each stage's run sets the others (spec, params, steps, folder, warm start)
+STAGE_FIELDS = tuple(f.name for f in FIELDS if f.name not in ("spec", "params", "total_steps", "out", "resume", "init_from"))
+STAGE_SHOWN = {"num_envs": "256 (the curriculum's)"}
+
+
+def stage_settings(choice: ConfigChoice | None, folder: Path, command: str) -> tuple[int, int, dict[str, Any]]:
+    """(num_envs, first seed, the other TrainConfig fields) for every stage of a curriculum; saves
+    the resolved settings in FOLDER/config.yaml."""
+    from gymwright.engineer.curriculum import CurriculumOptions
+
+    values = (choice or ConfigChoice()).values()
+    num_envs, seed = values.pop("num_envs", CurriculumOptions.num_envs), values.pop("seed", CurriculumOptions.seed)
+    save_config(folder, {**resolved(STAGE_FIELDS, values), "num_envs": num_envs, "seed": seed}, command)
+    return num_envs, seed, values
+
+
+def check_device_of(choice: ConfigChoice | None) -> None:
+    """`GymwrightError` now (before any work) if the chosen --device cannot be used here."""
+    from gymwright.train.config import check_device
+
+    check_device((choice or ConfigChoice()).values().get("device", BY_NAME["device"].default))
