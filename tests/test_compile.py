@@ -113,7 +113,7 @@ def test_aec_agent_selection_follows_active() -> None:
 def test_generated_source_cites_spec_paths_and_parses() -> None:
     src = export_source("cake_negotiation")
     ast.parse(src)
-    for path in ("step[0]", "step[2].set.round", "rewards.bargainer[0]", "terminate:", "observe.bargainer",
+    for path in ("step[0]", "step[0].first[2].set.round", "rewards.bargainer[0]", "terminate:", "observe.bargainer",
                  "actions.bargainer[0].legal", "turns.active"):
         assert f"# {path}" in src, path
     assert "import gymwright" not in src and "from gymwright" not in src

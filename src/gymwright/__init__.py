@@ -4,6 +4,7 @@ The public verbs, by pipeline stage:
 """
 
 from gymwright.compile import CompiledEnv, compile_spec, export_source
+from gymwright.compile.make import make, make_aec
 from gymwright.design import DesignOptions, DesignResult, design
 from gymwright.diagnostic import Diagnostic, Severity
 from gymwright.errors import CompileError, ExprError, GymwrightError, SpecError
@@ -26,6 +27,8 @@ __all__ = [
     "DesignResult",
     "Store",
     # compile
+    "make",
+    "make_aec",
     "compile_spec",
     "export_source",
     "CompiledEnv",

@@ -21,6 +21,7 @@ from gymwright.compile.python_backend import (
     baseline_action_text,
     check_baseline_name,
     class_name,
+    rule_groups,
     spec_hash,
 )
 from gymwright.compile.sharing import repeated_calls
@@ -373,8 +374,8 @@ class _BatchGen:
                     self.grid_step()
                 if cs.vocab is not None:
                     self.channel_step()
-                for rule in cs.rules:
-                    self.rule(rule)
+                for group in rule_groups(cs.rules):
+                    self.rules(group)
                 w("v.t = v.t + 1")
                 w("rewards, terms = self._rewards(p, v, BI)")
                 self.metrics()
@@ -448,22 +449,37 @@ class _BatchGen:
                     w(f"msg[:, {sl}] = np.where(v.{c.name}[:, {sl}], {code}, msg[:, {sl}])", comment=f"{c.path}.message")
         w("v.msg = msg")
 
-    def rule(self, rule: CRule) -> None:
+    def rules(self, group: list[CRule]) -> None:
+        """One rule, or an exclusive group (`first:`, `else`): `left` marks the copies (and agents)
+        where no rule of the group has fired yet, so only the first whose `when` holds fires."""
         w = self.w
         vars_ = {x.name: x for x in self.cs.state + self.cs.agent_state}
-        w("", comment=f"{rule.path}: when {rule.when.source}")
-        kind = 2 if rule.per_agent else 1
-        if rule.per_agent:
+        per_agent = group[0].per_agent
+        kind = 2 if per_agent else 1
+        if per_agent:
             self.role_locals(0, self.n)
-        em = self.em(rule.per_agent)
-        when = em(rule.when)
-        for j, (target, c) in enumerate(rule.sets):
-            var = vars_[target]
-            rank = len(var.shape)
-            value = pad(em(c), kind, rank)
-            cond = pad(V(when.code, when.kind, (), "bool"), kind, rank)
-            w(f"new{j} = np.where({cond}, {value}, v.{target}).astype({_NP[var.dtype]}, copy=False)", comment=f"{rule.path}.set.{target}: {c.source}")
-        for j, (target, _) in enumerate(rule.sets):
+        em = self.em(per_agent)
+        if len(group) > 1:
+            shape = f"(K, {self.n})" if per_agent else "(K,)"
+            w(f"left = np.ones({shape}, dtype=bool)", comment=f"{group[0].path.split('.')[0]}: only the first rule whose when holds fires")
+        targets: dict[str, int] = {}  # target -> j of its local `new<j>`
+        for k, rule in enumerate(group):
+            w("", comment=f"{rule.path}: when {rule.when.source}")
+            when = em(rule.when)
+            if len(group) > 1:
+                w(f"fire = left & {pad(V(when.code, when.kind, (), 'bool'), kind, 0)}")
+                if k < len(group) - 1:
+                    w("left = left & ~fire")
+                when = V("fire", kind, (), "bool")
+            for target, c in rule.sets:
+                var = vars_[target]
+                rank = len(var.shape)
+                value = pad(em(c), kind, rank)
+                cond = pad(V(when.code, when.kind, (), "bool"), kind, rank)
+                old = f"new{targets[target]}" if target in targets else f"v.{target}"
+                j = targets.setdefault(target, len(targets))
+                w(f"new{j} = np.where({cond}, {value}, {old}).astype({_NP[var.dtype]}, copy=False)", comment=f"{rule.path}.set.{target}: {c.source}")
+        for target, j in targets.items():  # every rule of a group reads the state before the group
             w(f"v.{target} = new{j}")
 
     def decode(self) -> None:

@@ -20,7 +20,7 @@ from gymwright.compile.wrap import wrap_source
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
 RUNTIME_FILES = ("core.py", "grid.py", "grid_batch.py", "batch.py", "aec.py", "namespace.py", "solved.py",
-                 "scenario.py")
+                 "scenario.py", "conventions.py")
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,17 @@ def _unconditional(root: ast.AST, target: ast.AST) -> bool:
     return bool(walk(root))
 
 
+def rule_groups(rules: list[CRule]) -> list[list[CRule]]:
+    """The step rules in order, each exclusive group (`first:`, `else`) as one list."""
+    out: list[list[CRule]] = []
+    for rule in rules:
+        if out and rule.group >= 0 and out[-1][0].group == rule.group:
+            out[-1].append(rule)
+        else:
+            out.append([rule])
+    return out
+
+
 def _is_true(c: Checked | None) -> bool:
     return c is None or c.source == "True"
 
@@ -158,7 +169,7 @@ class _Gen:
         with w.block(f"class {self.cls}(ParallelEnv):"):
             w(f'"""{cs.spec.name} as a PettingZoo ParallelEnv."""')
             w("")
-            modes = ["ansi", "rgb_array"] if cs.grid else ["ansi"]
+            modes = ["ansi", "rgb_array", "human"] if cs.grid else ["ansi", "human"]
             w(f"metadata = {{'name': {cs.spec.name!r}, 'render_modes': {modes!r}, 'is_parallelizable': True}}")
             w("")
             self.init()
@@ -266,17 +277,21 @@ class _Gen:
     # ------------------------------------------------------------------ class body
     def init(self) -> None:
         w = self.w
-        with w.block("def __init__(self, render_mode=None, **params):"):
+        with w.block("def __init__(self, render_mode=None, max_cycles=None, action_mask_in_obs=False, **params):"):
             w("self.p = make_params(params)")
             with w.block("if render_mode is not None and render_mode not in self.metadata['render_modes']:"):
                 w("raise ValueError(f'render_mode {render_mode!r} is not one of {self.metadata[\"render_modes\"]}')")
             w("self.render_mode = render_mode")
+            w("self.max_cycles = rt_max_cycles(max_cycles)", comment="PettingZoo conventions (runtime/conventions.py)")
+            w("self.action_mask_in_obs = rt_flag('action_mask_in_obs', action_mask_in_obs)")
             w("self.possible_agents = list(AGENTS)")
             w("self.agents = []")
             w("self.v = Vars()")
             w("self.v._rng = Draws()")
             w("self._hook = None")
             w("self._build_spaces()")
+            with w.block("if self.action_mask_in_obs:"):
+                w("self._obs_spaces = rt_mask_spaces(self._obs_spaces, self._act_spaces)")
             w("self._masks = [np.ones(N_ACTIONS[ROLE_OF[i]], dtype=np.int8) for i in range(N_AGENTS)]")
             w("self._last = [-1] * N_AGENTS")
             w("self._last_reward = [0.0] * N_AGENTS")
@@ -360,6 +375,8 @@ class _Gen:
             else:
                 w("obs = {a: self.observe(a) for a in self.agents}")
                 w("infos = {a: {'action_mask': self._masks[i]} for i, a in enumerate(self.agents)}")
+            with w.block("if self.action_mask_in_obs:"):
+                w("obs = rt_mask_obs(AGENTS, obs, self._masks)")
             w("return obs, infos")
         w("")
 
@@ -485,9 +502,8 @@ class _Gen:
                 self.hook("grid")
             if cs.vocab is not None:
                 self.channel_step()
-            for rule in cs.rules:
-                self.rule(rule)
-                self.hook(rule.path)
+            for group in rule_groups(cs.rules):
+                self.rules(group)
             w("v.t += 1")
             if self.unrolled:
                 self.rewards_inline()
@@ -504,6 +520,8 @@ class _Gen:
             terminated, truncated = self.end_codes()
             w(f"terminated = {terminated}", comment=f"terminate: {cs.terminate.source}")
             w(f"truncated = {truncated}", comment=f"truncate: {cs.truncate.source}")
+            with w.block("if self.max_cycles is not None and v.t >= self.max_cycles:"):
+                w("truncated = True", comment="max_cycles: the caller's cap on the episode length")
             w("done = terminated or truncated")
             with w.block("if not done:"):
                 w("self._compute_masks()")
@@ -529,6 +547,8 @@ class _Gen:
                     w("infos[a]['metrics'] = metrics")
                     w("infos[a]['episode'] = {'r': ret, 'l': v.t}  # Gymnasium's and SB3's names")
                 w("self.agents = []")
+            with w.block("if self.action_mask_in_obs:"):
+                w("obs = rt_mask_obs(AGENTS, obs, self._masks)")
             w("return obs, rew, term, trunc, infos")
         w("")
         with w.block("def episode_metrics(self):"):
@@ -599,42 +619,68 @@ class _Gen:
                             w(f"msg[me] = {self.em(per_agent=True)(c.message)}", comment=f"{c.path}.message")
         w("v.msg = msg")
 
-    def rule(self, rule: CRule) -> None:
+    def rules(self, group: list[CRule]) -> None:
+        """One rule, or an exclusive group (`first:`, `else`) as an if/elif chain: only the first
+        rule whose `when` holds fires (per agent in a group over agent_state)."""
         w = self.w
-        em = self.em(per_agent=rule.per_agent)
-        w("", comment=f"{rule.path}: when {rule.when.source}" + (f" ({rule.doc})" if rule.doc else ""))
-        vars_ = {v.name: v for v in self.cs.state + self.cs.agent_state}
-        if not rule.per_agent:
-            cond = None if _is_true(rule.when) else em(rule.when)
-            ctx = w.block(f"if {cond}:") if cond else _null()
-            with ctx:
-                later: list[tuple[int, str]] = []  # sets read the old values: a target read later waits
-                for j, (target, c) in enumerate(rule.sets):
-                    read_later = any(target in c2.names or target in _IMPLICIT for _, c2 in rule.sets[j + 1:])
-                    name = f"new{j}" if read_later else f"v.{target}"
-                    w(f"{name} = {self.cast(vars_[target], em(c))}", comment=f"{rule.path}.set.{target}: {c.source}")
-                    if read_later:
-                        later.append((j, target))
-                for j, target in later:
-                    w(f"v.{target} = new{j}")
+        em = self.em(per_agent=group[0].per_agent)
+        for rule in group:
+            w("", comment=f"{rule.path}: when {rule.when.source}" + (f" ({rule.doc})" if rule.doc else ""))
+        if not group[0].per_agent:
+            for k, rule in enumerate(group):
+                cond = None if _is_true(rule.when) else em(rule.when)
+                header = "else:" if cond is None and k else f"{'elif' if k else 'if'} {cond}:"
+                with (w.block(header) if cond is not None or k else _null()):
+                    self.global_sets(rule, em)
+                    if len(group) > 1:
+                        self.hook(rule.path)
+                if cond is None:
+                    break
+            if len(group) == 1:
+                self.hook(group[0].path)
             return
-        for name, code in hoist(em, [rule.when.tree.body] + [c.tree.body for _, c in rule.sets], f"h{rule.index}_"):
+        targets = list(dict.fromkeys(t for rule in group for t, _ in rule.sets))
+        trees = [x.tree.body for rule in group for x in [rule.when] + [c for _, c in rule.sets]]
+        for name, code in hoist(em, trees, f"h{group[0].index}_"):
             w(f"{name} = {code}", comment="the same for every agent")
-        for j, (target, _) in enumerate(rule.sets):
+        for j, target in enumerate(targets):
             w(f"new{j} = v.{target}.copy()")
         with w.block(f"for me in range({self.n}):"):
-            cond = None if _is_true(rule.when) else em(rule.when)
-            ctx = w.block(f"if {cond}:") if cond else _null()
-            with ctx:
-                trees = [c.tree.body for _, c in rule.sets]
-                for k, (code, nodes) in enumerate(repeated_calls(trees, em.emit, _unconditional)):
-                    w(f"c{k} = {code}", comment="used by several sets")
-                    for n in nodes:
-                        em.hoisted[id(n)] = f"c{k}"
-                for j, (target, c) in enumerate(rule.sets):
-                    w(f"new{j}[me] = {em(c)}", comment=f"{rule.path}.set.{target}: {c.source}")
-        for j, (target, _) in enumerate(rule.sets):
+            for k, rule in enumerate(group):
+                cond = None if _is_true(rule.when) else em(rule.when)
+                header = "else:" if cond is None and k else f"{'elif' if k else 'if'} {cond}:"
+                with (w.block(header) if cond is not None or k else _null()):
+                    self.agent_sets(rule, em, targets)
+                if cond is None:
+                    break
+        for j, target in enumerate(targets):
             w(f"v.{target} = new{j}")
+        self.hook(group[0].path if len(group) == 1 else group[0].path.split(".")[0])
+
+    def global_sets(self, rule: CRule, em: PyEmitter) -> None:
+        """A global rule's assignments: each value reads the state before the rule."""
+        w = self.w
+        vars_ = {v.name: v for v in self.cs.state + self.cs.agent_state}
+        later: list[tuple[int, str]] = []  # sets read the old values: a target read later waits
+        for j, (target, c) in enumerate(rule.sets):
+            read_later = any(target in c2.names or target in _IMPLICIT for _, c2 in rule.sets[j + 1:])
+            name = f"new{j}" if read_later else f"v.{target}"
+            w(f"{name} = {self.cast(vars_[target], em(c))}", comment=f"{rule.path}.set.{target}: {c.source}")
+            if read_later:
+                later.append((j, target))
+        for j, target in later:
+            w(f"v.{target} = new{j}")
+
+    def agent_sets(self, rule: CRule, em: PyEmitter, targets: list[str]) -> None:
+        """A per-agent rule's assignments for agent `me`, into the copies `new<j>` of `targets`."""
+        w = self.w
+        trees = [c.tree.body for _, c in rule.sets]
+        for k, (code, nodes) in enumerate(repeated_calls(trees, em.emit, _unconditional)):
+            w(f"c{k} = {code}", comment="used by several sets")
+            for n in nodes:
+                em.hoisted[id(n)] = f"c{k}"
+        for target, c in rule.sets:
+            w(f"new{targets.index(target)}[me] = {em(c)}", comment=f"{rule.path}.set.{target}: {c.source}")
 
     def decode(self) -> None:
         """The action dict -> this step's action arrays (inline in step); `illegal` lists the
@@ -843,8 +889,10 @@ class _Gen:
     def observe(self) -> None:
         cs, w = self.cs, self.w
         with w.block("def observe(self, agent):"):
-            w('"""The current observation of `agent` (a float32 vector)."""')
+            w('"""The current observation of `agent`: a float32 vector (with action_mask_in_obs, a dict with its mask)."""')
             w("i = AGENT_INDEX[agent]")
+            with w.block("if self.action_mask_in_obs:"):
+                w("return {'observation': self._observers[i](i), 'action_mask': self._masks[i]}")
             w("return self._observers[i](i)")
         w("")
         for r in cs.roles:
@@ -1070,6 +1118,10 @@ class _Gen:
             if cs.grid:
                 with w.block("if self.render_mode == 'rgb_array':"):
                     w(f"return render_rgb(self.v.tiles, GRID_COLORS, self.v.pos, {self.goals()})")
+            with w.block("if self.render_mode == 'human':"):
+                frame = f"lambda: render_rgb(self.v.tiles, GRID_COLORS, self.v.pos, {self.goals()}, 4)" if cs.grid else "None"
+                w(f"rt_show(self.render_text(), {frame})", comment="prints; the frame only on a terminal")
+                w("return None")
             w("return self.render_text()")
         w("")
         with w.block("def render_text(self):"):

@@ -8,8 +8,10 @@ import numpy as np
 
 from gymwright.compile.writer import Writer
 from gymwright.spec.checked import CheckedSpec
+from gymwright.spec.expr.functions import FUNCTIONS
 
 GRID_SITE = 1 << 20  # first draw site of grid layouts (expression sites are numbered from 1)
+TABLES = tuple(f.name for f in FUNCTIONS.values() if f.category == "table")  # constant calls: emitted as their value
 
 
 def literal(value: Any) -> str:

@@ -119,6 +119,7 @@ class CRule:
     per_agent: bool
     path: str
     doc: str = ""
+    group: int = -1  # exclusive group (the `step` entry of a `first:` or an `else`): only its first holding rule fires
 
 
 @dataclass

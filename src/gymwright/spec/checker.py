@@ -34,11 +34,13 @@ from gymwright.spec.checked import (
     CVar,
 )
 from gymwright.spec.expr.check import Checked, Scope, Symbol, check, const_eval
+from gymwright.spec.expr.parse import parse
 from gymwright.spec.expr.types import INF, Info, broadcast
 from gymwright.spec.limits import (
     MAX_ACTIONS,
     MAX_AGENTS,
     MAX_ARG_VALUES,
+    MAX_CONST_SIZE,
     MAX_FEATURE_SIZE,
     MAX_GRID_POOL,
     MAX_GRID_SIDE,
@@ -49,7 +51,7 @@ from gymwright.spec.limits import (
     count_diagnostics,
     state_values,
 )
-from gymwright.spec.model import Const, Enum, EnvSpec, Var
+from gymwright.spec.model import Const, Enum, EnvSpec, First, Var
 
 DIRECTIONS = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1), "stay": (0, 0)}
 RESERVED = {"me", "t", "action", "True", "False", "None", "reward", "ret",
@@ -268,7 +270,9 @@ class _Builder:
         return None
 
     def check_consts(self) -> None:
+        """Enums and literal consts; computed ones wait for the agent counts (check_computed_consts)."""
         self.consts: dict[str, Any] = {}
+        self.computed: list[tuple[str, str, str]] = []  # (name, expression, doc), in order
         for name, c in self.spec.consts.items():
             path = f"consts.{name}"
             if isinstance(c, Enum):
@@ -278,18 +282,57 @@ class _Builder:
                 continue
             raw = c.value if isinstance(c, Const) else c
             doc = c.doc if isinstance(c, Const) else ""
-            try:
-                arr = np.asarray(raw)
-            except ValueError:
-                arr = np.asarray([], dtype=object)
-            if arr.dtype.kind not in "biuf" or arr.size == 0:
-                self.error(path, f"const `{name}` must be a number, a bool or a rectangular nested list of numbers, got {raw!r}",
-                           "tables must have rows of equal length", value=raw)
-                continue
-            dtype = {"b": "bool", "i": "int", "u": "int", "f": "float"}[arr.dtype.kind]
-            value: Any = arr.item() if arr.shape == () else arr.astype({"bool": bool, "int": np.int64, "float": np.float64}[dtype])
-            self.consts[name] = value
-            self.declare(Symbol(name, "const", Info(dtype, arr.shape, float(arr.min()), float(arr.max()), True, value), f"p.{name}", doc), path)
+            if isinstance(raw, str):
+                self.computed.append((name, raw, doc))
+            else:
+                self.declare_const(name, raw, doc)
+
+    def check_computed_consts(self) -> None:
+        for name, source, doc in self.computed:
+            value = self.computed_const(name, source, f"consts.{name}")
+            if value is not None:
+                self.declare_const(name, value, doc)
+
+    def declare_const(self, name: str, raw: Any, doc: str) -> None:
+        path = f"consts.{name}"
+        try:
+            arr = np.asarray(raw)
+        except ValueError:
+            arr = np.asarray([], dtype=object)
+        if arr.dtype.kind not in "biuf" or arr.size == 0:
+            self.error(path, f"const `{name}` must be a number, a bool or a rectangular nested list of numbers, got {raw!r}",
+                       "tables must have rows of equal length", value=raw)
+            return
+        dtype = {"b": "bool", "i": "int", "u": "int", "f": "float"}[arr.dtype.kind]
+        value: Any = arr.item() if arr.shape == () else arr.astype({"bool": bool, "int": np.int64, "float": np.float64}[dtype])
+        if arr.size > MAX_CONST_SIZE:
+            self.error(path, f"const `{name}` has {arr.size:,} elements; the limit (MAX_CONST_SIZE) is {MAX_CONST_SIZE:,}",
+                       "a const is a small table: give its params smaller values or filter it", value=arr.size)
+            return
+        self.consts[name] = value
+        self.declare(Symbol(name, "const", Info(dtype, arr.shape, float(arr.min()), float(arr.max()), True, value), f"p.{name}", doc), path)
+
+    def computed_const(self, name: str, source: str, path: str) -> Any:
+        """The value of a const written as an expression (None if refused). It is computed once,
+        when the env is built, so every param it reads is structural (one value per module)."""
+        why = "is not known when consts are computed (they are fixed when the env is built, before any episode)"
+        hidden = {n: why for n in [*self.spec.state, *self.spec.agent_state, "t"]}
+        c = self.expr(source, self.scope(f"const `{name}`", hidden=hidden), path)
+        if c is None:
+            return None
+        value = const_eval(c.tree.body) if c.info.const else None
+        if value is None:
+            self.error(path, f"const `{name}` must be constant (literals, params, earlier consts), got `{c.source}`",
+                       "state, actions, `t` and random draws are not known when the env is built")
+            return None
+        params = {n for n in c.names if self.symbols[n].kind == "param"}
+        for p in sorted(params):
+            if self.spec.params[p].type == "float":
+                self.error(path, f"const `{name}` reads float param `{p}`: a computed const is fixed when the env "
+                           "is built, so the params it reads must be int or bool", f"write `{c.source}` where it is used instead")
+                return None
+        self.structural |= params
+        return value.tolist() if isinstance(value, np.ndarray) else value
 
     # ------------------------------------------------------------------ agents
     def check_roles(self) -> None:
@@ -317,14 +360,49 @@ class _Builder:
                            "`n_agents` names the total number of agents; give yours another name")
         else:
             self.symbols["n_agents"] = Symbol("n_agents", "builtin", Info("int", (), n, n, True, n), "p.n_agents", "number of agents")
-        self.symbols["t"] = Symbol("t", "t", Info("int", (), 0.0, INF), "v.t", "steps taken in this episode")
         for r in self.roles:
             mask = np.array([i in r.indices for i in range(n)])
             self.declare(Symbol(f"n_{r.name}", "builtin", Info("int", (), r.count, r.count, True, r.count), f"p.n_{r.name}", f"number of {r.name} agents"), f"agents.{r.name}")
             self.declare(Symbol(f"is_{r.name}", "builtin", Info("bool", (n,), 0.0, 1.0, True, mask), f"p.is_{r.name}", f"per agent: is it a {r.name}"), f"agents.{r.name}")
+        self.check_computed_consts()  # after the agent counts, before `t`
+        self.symbols["t"] = Symbol("t", "t", Info("int", (), 0.0, self.t_bound()), "v.t", "steps taken in this episode")
         self.builtin_state: list[CVar] = []
         self.builtin_agent_state: list[CVar] = []
         self.vocab: int | None = None
+
+    def t_bound(self) -> float:
+        """The largest `t` can reach: an episode ends at the latest when a disjunct `t >= E`, `t > E`
+        or `t == E` (E a constant with a finite maximum over the params' ranges; E >= 1 for `==`) of
+        `terminate` or `truncate` first holds. INF when none bounds it."""
+        best = INF
+        for key in ("terminate", "truncate"):
+            try:
+                _, tree = parse(getattr(self.spec, key))
+            except ExprError:
+                continue  # check_end reports it
+            body = tree.body
+            for part in body.values if isinstance(body, ast.BoolOp) and isinstance(body.op, ast.Or) else [body]:
+                best = min(best, self._t_limit(part))
+        return best
+
+    def _t_limit(self, node: ast.AST) -> float:
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+            return INF
+        op, left, right = type(node.ops[0]), node.left, node.comparators[0]
+        flipped = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Eq: ast.Eq}
+        if isinstance(right, ast.Name) and right.id == "t" and op in flipped:
+            op, left, right = flipped[op], right, left
+        if not (isinstance(left, ast.Name) and left.id == "t") or op not in (ast.GtE, ast.Gt, ast.Eq):
+            return INF
+        try:
+            e = check(ast.unparse(right), self.scope("a step limit")).info
+        except ExprError:
+            return INF
+        if not e.const or e.shape or e.dtype == "bool" or not math.isfinite(e.hi):
+            return INF
+        if op is ast.Eq:
+            return e.hi if e.dtype == "int" and e.lo >= 1 else INF
+        return float(max(math.ceil(e.hi) if op is ast.GtE else math.floor(e.hi) + 1, 1))
 
     # ------------------------------------------------------------------ mechanics
     def check_grid(self) -> None:
@@ -573,6 +651,15 @@ class _Builder:
             return default, None
         return (c.info.lo if side == "lo" else c.info.hi), c
 
+    def _feature_bound(self, source: Any, path: str, inferred: float, side: str) -> float:
+        """A feature's declared `low`/`high`: a number, or a constant expression (its end over the
+        params' ranges, so the box holds at every param value); `inferred` when not declared."""
+        if source is None:
+            return inferred
+        if isinstance(source, int | float) and not isinstance(source, bool):
+            return float(source)  # also -.inf / .inf, which are no expression
+        return self._bound(source, path, inferred, side)[0]
+
     def _assignable(self, c: Checked, dtype: str, shape: tuple[int, ...], path: str, target: str) -> bool:
         got = c.info
         ok_dtype = dtype == "float" and got.dtype in ("int", "float", "bool") or dtype == "int" and got.dtype in ("int", "bool") or dtype == got.dtype
@@ -735,46 +822,77 @@ class _Builder:
 
     # ------------------------------------------------------------------ step rules
     def check_rules(self) -> list[CRule]:
-        rules = []
-        for i, rule in enumerate(self.spec.step):
-            path = f"step[{i}]"
-            kinds = {}
-            for target in rule.set:
+        rules: list[CRule] = []
+        for i, entry in enumerate(self.spec.step):
+            if isinstance(entry, First):
+                group = [(r, f"step[{i}].first[{j}]") for j, r in enumerate(entry.first)]
+            else:
+                group = [(entry, f"step[{i}]")]
+            checked = [self._check_rule(r, path, len(rules) + 2 * k) for k, (r, path) in enumerate(group)]
+            if any(c is None for c in checked):
+                continue
+            flat = [c for pair in checked for c in pair]  # type: ignore[union-attr]
+            exclusive = isinstance(entry, First) or len(flat) > 1
+            if exclusive and len({c.per_agent for c in flat}) > 1:
+                self.error(f"step[{i}]", "the rules of an exclusive group must all set global state or all set agent_state",
+                           "split the group: one for global state, one for per-agent state")
+                continue
+            if isinstance(entry, First) and entry.doc:  # the group's doc goes with its first rule
+                flat[0].doc = f"{entry.doc}; {flat[0].doc}" if flat[0].doc else entry.doc
+            for k, c in enumerate(flat):
+                c.group = i if exclusive else -1
+                if exclusive and k < len(flat) - 1 and c.when.source == "True":
+                    self.diags.append(warning(STAGE, c.path, "this rule always fires, so the rules after it in its "
+                                              "group never do", "give it a `when`, or move it last"))
+            rules += flat
+        return rules
+
+    def _check_rule(self, rule: Any, path: str, index: int) -> list[CRule] | None:
+        """A rule as one CRule, or two (its `set` when `when` holds, then its `else`); None if refused."""
+        branches = [("set", rule.set)] + ([("else", rule.else_)] if rule.else_ else [])
+        kinds, bad = {}, False  # a bad target is reported and skipped: the rest is still checked
+        for key, sets in branches:
+            for target in sets:
                 sym = self.symbols.get(target)
                 if sym is None or sym.kind not in ("state", "agent_state"):
                     what = f"a {sym.kind.replace('_', ' ')}" if sym else "not declared"
                     close = [n for n, s in self.symbols.items() if s.kind in ("state", "agent_state")]
-                    self.error(f"{path}.set.{target}", f"cannot set `{target}`: it is {what}",
+                    self.error(f"{path}.{key}.{target}", f"cannot set `{target}`: it is {what}",
                                f"rules set state or agent_state variables: {', '.join(close) or 'none declared'}")
-                    continue
-                if target in ("moved", "conflict", "msg"):
-                    self.error(f"{path}.set.{target}", f"`{target}` is maintained by a mechanics module and cannot be set")
-                    continue
-                kinds[target] = sym.kind
-            if len(set(kinds.values())) > 1:
-                self.error(f"{path}.set", "a rule cannot set both state and agent_state variables",
-                           "split it into two rules: one for global state, one for per-agent state")
-                continue
-            per_agent = "agent_state" in kinds.values()
-            scope = self.scope(f"step rule {i}", per_agent=per_agent, random=True, actions=True)
-            when = self.expr(rule.when, scope, f"{path}.when")
-            if when is not None and (when.info.dtype != "bool" or when.info.shape):
-                self.error(f"{path}.when", f"`when` must be a scalar bool{' per agent' if per_agent else ''}, got {when.info.describe()}",
-                           "compare, e.g. `phase == 0`" + (" or `x[me] > 0`" if per_agent else "; per-agent conditions belong in rules over agent_state"))
-                when = None
-            sets = []
-            for target, src in rule.set.items():
+                    bad = True
+                elif target in ("moved", "conflict", "msg"):
+                    self.error(f"{path}.{key}.{target}", f"`{target}` is maintained by a mechanics module and cannot be set")
+                    bad = True
+                else:
+                    kinds[target] = sym.kind
+        if len(set(kinds.values())) > 1:
+            self.error(f"{path}.set", "a rule cannot set both state and agent_state variables",
+                       "split it into two rules: one for global state, one for per-agent state")
+            return None
+        per_agent = "agent_state" in kinds.values()
+        scope = self.scope(f"step rule {path.removeprefix('step[').replace(']', '', 1)}", per_agent=per_agent, random=True, actions=True)
+        when = self.expr(rule.when, scope, f"{path}.when")
+        if when is not None and (when.info.dtype != "bool" or when.info.shape):
+            self.error(f"{path}.when", f"`when` must be a scalar bool{' per agent' if per_agent else ''}, got {when.info.describe()}",
+                       "compare, e.g. `phase == 0`" + (" or `x[me] > 0`" if per_agent else "; per-agent conditions belong in rules over agent_state"))
+            when = None
+        out = []
+        for key, sets in branches:
+            checked = []
+            for target, src in sets.items():
                 if target not in kinds:
                     continue
-                c = self.expr(src, scope, f"{path}.set.{target}")
+                c = self.expr(src, scope, f"{path}.{key}.{target}")
                 if c is None:
                     continue
                 var_shape = self.symbols[target].info.shape[1:] if per_agent else self.symbols[target].info.shape
-                if self._assignable(c, self.symbols[target].info.dtype, var_shape, f"{path}.set.{target}", target):
-                    sets.append((target, c))
-            if when is not None and len(sets) == len(kinds):
-                rules.append(CRule(i, when, sets, per_agent, path, rule.doc))
-        return rules
+                if self._assignable(c, self.symbols[target].info.dtype, var_shape, f"{path}.{key}.{target}", target):
+                    checked.append((target, c))
+            always = when if key == "set" else self.expr(True, scope, path)
+            bad = bad or when is None or always is None or len(checked) != len(sets)
+            if not bad:
+                out.append(CRule(index + len(out), always, checked, per_agent, path if key == "set" else f"{path}.else", rule.doc))  # type: ignore[arg-type]
+        return None if bad else out
 
     # ------------------------------------------------------------------ rewards, metrics, ends
     def check_rewards(self) -> None:
@@ -867,8 +985,8 @@ class _Builder:
                                "observe a window (e.g. view(pos[me], 2)) or a summary (sum, mean) instead")
                     continue
                 total += size
-                lo = f.low if f.low is not None else c.info.lo
-                hi = f.high if f.high is not None else c.info.hi
+                lo = self._feature_bound(f.low, f"{path}.low", c.info.lo, "lo")
+                hi = self._feature_bound(f.high, f"{path}.high", c.info.hi, "hi")
                 if lo > hi:
                     self.error(path, f"observation bounds are empty: low {lo:g} is above high {hi:g}",
                                "set low <= high (or drop the override to use the inferred bounds)")

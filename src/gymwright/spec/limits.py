@@ -58,6 +58,8 @@ MAX_POOL_CELLS = _limit("MAX_POOL_CELLS", 1_048_576,
 MAX_STATE_SIZE = _limit("MAX_STATE_SIZE", 16_384,
                         "values in all of state and agent_state together (agent axis and grid built-ins included)")
 MAX_CONST_SIZE = _limit("MAX_CONST_SIZE", 10_000, "elements of one const (a table), or members of one enum")
+MAX_TABLE_SIZE = _limit("MAX_TABLE_SIZE", 100_000,
+                        "elements of a table that `compositions`, `combinations` or `product` makes (counted first)")
 MAX_ARG_VALUES = _limit("MAX_ARG_VALUES", 4096, "values of one action argument")
 MAX_ACTIONS = _limit("MAX_ACTIONS", 4096,
                      "actions of one role: over its choices, the product of each choice's argument sizes")
@@ -327,7 +329,8 @@ def count_diagnostics(spec: Any) -> list[Diagnostic]:
     for role, choices in spec.actions.items():
         over(f"actions.{role}", len(choices), MAX_CHOICES, f"choices for role `{role}`",
              "give one choice arguments instead of many similar choices")
-    over("step", len(spec.step), MAX_STEP_RULES, "step rules", "merge rules with the same condition into one `set`")
+    over("step", sum(len(getattr(r, "first", [r])) for r in spec.step), MAX_STEP_RULES, "step rules",
+         "merge rules with the same condition into one `set`")
     for role, terms in spec.rewards.items():
         over(f"rewards.{role}", len(terms), MAX_REWARD_TERMS, f"reward terms for role `{role}`",
              "merge terms: one term's expression may add several quantities")

@@ -15,7 +15,9 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -41,6 +43,7 @@ def _declarable(name: str) -> str:
 Name = Annotated[str, Field(pattern=IDENT, description="An identifier: a letter, then letters, digits or _; not a Python keyword, no `__`."),
                  AfterValidator(_declarable)]
 DType = Literal["int", "float", "bool"]
+DOC = "Documentation for people and the engineer."
 
 
 class _Strict(BaseModel):
@@ -80,17 +83,17 @@ class Enum(_Strict):
     """Named integer constants: `{enum: [propose, respond]}` defines propose = 0, respond = 1."""
 
     enum: list[Name] = Field(min_length=1, description="Names; each becomes an int constant equal to its position.")
-    doc: str = Field("", description="Documentation for people and the engineer.")
+    doc: str = Field("", description=DOC)
 
 
-ConstValue = bool | int | float | list[Any]
+ConstValue = Expr | list[Any]
 
 
 class Const(_Strict):
-    """A named constant value (number, bool, or a nested list = an array/table)."""
+    """A named constant: a number, bool, nested list (a table) or an expression computed when the env is built."""
 
-    value: ConstValue = Field(description="A number, bool or (nested) list of numbers.")
-    doc: str = Field("", description="Documentation for people and the engineer.")
+    value: ConstValue = Field(description="The value; an expression may read int params, agent counts and other consts.")
+    doc: str = Field("", description=DOC)
 
     @field_validator("value")
     @classmethod
@@ -109,7 +112,7 @@ class Role(_Strict):
     """A role of agents. Agent ids are `<role>_<i>`, in role order then index."""
 
     count: int | str = Field(1, description="Number of agents of this role: an int or a param expression.")
-    doc: str = Field("", description="Documentation for people and the engineer.")
+    doc: str = Field("", description=DOC)
 
 
 class Var(_Strict):
@@ -121,7 +124,7 @@ class Var(_Strict):
     min: Expr | None = Field(None, description="Declared lower bound (checked by the verifier, used for observation bounds).")
     max: Expr | None = Field(None, description="Declared upper bound.")
     private: bool = Field(False, description="agent_state only: other agents should not observe it.")
-    doc: str = Field("", description="Documentation for people and the engineer.")
+    doc: str = Field("", description=DOC)
 
 
 Direction = Literal["up", "down", "left", "right", "stay"]
@@ -133,9 +136,9 @@ class Choice(_Strict):
     name: Name = Field(description="Choice name; in expressions it is a per-agent bool array (`accept[me]`).")
     args: dict[Name, Expr] = Field(default_factory=dict, description="Argument name -> expression giving the 1-D list of values (e.g. `linspace(0, 1, 11)`). In expressions an argument is a per-agent numeric array (`share[proposer]`).")
     legal: Expr = Field(True, description="Per-agent bool expression: when the choice may be taken. May use `me` and the argument names (then it is evaluated for every value).")
-    move: Direction | list[int] | None = Field(None, description="grid specs: the move this choice makes (up/down/left/right/stay or [drow, dcol]).")
-    message: Expr | None = Field(None, description="channel specs: the int symbol this choice sends (per agent, may use the arguments).")
-    doc: str = Field("", description="Documentation for people and the engineer.")
+    move: Direction | list[int] | None = Field(None, json_schema_extra={"mechanics": "grid"}, description="grid specs: the move this choice makes (up/down/left/right/stay or [drow, dcol]).")
+    message: Expr | None = Field(None, json_schema_extra={"mechanics": "channel"}, description="channel specs: the int symbol this choice sends (per agent, may use the arguments).")
+    doc: str = Field("", description=DOC)
 
 
 class Turns(_Strict):
@@ -147,9 +150,25 @@ class Turns(_Strict):
 class Rule(_Strict):
     """A step rule: when `when` holds, assign `set` (evaluated against the state before this rule)."""
 
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)  # dumps `else`
     when: Expr = Field(True, description="Condition. Scalar for rules over `state`; per agent (may use `me`) for rules over `agent_state`.")
     set: dict[Name, Expr] = Field(min_length=1, description="Variable -> new value. All targets of a rule are either global state or agent_state.")
-    doc: str = Field("", description="Documentation for people and the engineer.")
+    else_: dict[Name, Expr] | None = Field(None, alias="else", description="Assigned instead of `set` where `when` fails.")
+    doc: str = Field("", description=DOC)
+
+
+class First(_Strict):
+    """Exclusive rules: only the first whose `when` holds fires (per agent over agent_state)."""
+
+    first: list[Rule] = Field(min_length=1, description="Rules, all over state or all over agent_state.")
+    doc: str = Field("", description=DOC)
+
+
+def _step_kind(v: Any) -> str:
+    return "First" if isinstance(v, First) or isinstance(v, dict) and "first" in v else "Rule"
+
+
+StepEntry = Annotated[Annotated[Rule, Tag("Rule")] | Annotated[First, Tag("First")], Discriminator(_step_kind)]
 
 
 class RewardTerm(_Strict):
@@ -159,7 +178,7 @@ class RewardTerm(_Strict):
     expr: Expr = Field(description="Per-agent numeric expression (may use `me`).")
     weight: float = Field(1.0, description="Multiplier of the term.")
     kind: Literal["task", "shaping"] | None = Field(None, description="`task` (pays for the task) or `shaping` (a hint on the way); unset in all of a role's terms: the first is the task term.")
-    doc: str = Field("", description="Documentation for people and the engineer.")
+    doc: str = Field("", description=DOC)
 
     @field_validator("weight")
     @classmethod
@@ -172,23 +191,23 @@ class Metric(_Strict):
 
     expr: Expr = Field(description="Scalar expression evaluated after every step.")
     reduce: Literal["last", "sum", "mean", "max", "min"] = Field("last", description="How per-step values reduce to one per episode.")
-    kind: Literal["task", "failure", "stat"] = Field("stat", description="`task`: the success measure the evaluator and engineer steer (at most one; default: the first metric); `failure`: nonzero in a failed episode, it names why it failed (the first such, in order); `stat`: any other measure.")
-    doc: str = Field("", description="Documentation for people and the engineer.")
+    kind: Literal["task", "failure", "stat"] = Field("stat", description="`task`: the success measure (at most one; default: the first metric); `failure`: nonzero names why an episode failed; `stat`: any other.")
+    doc: str = Field("", description=DOC)
 
 
 class Feature(_Strict):
     """One observation feature (any shape, flattened into the agent's Box)."""
 
     expr: Expr = Field(description="Per-agent numeric/bool expression (may use `me`).")
-    name: str = ""
-    low: float | None = Field(None, description="Override the inferred lower bound.")
-    high: float | None = Field(None, description="Override the inferred upper bound.")
-    doc: str = Field("", description="Documentation for people and the engineer.")
+    name: str = Field("", description="For `obs.AGENT.NAME` in probes.")
+    low: Expr | None = Field(None, description="Override the inferred lower bound (a const expression).")
+    high: Expr | None = Field(None, description="Override the inferred upper bound.")
+    doc: str = Field("", description=DOC)
 
     @field_validator("low", "high")
     @classmethod
-    def _no_nan(cls, v: float | None, info: ValidationInfo) -> float | None:
-        if v is not None and math.isnan(v):
+    def _no_nan(cls, v: Any, info: ValidationInfo) -> Any:
+        if isinstance(v, float) and math.isnan(v):
             raise ValueError(f"nan is not a bound: it compares false with everything; give a number "
                              f"(-.inf / .inf for none), or leave `{info.field_name}` out")
         return v
@@ -217,13 +236,13 @@ class Probe(_Strict):
     """A scenario test: scripted actions from reset, then expected relations."""
 
     name: str = Field(description="What the scenario shows.")
-    params: dict[Name, bool | int | float] = Field(default_factory=dict, description="Param values the probe is written for (unset ones: the spec defaults). Other params are set for the probe; structural ones (agent counts, sizes) name the structure it needs, and at another structure it is skipped with a warning.")
+    params: dict[Name, bool | int | float] = Field(default_factory=dict, description="Param values the probe is written for (unset: the defaults); at another structure (agent counts, sizes) it is skipped with a warning.")
     seed: int = Field(0, ge=0, lt=2**63, description="Reset seed: an int in [0, 2**63).")
     start: dict[Name, bool | int | float | list[Any]] = Field(default_factory=dict, description="Start values of variables (agent_state: one per agent), instead of `init`'s; checked like their declarations.")
-    actions: list[dict[str, str]] = Field(default_factory=list, description="One dict per step: agent id -> `choice` or `choice(arg=value)`; unlisted agents do nothing.")
+    actions: list[dict[str, str]] = Field(default_factory=list, description="One dict per step: agent id -> `choice` or `choice(arg=value)`.")
     illegal: bool = Field(False, description="Play actions the mask forbids (they count as no action); else such an action fails the probe.")
-    expect: list[str] = Field(min_length=1, description="Bool expressions checked after the last step; may use state, `metric.NAME`, `reward.AGENT` (last step), `ret.AGENT` (return), `obs.AGENT[i]`, `obs.AGENT.FEATURE`, `mask.AGENT[a]`, `mask.AGENT.CHOICE` (now), `terminated`, `truncated`.")
-    doc: str = Field("", description="Documentation for people and the engineer.")
+    expect: list[str] = Field(min_length=1, description="Bool expressions checked after the last step: state, `metric.NAME`, `reward.AGENT` (last step), `ret.AGENT` (return), `obs.AGENT[i]` or `.FEATURE`, `mask.AGENT[a]` or `.CHOICE` (now), `terminated`, `truncated`.")
+    doc: str = Field("", description=DOC)
 
     @field_validator("start")
     @classmethod
@@ -244,16 +263,12 @@ class Probe(_Strict):
 
 
 class BaselineRule(_Strict):
-    """One rule of a scripted baseline: play `action` when `when` holds and the action is legal.
-
-    An agent plays the action of the first rule of its role whose `when` holds and whose action
-    its mask allows; when no rule applies it plays a uniformly random legal action (and no
-    action when it has none, e.g. when it is not its turn).
-    """
+    """One rule of a scripted baseline. An agent plays the action of the first rule of its role whose
+    `when` holds and whose action is legal; else a random legal action (none if it has none)."""
 
     when: Expr = Field(True, description="Per-agent bool expression, like a choice's `legal`: may use `me`, state, agent_state, params and consts, not this step's actions or random draws. Omit it for a rule that always applies (a default, usually last).")
     action: str = Field(description="The choice to play: `choice`, or `choice(arg=value)` with every argument of the choice; a value is a per-agent number expression (like `when`), played as the nearest of the argument's values.")
-    doc: str = Field("", description="Documentation for people and the engineer.")
+    doc: str = Field("", description=DOC)
 
 
 class TileKind(_Strict):
@@ -305,7 +320,7 @@ class Channel(_Strict):
     """A message channel: choices with `message` send a symbol; `msg` holds each agent's last symbol (-1 = silent)."""
 
     vocab: int | str = Field(description="Number of symbols (int or param expression).")
-    doc: str = Field("", description="Documentation for people and the engineer.")
+    doc: str = Field("", description=DOC)
 
 
 class EnvSpec(_Strict):
@@ -317,15 +332,15 @@ class EnvSpec(_Strict):
     doc: str = Field("", description="Short documentation (the environment card).")
     tags: list[str] = Field(default_factory=list, description="Keywords for retrieval and the library listing.")
     params: dict[Name, Param] = Field(default_factory=dict, description="Typed knobs; a spec plus a param assignment is one environment (a config).")
-    consts: dict[Name, Const | Enum | ConstValue] = Field(default_factory=dict, description="Named constants: numbers, tables (nested lists) and enums.")
+    consts: dict[Name, Const | Enum | ConstValue] = Field(default_factory=dict, description="Named constants: numbers, tables, expressions, enums.")
     agents: dict[Name, Role] = Field(min_length=1, description="Roles and their counts; agent ids are `<role>_<i>`.")
-    grid: Grid | None = Field(None, description="The grid mechanics module (positions, layouts, moves, collisions).")
-    channel: Channel | None = Field(None, description="The message channel module (communication games).")
+    grid: Grid | None = Field(None, json_schema_extra={"mechanics": "grid"}, description="The grid mechanics module (positions, layouts, moves, collisions).")
+    channel: Channel | None = Field(None, json_schema_extra={"mechanics": "channel"}, description="The message channel module (communication games).")
     state: dict[Name, Var] = Field(default_factory=dict, description="Global variables, initialized in order at reset.")
     agent_state: dict[Name, Var] = Field(default_factory=dict, description="Per-agent variables (leading agent axis; `x[me]` is mine).")
     actions: dict[Name, list[Choice]] = Field(description="Per role, its choices. Action space = Discrete(total), with a mask from `legal`.")
     turns: Literal["simultaneous"] | Turns = Field("simultaneous", description="`simultaneous`, or `{active: expr}` for turn-based play.")
-    step: list[Rule] = Field(default_factory=list, description="Ordered rules; later rules see earlier updates.")
+    step: list[StepEntry] = Field(default_factory=list, description="Ordered rules (or `first:` groups); later rules see earlier updates.")
     rewards: dict[Name, list[RewardTerm]] = Field(default_factory=dict, description="Per role, named reward terms; each is logged on its own.")
     metrics: dict[Name, Metric] = Field(default_factory=dict, description="Task measures independent of reward, reported at episode end.")
     terminate: Expr = Field(False, description="Scalar bool: the task's own end (a deal, all rounds played). `t` counts steps.")
@@ -334,7 +349,7 @@ class EnvSpec(_Strict):
     text: Text | None = Field(None, description="Text templates for render('ansi') and text observations.")
     probes: list[Probe] = Field(default_factory=list, description="Scenario tests run by the verifier.")
     baselines: dict[Name, dict[Name, Annotated[list[BaselineRule], Field(min_length=1)]]] = Field(
-        default_factory=dict, description="Scripted baseline policies: name -> role -> ordered rules (see BaselineRule). Agents of a role a baseline leaves out play uniformly random legal actions. Evaluated next to trained policies, through the same code (`scripted_policy(name)`).")
+        default_factory=dict, description="Scripted policies: name -> role -> ordered rules (see BaselineRule); roles left out play random legal actions.")
 
     @field_validator("observe")
     @classmethod

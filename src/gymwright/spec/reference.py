@@ -25,7 +25,7 @@ BEGIN = "<!-- BEGIN GENERATED REFERENCE (python -m gymwright.spec.reference --wr
 END = "<!-- END GENERATED REFERENCE -->"
 
 SECTIONS: list[type[BaseModel]] = [
-    m.EnvSpec, m.Param, m.Const, m.Enum, m.Role, m.Var, m.Choice, m.Turns, m.Rule,
+    m.EnvSpec, m.Param, m.Const, m.Enum, m.Role, m.Var, m.Choice, m.Turns, m.Rule, m.First,
     m.RewardTerm, m.Metric, m.Feature, m.Text, m.Probe, m.BaselineRule, m.Grid, m.TileKind, m.Solve, m.Channel,
 ]
 LIMITS_INTRO = (
@@ -43,6 +43,7 @@ MECHANICS: dict[str, tuple[type[BaseModel], ...]] = {
 MECHANICS_FUNCTIONS = {"grid": "grid"}  # mechanics module -> function category it brings
 CATEGORIES = {
     "math": "Elementwise math", "reduce": "Reductions", "array": "Arrays",
+    "table": "Tables (constant arguments; computed when the env is built)",
     "random": "Random (only in `init` and step rules; seeded, reproducible)",
     "grid": "Grid helpers (need a `grid:` section)",
 }
@@ -74,11 +75,43 @@ def _type_name(t: object) -> str:
     return getattr(t, "__name__", repr(t))
 
 
-def model_table(model: type[BaseModel]) -> str:
+GENERIC_DOC = m.DOC  # a `doc` key with this meaning is stated once (DOC_NOTE), not in every table
+DOC_NOTE = "Sections marked (+doc) also take `doc`: free text for people and the engineer."
+# What the language means by its names and its order of evaluation, in one place: the docs and
+# every design prompt show it (tests/test_spec_v2_reference.py checks each against the code).
+CONVENTIONS = (
+    "Agent ids count within a role; expressions index agents globally, in role order (with 2 "
+    "predators, `prey_0` is index 2).",
+    "Built-in names: `n_agents`, `n_<role>` (counts), `is_<role>` (per-agent bool), `t` (steps taken; "
+    "`t >= E` in `terminate`/`truncate` bounds it by E), `me` (per-agent places), `action` (flat index, -1 = none).",
+    "An agent that did not act (not its turn, illegal, another choice) is false in each choice array, 0 in each argument array.",
+    "A step runs the actions, the step rules in order, `t += 1`, then rewards, metrics, "
+    "`terminate`/`truncate` and observations: all see the state after the rules.",
+    "`roll(x, k)` shifts like numpy: entry i moves to i + k, so `roll(x, -me)[0]` is `x[me]`.",
+    "In a probe step, agents not listed take no action.",
+)
+
+
+def conventions() -> str:
+    return "\n".join(["## Conventions", ""] + [f"- {c}" for c in CONVENTIONS])
+
+
+def _mechanics(field: typing.Any) -> str | None:
+    extra = field.json_schema_extra
+    return extra.get("mechanics") if isinstance(extra, dict) else None  # type: ignore[return-value]
+
+
+def model_table(model: type[BaseModel], left_out: Iterable[str] = ()) -> str:
+    """The keys of a section; keys of the mechanics modules `left_out` are not shown."""
     doc = (model.__doc__ or "").strip().splitlines()
-    lines = [f"### `{model.__name__}`", "", " ".join(x.strip() for x in doc if x.strip()), "",
-             "| key | type | default | meaning |", "| --- | --- | --- | --- |"]
-    for name, field in model.model_fields.items():
+    skip = set(left_out)
+    plain = {k: f for k, f in model.model_fields.items()
+             if not (k == "doc" and f.description == GENERIC_DOC) and _mechanics(f) not in skip}
+    mark = " (+doc)" if "doc" in model.model_fields and "doc" not in plain else ""
+    lines = [f"### `{model.__name__}`", "", " ".join(x.strip() for x in doc if x.strip()) + mark, "",
+             "| key | type | default | meaning |", "|-|-|-|-|"]
+    for key, field in plain.items():
+        name = field.alias or key
         default = "required" if field.is_required() else repr(field.get_default(call_default_factory=True))
         desc = (field.description or "").replace("|", "\\|").replace("\n", " ")
         lines.append(f"| `{name}` | {_type_name(field.annotation).replace('|', chr(92) + '|')} | {default} | {desc} |")
@@ -91,7 +124,7 @@ def function_tables(categories: Iterable[str] | None = None) -> str:
     for cat, title in CATEGORIES.items():
         if cat not in wanted:
             continue
-        out += [f"### {title}", "", "| function | what it gives |", "| --- | --- |"]
+        out += [f"### {title}", "", "| function | what it gives |", "|-|-|"]
         for f in FUNCTIONS.values():
             if f.category == cat:
                 out.append(f"| `{f.signature}` | {f.doc} |")
@@ -101,7 +134,7 @@ def function_tables(categories: Iterable[str] | None = None) -> str:
 
 def reference_markdown() -> str:
     """The whole generated reference: sections and keys, then functions."""
-    parts = ["## Reference (generated from the code)", "", "### Sections and keys", ""]
+    parts = ["## Reference (generated from the code)", "", conventions(), "", "### Sections and keys", "", DOC_NOTE, ""]
     parts += [model_table(model) + "\n" for model in SECTIONS]
     parts += ["## Functions", "", function_tables()]
     parts += ["## Limits", "", LIMITS_INTRO, "", limits_table()]
@@ -116,8 +149,9 @@ def prompt_reference(mechanics: Iterable[str] = ()) -> str:
     if unknown:
         raise ValueError(f"unknown mechanics {sorted(unknown)}; known: {sorted(MECHANICS)}")
     left_out = {model for name, models in MECHANICS.items() if name not in asked for model in models}
-    parts = ["## Sections and keys", ""]
-    parts += [model_table(model) + "\n" for model in SECTIONS if model not in left_out]
+    parts = [conventions(), "", "## Sections and keys", "", DOC_NOTE, ""]
+    skipped_mechanics = [n for n in MECHANICS if n not in asked]
+    parts += [model_table(model, skipped_mechanics) + "\n" for model in SECTIONS if model not in left_out]
     if asked != set(MECHANICS):
         skipped = ", ".join(f"`{n}`" for n in MECHANICS if n not in asked)
         parts += [f"(The {skipped} mechanics {'module is' if len(MECHANICS) - len(asked) == 1 else 'modules are'} "
@@ -138,7 +172,7 @@ def compact_line(model: type[BaseModel]) -> str:
     """One section on one line: its keys (`?` = optional) and their types."""
     def one(name: str, field: typing.Any) -> str:
         kind = _LINK.sub(r"\1", _type_name(field.annotation))
-        return f"{name}{'' if field.is_required() else '?'}: {kind}"
+        return f"{field.alias or name}{'' if field.is_required() else '?'}: {kind}"
     keys = ", ".join(one(name, field) for name, field in model.model_fields.items() if name != "doc")
     return f"{model.__name__}: {keys}"
 

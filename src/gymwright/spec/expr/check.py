@@ -216,7 +216,8 @@ class _Checker:
             shape = broadcast(shape, i.shape) if shape is not None else None
         if shape is None:
             raise self.err(node, "operands of and/or have shapes that do not broadcast: " + ", ".join(i.describe() for i in items))
-        return Info("bool", shape, 0.0, 1.0, all(i.const for i in items))
+        fn = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
+        return Info("bool", shape, 0.0, 1.0, all(i.const for i in items), _fold_all(items, lambda *v: fn.reduce(np.broadcast_arrays(*v))))
 
     def compare(self, node: ast.Compare) -> Info:
         items = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
@@ -225,7 +226,13 @@ class _Checker:
             shape = broadcast(shape, i.shape) if shape is not None else None
         if shape is None:
             raise self.err(node, "compared values have shapes that do not broadcast: " + ", ".join(i.describe() for i in items))
-        return Info("bool", shape, 0.0, 1.0, all(i.const for i in items))
+
+        def chain(*v: Any) -> Any:
+            out = np.bool_(True)
+            for op, a, b in zip(node.ops, v, v[1:], strict=False):
+                out = np.logical_and(out, _CMP_OPS[type(op)](a, b))
+            return out
+        return Info("bool", shape, 0.0, 1.0, all(i.const for i in items), _fold_all(items, chain))
 
     def ifexp(self, node: ast.IfExp) -> Info:
         c, a, b = self.visit(node.test), self.visit(node.body), self.visit(node.orelse)
@@ -234,7 +241,7 @@ class _Checker:
         if shape is None:
             raise self.err(node, f"branches and condition do not broadcast: {c.describe()}, {a.describe()}, {b.describe()}")
         lo, hi = union(a, b)
-        return Info(promote(a.dtype, b.dtype), shape, lo, hi, c.const and a.const and b.const)
+        return Info(promote(a.dtype, b.dtype), shape, lo, hi, c.const and a.const and b.const, _fold_all([c, a, b], np.where))
 
     def subscript(self, node: ast.Subscript) -> Info:
         base = self.visit(node.value)
@@ -264,7 +271,8 @@ class _Checker:
         out = (*(lead or ()), *shape, *base.shape[len(idx):])
         if any(isinstance(ix, ast.Slice) for ix in idx) and lead:
             raise self.err(node, "mixing index arrays and slices is not supported")
-        return Info(base.dtype, tuple(out), base.lo, base.hi, base.const and all(getattr(ix, "gw", base).const for ix in idx if not isinstance(ix, ast.Slice)))
+        const = base.const and all(getattr(ix, "gw", base).const for ix in idx if not isinstance(ix, ast.Slice))
+        return Info(base.dtype, tuple(out), base.lo, base.hi, const, _index_value(base, idx) if const else None)
 
     def _slice_len(self, s: ast.Slice, size: int) -> int:
         bounds = []
@@ -360,6 +368,44 @@ _HANDLERS: dict[type, Callable[[_Checker, Any], Info]] = {
     ast.Subscript: _Checker.subscript,
     ast.Call: _Checker.call,
 }
+
+
+_CMP_OPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Eq: np.equal, ast.NotEq: np.not_equal, ast.Lt: np.less, ast.LtE: np.less_equal,
+    ast.Gt: np.greater, ast.GtE: np.greater_equal,
+}
+
+
+def _fold_all(items: list[Info], fn: Callable[..., Any]) -> Any:
+    """fn of the items' values when all are constant and known (a Python scalar for a scalar)."""
+    if not all(i.const and i.value is not None for i in items):
+        return None
+    try:
+        out = np.asarray(fn(*(i.value for i in items)))
+    except (ValueError, TypeError, IndexError):
+        return None
+    return out.item() if out.shape == () else out
+
+
+def _index_value(base: Info, idx: list[ast.AST]) -> Any:
+    """The value of a constant subscript (its base and indices known), else None."""
+    if base.value is None:
+        return None
+    key: list[Any] = []
+    for ix in idx:
+        if isinstance(ix, ast.Slice):
+            bounds = [None if b is None else getattr(b, "gw", Info("int")).value for b in (ix.lower, ix.upper)]
+            key.append(slice(*bounds))
+            continue
+        v = getattr(ix, "gw", Info("int")).value
+        if v is None:
+            return None
+        key.append(np.asarray(v))
+    try:
+        out = np.asarray(base.value)[tuple(key)]
+    except (IndexError, TypeError, ValueError):
+        return None
+    return out.item() if out.shape == () else out
 
 
 def _fold(a: Info, b: Info, fn: Callable[[Any, Any], Any], const: bool) -> Any:
