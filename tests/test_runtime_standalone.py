@@ -32,6 +32,7 @@ def import_roots(path: Path) -> set[str]:
     ("grid_batch.py", {"numpy"}),
     ("batch.py", {"numpy"}),
     ("aec.py", {"numpy", "gymnasium", "pettingzoo"} | STDLIB),
+    ("conventions.py", {"numpy", "gymnasium", "sys", "collections", "typing"}),
 ])
 def test_runtime_module_is_standalone(module: str, allowed: set[str]) -> None:
     roots = import_roots(RUNTIME / module)
