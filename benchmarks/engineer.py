@@ -330,16 +330,17 @@ def tune(cfg: dict[str, Any]) -> dict[str, Any]:
     from gymwright.train import TrainConfig, load_policy, train
 
     exp = EXPERIMENTS["in_distribution"]
-    variants = {"frozen (64x64, entropy 0.01)": {}, "entropy 0.003": {"ent_coef": 0.003},
-                "hidden 128x128": {"hidden": (128, 128)}, "view radius 1": {"view_radius": 1},
-                "view radius 3": {"view_radius": 3}}
+    variants = {"frozen (64x64, entropy 0.01, conflict cost 1.0)": {}, "conflict cost 0.05": {"conflict_cost": 0.05},
+                "conflict cost 0.3": {"conflict_cost": 0.3}, "entropy 0.003": {"ent_coef": 0.003},
+                "hidden 128x128": {"hidden": (128, 128)}, "view radius 1": {"view_radius": 1}}
     out = {}
     for name, change in variants.items():
-        vr = change.get("view_radius", 2)
-        learner = {**LEARNER, **{k: v for k, v in change.items() if k != "view_radius"}}
+        env = {"view_radius": 2, **{k: v for k, v in change.items() if k in ("view_radius", "conflict_cost")}}
+        vr = env["view_radius"]
+        learner = {**LEARNER, **{k: v for k, v in change.items() if k not in env}}
         start = time.perf_counter()
-        res = train(TrainConfig(spec=SPEC, params={**exp.start, "view_radius": vr}, total_steps=cfg["steps"],
-                                num_envs=NUM_ENVS, out=Path(cfg["out"]) / "tune" / name.split()[0], **learner))
+        res = train(TrainConfig(spec=SPEC, params={**exp.start, **env}, total_steps=cfg["steps"],
+                                num_envs=NUM_ENVS, out=Path(cfg["out"]) / "tune" / "-".join(name.split()[:3]).strip(",()"), **learner))
         cells = {k: {**v, "view_radius": vr} for k, v in exp.held_out.items()}
         val = measure_validation(SPEC, cells, load_policy(res.checkpoint), "valid", cfg["validation_episodes"], 700_000,
                                  ("optimal",))

@@ -146,7 +146,8 @@ def test_the_harness_sees_console_errors_and_broken_images(chromium: str, tmp_pa
 def test_report_of_a_grid_run_renders_in_chromium(runs: dict[str, Path], chromium: str, tmp_path: Path) -> None:
     report = write_report(runs["mapf"], tmp_path / "mapf.html")
     page = report.path.read_text()
-    assert report.missing == ["Curriculum lineage"] and "Trajectories" in report.sections
+    assert report.missing == ["Curriculum lineage", "Engineer against the fixed environment"]
+    assert "Trajectories" in report.sections
     links = re.findall(r"""\b(?:src|href)\s*=\s*["']?([^"'\s>]*)""", page)
     assert links and all(x.startswith(("data:", "#")) for x in links), "the page links outside itself"
     assert "url(" not in page and "@import" not in page
@@ -218,7 +219,7 @@ def test_report_command_writes_and_refuses_clearly(runs: dict[str, Path], tmp_pa
     out = tmp_path / "r.html"
     done = invoke(str(runs["ipd"]), "-o", str(out), "--no-verify")
     assert done.exit_code == 0, done.output
-    assert f"Wrote {out}" in done.stdout and "Not recorded: Verification, Curriculum lineage" in done.stdout
+    assert f"Wrote {out}" in done.stdout and "Not recorded: Verification, Curriculum lineage, Engineer against" in done.stdout
     assert out.read_text().startswith("<!doctype html>")
     for args, fragment in [((str(runs["ipd"]), "-o", str(out)), "already exists; not overwriting it"),
                            ((str(tmp_path / "nope"),), "does not exist"),

@@ -21,6 +21,7 @@ TRAIN_LOG = "train.jsonl"
 CHECKPOINT = "checkpoint.pt"
 SCORECARD = "eval/scorecard.json"
 CURRICULUM = "curriculum.jsonl"
+COMPARISON = "comparison.json"
 DESIGN = "design.json"
 MARKERS = (TRAIN_LOG, CHECKPOINT, SCORECARD, CURRICULUM, DESIGN)
 GIF_ORDER = ("best", "worst")  # then failure0, failure1, ...
@@ -51,6 +52,8 @@ class RunFolder:
     gifs: dict[str, Path] = field(default_factory=dict)  # best, worst, failure0, ... -> file
     curriculum: list[dict[str, Any]] | None = None
     design: dict[str, Any] | None = None
+    comparison: dict[str, Any] | None = None  # comparison.json: curricula judged on the same held-out cells
+    arm_segments: dict[str, list[Segment]] = field(default_factory=dict)  # per compared curriculum, its stages
     notes: list[str] = field(default_factory=list)  # parts that could not be read, and why
 
     @property
@@ -92,6 +95,8 @@ def read_run(root: Path) -> RunFolder:
     run = RunFolder(root)
     run.design = _json(run, root / DESIGN)
     run.curriculum = _jsonl(run, root / CURRICULUM) if (root / CURRICULUM).exists() else None
+    if (root / COMPARISON).exists():
+        _read_comparison(run, root)
     stages = _stage_folders(root, run.curriculum)
     last = stages[-1] if stages else root
     for label, folder in ([(f"stage {i}", f) for i, f in enumerate(stages)] or [("run", root)]):
@@ -106,6 +111,17 @@ def read_run(root: Path) -> RunFolder:
             run.trajectories = trajectories(_jsonl(run, eval_dir / "trajectories.jsonl"))
         run.gifs = _gifs(eval_dir, run.scorecard or {})
     return run
+
+
+def _read_comparison(run: RunFolder, root: Path) -> None:
+    """comparison.json and the training log of every compared curriculum (its folder is written
+    relative to the run folder)."""
+    run.comparison = _json(run, root / COMPARISON)
+    for name, arm in ((run.comparison or {}).get("arms") or {}).items():
+        folder = root / str(arm.get("folder", ""))
+        records = _jsonl(run, folder / CURRICULUM) if (folder / CURRICULUM).exists() else []
+        run.arm_segments[name] = [Segment(f"stage {i}", _jsonl(run, f / TRAIN_LOG))
+                                  for i, f in enumerate(_stage_folders(folder, records)) if (f / TRAIN_LOG).exists()]
 
 
 def _stage_folders(root: Path, records: list[dict[str, Any]] | None) -> list[Path]:

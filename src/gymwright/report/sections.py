@@ -12,6 +12,7 @@ from typing import Any
 from gymwright.evaluate.failures import gather
 from gymwright.evaluate.trajectories import Trajectory, select
 from gymwright.report import charts
+from gymwright.report.comparison import comparison_html
 from gymwright.report.folder import RunFolder
 from gymwright.report.markup import Html, img, join, num, pm, table, tag
 from gymwright.report.spec_source import SpecText
@@ -365,6 +366,14 @@ def _stage_configs(r: dict[str, Any]) -> tuple[Html, Html]:
     return rows(mix, True), rows(nxt, False)
 
 
+# --------------------------------------------------------------------------- curricula compared
+def comparison_section(m: Material) -> Html:
+    if not m.run.comparison:
+        return not_recorded("no comparison.json: `gymwright demo` trains the engineer's curriculum and, for the "
+                            "same budget, the fixed environment, and judges both on held-out configurations")
+    return comparison_html(m.run.comparison, m.run.arm_segments)
+
+
 SECTIONS = (
     Section("task", "The task", task_section),
     Section("spec", "The spec", spec_section),
@@ -375,4 +384,5 @@ SECTIONS = (
     Section("failures", "Failure kinds", failures_section),
     Section("trajectories", "Trajectories", trajectories_section),
     Section("curriculum", "Curriculum lineage", curriculum_section),
+    Section("comparison", "Engineer against the fixed environment", comparison_section),
 )

@@ -1,0 +1,169 @@
+"""An engineer against a baseline, for the same budget, judged on held-out configurations.
+
+`goal_for` says what a spec's final policy is judged on: for a MAPF-FrozenLake-like spec (params
+`size`, `n_agents`, `wait_ratio`, `hole_density`) the harder lakes of the engineer benchmark's
+in-distribution experiment (one and two sizes bigger, hole ratio 0.3, wait ratio 0.5 and 0.75,
+at the task's agent count), with the configuration space the engineer may use; for any other
+spec the task's own configuration (other episodes), with the knobs as the only levers.
+
+`compare` trains every arm (an engineer and the curriculum options it runs with) into its own
+folder with `evolve`, then evaluates each final policy on the held-out cells (the same episode
+seeds for every arm) and writes `comparison.json`:
+
+```python
+goal = goal_for(spec, params)
+result = compare(spec, params, {"engineer": HeuristicEngineer(), "fixed": FixedEngineer()}, goal,
+                 {"engineer": out, "fixed": out / "baseline"}, out / "comparison.json")
+result.difference("engineer", "fixed")   # mean, 95% half-width (unpaired, episodes pooled)
+```
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from gymwright.atomic import write_atomic
+from gymwright.compile import compile_spec
+from gymwright.engineer.curriculum import CurriculumOptions, StageRecord, evolve
+from gymwright.engineer.engineers import Engineer
+from gymwright.engineer.evidence import measure_validation
+from gymwright.engineer.mixture import Bucket, Mixture
+from gymwright.engineer.space import ConfigSpace
+from gymwright.errors import GymwrightError
+from gymwright.evaluate.scorecard import default_task_metric
+from gymwright.spec.loader import load_spec
+from gymwright.store import Store
+from gymwright.train import load_policy
+
+HELD_OUT_SEED = 900_000
+HELD_OUT_POOL = 200
+"""solved layouts per held-out cell (each solved once, when first drawn; validation draws other
+episodes from the same layouts, as the engineer benchmark's validation overlaps its held-out pools)"""
+MAPF_LEVERS = ("size", "n_agents", "wait_ratio", "hole_density")
+
+
+@dataclass
+class Goal:
+    """What the final policy is judged on, and the levers an engineer may use to get there."""
+
+    held_out: dict[str, dict[str, Any]]  # label -> params, judged once on the final policy
+    target: str  # the same in words, for the engineer
+    start: dict[str, Any] = field(default_factory=dict)  # the first stage's config (the task's, levers explicit)
+    space: ConfigSpace | None = None  # None: the knobs of the task's configuration only
+    validation: dict[str, dict[str, Any]] | None = None  # drawn like the held-out cells, other episodes
+    secondary: tuple[str, ...] = ()  # metrics reported next to the task metric
+
+
+def goal_for(spec: str, params: dict[str, Any]) -> Goal:
+    """The held-out cells and levers for `spec` at its task configuration `params` (see the module)."""
+    loaded = load_spec(spec)
+    defaults = {k: p.default for k, p in loaded.params.items()}
+    config = {**defaults, **params}
+    if not all(k in loaded.params for k in MAPF_LEVERS):
+        return Goal({"the task": dict(params)}, f"the task's own configuration {dict(params)} (other episodes)",
+                    dict(params))
+    top = int(loaded.params["size"].max or config["size"] + 2)
+    size, agents = int(config["size"]), int(config["n_agents"])
+    sizes = sorted({min(top, size + d) for d in (1, 2)})
+    pool = min(HELD_OUT_POOL, int(config.get("layout_pool", HELD_OUT_POOL)))
+    held = {f"{agents} ag {s}x{s} w {w:.2f}": {**params, "size": s, "wait_ratio": w, "hole_density": 0.3,
+                                              "layout_pool": pool}
+            for s in sizes for w in (0.5, 0.75)}
+    start = {**params, **{k: config[k] for k in MAPF_LEVERS}}
+    fixed = {k: v for k, v in params.items() if k not in MAPF_LEVERS}
+    space = ConfigSpace.for_spec(spec, {"size": sorted({max(3, size - 1), size, *sizes}), "n_agents": [agents]},
+                                 {"wait_ratio": [0.0, 0.25, 0.5, 0.75], "hole_density": [0.1, 0.2, 0.3]}, fixed)
+    target = (f"{agents} walkers on {' and '.join(f'{s}x{s}' for s in sizes)} lakes, hole ratio 0.3, wait ratio 0.5 "
+              "and 0.75; judged on the valid rate (every walker on its goal, no hole, no conflict)")
+    secondary = ("optimal",) if "optimal" in loaded.metrics else ()
+    return Goal(held, target, start, space, dict(held), secondary)
+
+
+@dataclass
+class Arm:
+    """One curriculum of the comparison and its held-out result."""
+
+    name: str
+    engineer: str
+    folder: str  # relative to comparison.json's folder
+    policy: str = ""  # the final policy's checkpoint
+    last_stage: int = 0
+    mean: float = 0.0
+    ci95: float = 0.0
+    cells: dict[str, float] = field(default_factory=dict)
+    secondary: dict[str, float] = field(default_factory=dict)
+    stages: list[dict[str, Any]] = field(default_factory=list)  # per stage: trained mixture, success, guard
+
+
+@dataclass
+class Comparison:
+    spec: str
+    task_metric: str
+    env_steps: int  # per arm
+    episodes: int  # per held-out cell and arm
+    held_out: dict[str, dict[str, Any]]
+    arms: dict[str, Arm]
+
+    def difference(self, a: str, b: str) -> tuple[float, float]:
+        """Mean held-out difference a - b and its 95% half-width (the arms' intervals combined)."""
+        x, y = self.arms[a], self.arms[b]
+        return x.mean - y.mean, math.hypot(x.ci95, y.ci95)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def compare(spec: str, params: dict[str, Any], engineers: dict[str, Engineer], goal: Goal, folders: dict[str, Path],
+            output: Path, options: CurriculumOptions, *, episodes: int = 200, store: Store | None = None,
+            progress: Callable[[str], None] | None = None) -> Comparison:
+    """Train every arm for the same budget, judge each final policy on `goal.held_out`, write `output`."""
+    say = progress or (lambda _: None)
+    arms: dict[str, Arm] = {}
+    metric = options.task_metric or default_task_metric(compile_spec(spec, params))
+    if metric is None:
+        raise GymwrightError(f"{spec} has no metrics: comparing curricula needs a task metric", path="metrics",
+                             hint="add a metric with `kind: task` to the spec")
+    options = replace(options, task_metric=metric)
+    for name, engineer in engineers.items():
+        opts = _options_for(engineer, goal, options)
+        say(f"{name} ({engineer.name} engineer): {opts.stages} stages of {opts.steps_per_stage:,} env steps")
+        records = evolve(spec, _start(goal), engineer, folders[name], opts, store=store,
+                         progress=lambda line, n=name: say(f"  [{n}] {line}"))
+        arms[name] = _judge(name, engineer, folders[name], records, spec, goal, metric, episodes)
+        arms[name].folder = os.path.relpath(folders[name], output.parent)  # the report finds it from there
+        say(f"{name}: held-out {metric} {arms[name].mean:.3f} +/- {arms[name].ci95:.3f}")
+    result = Comparison(spec, metric, options.stages * options.steps_per_stage, episodes, goal.held_out, arms)
+    write_atomic(output, json.dumps(result.to_json_dict(), indent=2, default=float))
+    return result
+
+
+def _options_for(engineer: Engineer, goal: Goal, options: CurriculumOptions) -> CurriculumOptions:
+    """The baseline keeps the task's configuration; an engineer gets the goal, the levers and the guardrails."""
+    if engineer.name == "fixed":
+        return replace(options, space=None, validation=None, guard=False)
+    return replace(options, space=goal.space, validation=goal.validation, target=goal.target, guard=True,
+                   secondary=goal.secondary)
+
+
+def _start(goal: Goal) -> dict[str, Any] | Mixture:
+    if goal.space is None:
+        return dict(goal.start)
+    return Mixture([Bucket(dict(goal.start), 1.0, goal.space.label(goal.start))])
+
+
+def _judge(name: str, engineer: Engineer, folder: Path, records: list[StageRecord], spec: str, goal: Goal,
+           metric: str, episodes: int) -> Arm:
+    policy = load_policy(str(records[-1].policy or records[-1].checkpoint))
+    val = measure_validation(spec, goal.held_out, policy, metric, episodes, HELD_OUT_SEED, goal.secondary)
+    stages = [{"index": r.index, "trained": [{"label": b["label"], "share": b["share"], "params": b["params"]}
+                                             for b in r.trained_mixture or r.mixture],
+               "success": r.success, "validation": (r.validation or {}).get("mean"), "guard": r.guard,
+               "guard_reason": r.guard_reason, "rationale": r.rationale} for r in records]
+    return Arm(name, engineer.name, str(folder), str(records[-1].policy or records[-1].checkpoint), records[-1].index,
+               val.mean, val.ci95, dict(val.cells), dict(val.secondary), stages)

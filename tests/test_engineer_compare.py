@@ -1,0 +1,46 @@
+"""An engineer against the fixed baseline for the same budget, judged on held-out configurations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gymwright.engineer import FixedEngineer, HeuristicEngineer
+from gymwright.engineer.compare import compare, goal_for
+from gymwright.engineer.curriculum import CurriculumOptions
+
+MAPF = {"size": 3, "n_agents": 2, "max_steps": 12, "view_radius": 1}
+
+
+def test_the_goal_of_a_lake_is_its_harder_lakes_and_the_levers_to_reach_them() -> None:
+    goal = goal_for("mapf_frozenlake", {**MAPF, "size": 4})
+    assert list(goal.held_out) == ["2 ag 5x5 w 0.50", "2 ag 5x5 w 0.75", "2 ag 6x6 w 0.50", "2 ag 6x6 w 0.75"]
+    assert all(c["hole_density"] == 0.3 and c["n_agents"] == 2 and c["max_steps"] == 12 and c["layout_pool"] == 200
+               for c in goal.held_out.values())
+    assert goal.start == {**MAPF, "size": 4, "wait_ratio": 0.25, "hole_density": 0.2}  # the levers made explicit
+    assert goal.space is not None and goal.space.structural == {"size": [3, 4, 5, 6], "n_agents": [2]}
+    assert goal.validation == goal.held_out and goal.secondary == ("optimal",)
+    other = goal_for("cake_negotiation", {})
+    assert other.held_out == {"the task": {}} and other.space is None and other.validation is None
+
+
+@pytest.mark.slow  # two curricula and their held-out evaluation (the demo's test runs the same path)
+def test_compare_trains_both_arms_for_the_same_budget_and_judges_them_on_the_same_cells(tmp_path: Path) -> None:
+    goal = goal_for("mapf_frozenlake", MAPF)
+    opts = CurriculumOptions(stages=2, steps_per_stage=2048, num_envs=16, eval_episodes=10, record_episodes=2,
+                             validation_episodes=10, band=(0.3, 0.6))
+    folders = {"engineer": tmp_path, "fixed": tmp_path / "baseline"}
+    result = compare("mapf_frozenlake", MAPF, {"engineer": HeuristicEngineer(), "fixed": FixedEngineer()}, goal,
+                     folders, tmp_path / "comparison.json", opts, episodes=20)
+    assert result.task_metric == "valid" and result.env_steps == 4096
+    for name, arm in result.arms.items():
+        assert list(arm.cells) == list(goal.held_out) and 0.0 <= arm.mean <= 1.0 and arm.ci95 > 0
+        assert len(arm.stages) == 2 and (folders[name] / "curriculum.jsonl").exists()
+    fixed = result.arms["fixed"].stages
+    assert fixed[0]["trained"][0]["params"] == fixed[1]["trained"][0]["params"] == goal.start  # it never moves
+    diff, ci = result.difference("engineer", "fixed")
+    assert diff == pytest.approx(result.arms["engineer"].mean - result.arms["fixed"].mean) and ci > 0
+    saved = json.loads((tmp_path / "comparison.json").read_text())
+    assert saved["arms"]["engineer"]["cells"] == result.arms["engineer"].cells
