@@ -367,15 +367,26 @@ def test_exported_module_runs_without_gymwright(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- demo
 def test_demo_runs_the_whole_loop(tmp_path: Path) -> None:
-    result = invoke("demo", "--steps", "4096", "--stages", "2", "--out", str(tmp_path / "demo"))
+    out = tmp_path / "demo"
+    result = invoke("demo", "--steps", "4096", "--stages", "2", "--episodes", "20", "--out", str(out))
     assert result.exit_code == 0, result.output
-    assert "design 1: passed" in result.stdout and "cake_negotiation: passed" in result.stdout
-    assert "chose template cake_negotiation" in result.stdout and "retrieval" in result.stdout
-    assert "max_rounds=10 from 'ten rounds'" in result.stdout
-    assert "stage 2: agreed" in result.stdout and "heuristic engineer" in result.stdout
-    assert "learnability" in result.stdout
+    assert "design 1: passed" in result.stdout and "mapf_frozenlake: passed" in result.stdout
+    assert "chose template mapf_frozenlake" in result.stdout and "retrieval" in result.stdout
+    assert "n_agents=3 from 'three robots'" in result.stdout
+    assert "[engineer] stage 2: valid" in result.stdout and "[fixed] stage 2: valid" in result.stdout
+    assert "heuristic engineer" in result.stdout and "learnability" in result.stdout
     assert "seed 0: reset" in result.stdout and "seed 0: step 1" in result.stdout  # rendered
-    report = tmp_path / "demo" / "report.html"
-    assert report.exists() and "<html" in report.read_text()[:200].lower()
-    assert (tmp_path / "demo" / "stage1" / "eval" / "scorecard.json").exists()
+    comparison = json.loads((out / "comparison.json").read_text())
+    assert set(comparison["arms"]) == {"engineer", "fixed"} and comparison["env_steps"] == 8192
+    assert comparison["arms"]["fixed"]["folder"] == "baseline" and (out / "baseline" / "curriculum.jsonl").exists()
+    assert list(comparison["held_out"]) == ["3 ag 5x5 w 0.50", "3 ag 5x5 w 0.75", "3 ag 6x6 w 0.50", "3 ag 6x6 w 0.75"]
+    eng, fixed = comparison["arms"]["engineer"], comparison["arms"]["fixed"]
+    diff = eng["mean"] - fixed["mean"]
+    assert f"engineer - fixed: {diff:+.3f}" in result.stdout
+    page = (out / "report.html").read_text()
+    assert "<html" in page[:200].lower() and "Engineer against the fixed environment" in page
+    section = page[page.index('id="comparison"'):]
+    assert "Not recorded" not in section[:400] and "3 ag 6x6 w 0.75" in section and "engineer - fixed" in section
+    assert "the heuristic engineer&#x27;s stages" in section or "the heuristic engineer's stages" in section
+    assert (out / "stage1" / "eval" / "scorecard.json").exists()
     assert len(result.stdout.splitlines()) < 200

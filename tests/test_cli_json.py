@@ -118,12 +118,12 @@ def test_export_and_report_json_results(tmp_path: Path) -> None:
 def test_demo_json_is_one_summary_and_the_steps_go_to_stderr(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     result = invoke("demo", "--steps", "1000", "--stages", "1", "--num-envs", "16", "--algo", "mappo", "--seed", "2",
-                    "--out", out, "--store", tmp_path / "store", "--json")
+                    "--episodes", "10", "--out", out, "--store", tmp_path / "store", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["report"] == str(out / "report.html") and (out / "report.html").exists()
-    assert data["config"] == str(out / "config.yaml") and len(data["stages"]) == 1
-    assert "1. design" in result.stderr and "6. report" in result.stderr
+    assert data["config"] == str(out / "config.yaml") and len(data["comparison"]["arms"]["engineer"]["stages"]) == 1
+    assert "1. design" in result.stderr and "7. report" in result.stderr
     from gymwright.train import checkpoint as ck
 
     config = ck.load(Path(data["checkpoint"]))["config"]

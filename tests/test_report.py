@@ -70,6 +70,14 @@ def curriculum_folder(root: Path) -> Path:
                           f"Walkers cross a frozen lake {EVIL}", spec_path=None, report=report,
                           explanation=f"picked the library spec {EVIL}")
     (root / "design.json").write_text(json.dumps(design.to_json_dict()))
+    cells = {"5x5": {"size": 5}, f"6x6 {EVIL}": {"size": 6}}
+    stage = {"index": 0, "trained": [{"label": f"size=4 {EVIL}", "share": 1.0, "params": {}}], "success": 0.2,
+             "validation": 0.1, "guard": "revert", "guard_reason": f"did not help {EVIL}", "rationale": f"why {EVIL}"}
+    arms = {name: {"name": name, "engineer": name, "folder": ".", "mean": mean, "ci95": 0.02,
+                   "cells": {c: mean for c in cells}, "secondary": {"optimal": 0.01}, "stages": [stage]}
+            for name, mean in (("engineer", 0.31), ("fixed", 0.25))}
+    (root / "comparison.json").write_text(json.dumps({"spec": MAPF[0], "task_metric": "valid", "env_steps": 4096,
+                                                      "episodes": 100, "held_out": cells, "arms": arms}))
     return root
 
 
@@ -167,6 +175,8 @@ def test_report_of_a_curriculum_escapes_untrusted_text(runs: dict[str, Path], ch
     assert "Walkers cross a frozen lake" in page and "fewer holes: most failures fell in one" in page
     assert "recorded by the design (design.json)" in page  # not re-verified
     assert "2 stages laid end to end" in page and "hole_density=0.1" in page
+    assert "engineer - fixed: +0.060 ± 0.028" in page and "engineer is better" in page  # 0.06 > hypot(0.02, 0.02)
+    assert "valid while training" in page  # both curricula's curves (here: the same folder)
     dom = assert_renders(chromium, report.path, tmp_path, min_images=5)
     assert "<title>gymwright report: mapf_frozenlake</title>" in dom  # no injected script ran
 
@@ -229,3 +239,25 @@ def test_report_command_writes_and_refuses_clearly(runs: dict[str, Path], tmp_pa
         assert failed.exit_code == 1 and not isinstance(failed.exception, Exception), failed.output
         assert fragment in failed.output and "Traceback" not in failed.output, failed.output
     assert invoke(str(runs["ipd"]), "-o", str(out), "--force", "--no-verify").exit_code == 0
+
+
+def test_the_task_part_shows_verified_and_fits_the_task_from_design_json(tmp_path: Path) -> None:
+    """Issue 17: the design's two verdicts side by side, the review's findings when it does not
+    fit, and unknown for a design.json written before the verdicts were recorded."""
+    design = DesignResult(3, "unfit", "spec", "openai:some-model", "--model", "Three drones cover a grid",
+                          spec_path=None, verified=True, fits_task="no",
+                          findings=[f"- ends: the episode never ends when the grid is covered {EVIL}"])
+    unfit = tmp_path / "unfit"
+    unfit.mkdir()
+    (unfit / "design.json").write_text(json.dumps(design.to_json_dict()))
+    page = write_report(unfit, run_verifier=False).path.read_text()
+    assert "<th>verified</th><td>yes</td>" in page and "<th>fits the task</th><td>no</td>" in page
+    assert "the episode never ends when the grid is covered" in page and EVIL not in page
+
+    old = tmp_path / "old"
+    old.mkdir()
+    record = {k: v for k, v in design.to_json_dict().items() if k not in ("verified", "fits_task", "findings")}
+    (old / "design.json").write_text(json.dumps(record))
+    page = write_report(old, run_verifier=False).path.read_text()
+    assert "<th>verified</th><td>unknown</td>" in page and "<th>fits the task</th><td>unknown</td>" in page
+    assert "<th>does not fit</th>" not in page

@@ -1,8 +1,10 @@
 """`gymwright demo`: the main job, offline by default, in a few minutes on a laptop.
 
 A task text -> design (the offline designer unless a model is given) -> verify -> train in
-stages, the heuristic engineer redesigning the environment between them -> evaluate the last
-policy (the scorecard) -> watch it play -> one self-contained report.html.
+stages, the heuristic engineer redesigning the environment between them, and for the same budget
+the fixed environment (the baseline) -> evaluate the engineer's last policy (the scorecard) ->
+both final policies on held-out configurations (`gymwright.engineer.compare`) -> watch it play
+-> one self-contained report.html with both curricula side by side.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import nullcontext, redirect_stdout
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,9 +30,11 @@ from gymwright.cli.config_options import (
 )
 
 DEMO_TASK = (
-    "Two robots divide a pie by taking turns making offers; the pie shrinks by 10% after "
-    "every rejected offer, and they have ten rounds to agree."
+    "Three robots cross a frozen lake to their goals without falling into holes or colliding with "
+    "each other; a robot may wait to let another pass."
 )
+BASELINE = "baseline"
+"""the fixed baseline's curriculum folder, inside the demo's run folder"""
 
 
 def demo_design(task: str, model: str | None, store: Path | None) -> Any:
@@ -69,37 +72,67 @@ def demo_verify(report: Any) -> None:
 
 
 def demo_train(spec: str, folder: Path, stages: int, steps: int, store: Path | None,
-               config: ConfigChoice | None = None) -> list[Any]:
-    """Step 3: train in stages; the heuristic engineer proposes each next environment."""
+               config: ConfigChoice | None = None, episodes: int = 150) -> Any:
+    """Step 3: train in stages with the heuristic engineer between them, then, for the same budget,
+    the fixed environment; both final policies are judged on the same held-out configurations."""
     from gymwright.cli.common import out
-    from gymwright.engineer import HeuristicEngineer
-    from gymwright.engineer.curriculum import CurriculumOptions, evolve
+    from gymwright.engineer import FixedEngineer, HeuristicEngineer
+    from gymwright.engineer.compare import compare, goal_for
+    from gymwright.engineer.curriculum import CurriculumOptions
     from gymwright.store import Store
 
-    out.rule(f"[bold]3. train: {stages} stages of {steps:,} env steps, the heuristic engineer between them")
+    out.rule(f"[bold]3. train: {stages} stages of {steps:,} env steps with the heuristic engineer, "
+             "and the same budget on the fixed environment")
     num_envs, seed, train = stage_settings(config, folder, "demo")
     if settings := describe(config or ConfigChoice()):
         out.print(Text(settings, style="dim"))
-    opts = CurriculumOptions(stages=stages, steps_per_stage=steps, eval_episodes=150, num_envs=num_envs,
-                             seed=seed, train=train)
+    goal = goal_for(spec, {})
+    out.print(Text(f"judged on: {goal.target}", style="dim"))
+    opts = CurriculumOptions(stages=stages, steps_per_stage=steps, eval_episodes=episodes, num_envs=num_envs,
+                             seed=seed, train=train, record_episodes=min(40, episodes),
+                             validation_episodes=episodes)
     with Store.open(store) as st:
-        records = evolve(spec, {}, HeuristicEngineer(), folder, opts, store=st,
-                         progress=lambda line: out.print(Text(line, style="dim")))
-    return records
+        return compare(spec, {}, {"engineer": HeuristicEngineer(), "fixed": FixedEngineer()}, goal,
+                       {"engineer": folder, "fixed": folder / BASELINE}, folder / "comparison.json", opts,
+                       episodes=max(episodes, 100), store=st, progress=lambda line: out.print(Text(line, style="dim")))
 
 
-def demo_evaluate(spec: str, record: Any, folder: Path) -> Any:
-    """Step 4: the scorecard of the last stage's policy, in that stage's environment."""
+def demo_compare(comparison: Any) -> None:
+    """Step 5: the engineer's curriculum against the fixed one on the held-out configurations."""
+    from rich.table import Table
+
+    from gymwright.cli.common import out
+
+    out.rule(f"[bold]5. held out: the engineer against the fixed environment ({comparison.episodes} episodes a cell)")
+    arms = comparison.arms
+    table = Table(show_edge=False)
+    table.add_column("held-out configuration")
+    for name in arms:
+        table.add_column(name, justify="right")
+    for cell in comparison.held_out:
+        table.add_row(cell, *(f"{a.cells[cell]:.3f}" for a in arms.values()))
+    table.add_row(f"mean {comparison.task_metric}", *(f"{a.mean:.3f} ± {a.ci95:.3f}" for a in arms.values()))
+    for metric in next(iter(arms.values())).secondary:
+        table.add_row(f"mean {metric}", *(f"{a.secondary[metric]:.3f}" for a in arms.values()))
+    out.print(table)
+    diff, ci = comparison.difference("engineer", "fixed")
+    verdict = ("inside the noise: no measurable difference" if abs(diff) <= ci else
+               "the engineer's curriculum is better" if diff > 0 else "the fixed environment is better")
+    out.print(Text(f"engineer - fixed: {diff:+.3f} ± {ci:.3f} (95%): {verdict}", style="bold"))
+
+
+def demo_evaluate(spec: str, policy_path: str, folder: Path, episodes: int = 150) -> Any:
+    """Step 4: the scorecard of the engineer's last policy, in the task's own configuration."""
     from gymwright.cli.common import out
     from gymwright.cli.evaluate import STYLE
     from gymwright.evaluate import assess
     from gymwright.train import load_policy
 
-    out.rule("[bold]4. evaluate the last policy")
-    policy = load_policy(record.checkpoint)
+    out.rule("[bold]4. evaluate the engineer's last policy in the task's configuration")
+    policy = load_policy(policy_path)
     history = [json.loads(x) for x in (folder / "train.jsonl").read_text().splitlines() if x.strip()]
-    card = assess(spec, record.params, policy, history=history, episodes=150, out=folder / "eval")
-    line = Text(f"{card.spec} with {record.params}: ")
+    card = assess(spec, {}, policy, history=history, episodes=episodes, out=folder / "eval")
+    line = Text(f"{card.spec}: ")
     line.append(card.verdict, style=STYLE[card.verdict])
     out.print(line)
     for c in card.checks:
@@ -117,10 +150,12 @@ def demo_command(
     steps: Annotated[int, typer.Option("--steps", min=1000, help="Env steps per stage.")] = 150_000,
     output: Annotated[Path, typer.Option("--out", "-o", help="The run folder.")] = Path("runs/demo"),
     store: Annotated[Path | None, typer.Option("--store", help="The store folder.")] = None,
+    episodes: Annotated[int, typer.Option("--episodes", min=10, help=(
+        "Evaluation episodes per bucket, validation cell and scorecard (held out: at least 100 a cell)."))] = 150,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary on stdout (the steps' output goes to stderr).")] = False,
     config: ConfigChoice | None = None,
 ) -> None:
-    """The main job, offline by default: design -> verify -> train -> evaluate -> engineer -> report.
+    """The main job, offline by default: design -> verify -> train (engineer and fixed) -> evaluate -> held out -> report.
 
     The training config options (and --config FILE.yaml) set every stage's TrainConfig."""
     from gymwright.atomic import write_atomic
@@ -141,24 +176,25 @@ def demo_command(
         spec = str(result.spec_path)
         output.mkdir(parents=True, exist_ok=True)
         write_atomic(output / "design.json", json.dumps(result.to_json_dict(), indent=2, default=str))
-        records = demo_train(spec, output, stages, steps, store, config)
-        last = records[-1]
-        policy = demo_evaluate(spec, last, output / f"stage{last.index}")
-        out.rule("[bold]5. the last policy plays (the first steps rendered)")
-        env = compile_spec(spec, last.params).parallel_env(render_mode="ansi")
+        comparison = demo_train(spec, output, stages, steps, store, config, episodes)
+        mine = comparison.arms["engineer"]
+        policy = demo_evaluate(spec, mine.policy, output / f"stage{mine.last_stage}", episodes)
+        demo_compare(comparison)
+        out.rule("[bold]6. the engineer's last policy plays (the first steps rendered)")
+        env = compile_spec(spec).parallel_env(render_mode="ansi")
         play_episode(env, 0, frames=DEMO_FRAMES, max_steps=1000, choose=policy_chooser(policy, True))
-        out.rule("[bold]6. report")
+        out.rule("[bold]7. report")
         report = write_report(output)
     if as_json:
         typer.echo(to_json({"design_id": result.design_id, "spec": spec, "out": str(output),
                             "config": str(output / CONFIG_FILE), "report": str(report.path),
-                            "checkpoint": last.checkpoint, "stages": [asdict(r) for r in records]}))
+                            "checkpoint": mine.policy, "comparison": comparison.to_json_dict()}))
         return
     out.print(f"report: {report.path}  (open file://{report.path.resolve()} in a browser)")
     out.rule("[bold]next")
     out.print(Text(
         f"gymwright show {result.design_id}                 # the design's attempts\n"
-        f"gymwright play {spec} --policy {last.checkpoint} --render\n"
+        f"gymwright play {spec} --policy {mine.policy} --render\n"
         'gymwright design "your task" --model openai:gpt-4o-mini   # a model writes a new spec\n'
         "gymwright library"
     ))
