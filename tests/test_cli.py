@@ -383,6 +383,9 @@ def test_demo_runs_the_whole_loop(tmp_path: Path) -> None:
     eng, fixed = comparison["arms"]["engineer"], comparison["arms"]["fixed"]
     diff = eng["mean"] - fixed["mean"]
     assert f"engineer - fixed: {diff:+.3f}" in result.stdout
+    ci = (eng["ci95"] ** 2 + fixed["ci95"] ** 2) ** 0.5
+    verdict = "inside the noise" if abs(diff) <= ci else "curriculum is better" if diff > 0 else "environment is better"
+    assert verdict in result.stdout
     page = (out / "report.html").read_text()
     assert "<html" in page[:200].lower() and "Engineer against the fixed environment" in page
     section = page[page.index('id="comparison"'):]
