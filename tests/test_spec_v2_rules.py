@@ -120,3 +120,13 @@ def test_one_run_reports_every_error_of_a_rule_and_its_else() -> None:
     for start in ("error [static] step[0].when: undefined name `phse`", "error [static] step[0].set.lg: cannot set `lg`",
                   "error [static] step[0].else.log:"):
         assert any(f.startswith(start) for f in found), (start, found)
+
+
+def test_a_misspelt_else_is_suggested_as_the_spec_writes_it() -> None:
+    from gymwright.errors import SpecError
+
+    data = game([{"when": "any(a)", "set": {"log": "log + 1"}, "elze": {"log": "log + 2"}}])
+    with pytest.raises(SpecError) as e:
+        load_spec(data)
+    hints = [d.hint or "" for d in e.value.diagnostics]
+    assert any("did you mean `else`?" in h for h in hints), hints

@@ -137,14 +137,15 @@ def yaml_slips(data: Any, path: str = "") -> list[Diagnostic]:
 _TAGS = {"str", "int", "float", "bool", "list", "dict", "none"} | {
     name for name, obj in vars(m).items() if isinstance(obj, type) and issubclass(obj, BaseModel)
 }
-_FIELDS = sorted({f for obj in vars(m).values() if isinstance(obj, type) and issubclass(obj, BaseModel)
-                  for f in obj.model_fields})
+# the keys as a spec writes them (a field's alias, e.g. `else` for `else_`)
+_FIELDS = sorted({info.alias or f for obj in vars(m).values() if isinstance(obj, type) and issubclass(obj, BaseModel)
+                  for f, info in obj.model_fields.items()})
 # key -> the sections that have it (an unknown key here may be a right key in another section)
 _OWNERS: dict[str, list[str]] = {}
 for _obj in vars(m).values():
     if isinstance(_obj, type) and issubclass(_obj, BaseModel) and _obj.__module__ == m.__name__:
-        for _f in _obj.model_fields:
-            _OWNERS.setdefault(_f, []).append(_obj.__name__)
+        for _f, _info in _obj.model_fields.items():
+            _OWNERS.setdefault(_info.alias or _f, []).append(_obj.__name__)
 
 
 def _clean(loc: tuple[Any, ...]) -> str:
