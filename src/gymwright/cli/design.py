@@ -24,7 +24,7 @@ from gymwright.store import DesignRecord, Store, default_store_path
 if TYPE_CHECKING:
     from gymwright.design import DesignEvent, DesignResult
 
-MODES = ("spec", "template", "offline")  # gymwright.design.MODES, imported lazily below
+MODES = ("spec", "template", "offline", "code")  # gymwright.design.MODES, imported lazily below
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -105,6 +105,12 @@ def print_result(r: DesignResult) -> None:
     out.print(Text(f"designer: {r.model} [{r.mode} mode; model from {r.model_source}]", style="dim"))
     if r.explanation:
         out.print(Text(r.explanation))
+    if r.spec_path and r.mode == "code":
+        out.print(f"module: {r.spec_path}" + ("" if r.passed else " (the last attempt, not verified)"))
+        if r.passed:
+            out.print("It was vetted and checked only inside a sandbox worker; `gymwright export "
+                      f"{r.spec_path} -o env.py` vets it again and writes it.")
+        return
     if r.spec_path:
         out.print(f"spec: {r.spec_path}" + ("" if r.passed else " (the last attempt, not verified)"))
     if r.passed and r.spec_path:
@@ -118,6 +124,8 @@ def unknown_fit_reason(mode: str) -> str:
     """Why a design's fit to the task is unknown."""
     if mode == "spec":
         return "no usable task-fit review"
+    if mode == "code":
+        return "code mode has no task-fit review yet"
     if mode == "offline":
         return "no model reviewed it; the offline designer refuses templates that lack what the task names"
     return "no model reviewed it; template mode asks only whether the template is the same kind of game"
@@ -248,8 +256,13 @@ def print_design(rec: DesignRecord, spec: dict[str, Any] | None, full: bool) -> 
     for a in rec.attempts:
         print_attempt(a, full)
     if spec is not None:
-        out.rule("[bold]final spec" if rec.status == "passed" else "[bold]last spec (not verified)")
-        out.print(Text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100)))
+        what = "module" if rec.mode == "code" else "spec"
+        out.rule(f"[bold]final {what}" if rec.status == "passed" else f"[bold]last {what} (not verified)")
+        if rec.mode == "code" and isinstance(spec.get("code"), str):  # the module as text, numbered
+            out.print(Text(f"name: {spec.get('name')}, class: {spec.get('class', '(the only ParallelEnv)')}"))
+            out.print(Text("\n".join(f"{i:4d}  {line}" for i, line in enumerate(spec["code"].splitlines(), 1))))
+        else:
+            out.print(Text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100)))
 
 
 def print_attempt(a: Any, full: bool) -> None:

@@ -259,13 +259,28 @@ def export(
     force: Annotated[
         bool, typer.Option("--force", "-f", help="Overwrite an existing file.")
     ] = False,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Write the compiled environment as one standalone Python module."""
+    """Write the compiled environment as one standalone Python module (a code-mode module,
+    SPEC ending in .py: vetted and checked in the sandbox again, then written as it is)."""
     params = parse_params(param)
     check_writable(output, force)
     with domain_errors(spec):
-        source = export_source(spec, params)
+        if str(spec).endswith(".py"):
+            from gymwright.codemode.export import vetted_module
+
+            source = vetted_module(Path(spec))
+        else:
+            source = export_source(spec, params)
         write_atomic(output, source)
+    if as_json:
+        typer.echo(to_json({"output": str(output), "lines": len(source.splitlines()), "params": params,
+                            "import": import_hint(output), "solved_pools": "SOLVED_POOLS = {\n" in source}))
+        return
+    if str(spec).endswith(".py"):
+        out.print(f"Wrote {output} ({len(source.splitlines())} lines): the code-mode module, vetted and "
+                  "checked in the sandbox. Imported outside gymwright it runs unsandboxed, like any module.")
+        return
     given = ", ".join(f"{k}={v}" for k, v in params.items())
     out.print(
         f"Wrote {output} ({len(source.splitlines())} lines)"

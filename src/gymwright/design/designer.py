@@ -29,7 +29,7 @@ from gymwright.llm.resolve import choose_model, provider_from_name
 from gymwright.store import AttemptRecord, Store
 from gymwright.verify.report import VerificationReport
 
-MODES = ("spec", "template", "offline")
+MODES = ("spec", "template", "offline", "code")
 OFFLINE_LABEL = "offline designer (retrieval + rules, no language model)"
 VERIFY_EPISODES = 20
 
@@ -113,9 +113,9 @@ def resolve_mode(mode: str | None, has_model: bool, model: str | None = None) ->
     if mode not in MODES:
         raise GymwrightError(f"unknown mode {mode!r}", path="--mode",
                              hint=f"choose one of {', '.join(MODES)}")
-    if mode == "spec" and not has_model:
+    if mode in ("spec", "code") and not has_model:
         raise GymwrightError(
-            "--mode spec needs a language model, and none was given", path="--mode",
+            f"--mode {mode} needs a language model, and none was given", path="--mode",
             hint="pass --model (e.g. openai:gpt-4o-mini, ollama:qwen2.5-coder) or set "
                  "GYMWRIGHT_MODEL; without one, --mode offline picks and tunes a library spec")
     return "offline" if mode == "template" and not has_model else mode
@@ -187,6 +187,10 @@ def run_mode(session: DesignSession, mode: str, task: str,
     if mode == "offline":
         (spec, report), choice = run_offline_mode(session, task)
         return spec, report, choice
+    if mode == "code":
+        from gymwright.design.coded import run_code_mode
+
+        return (*run_code_mode(session, task), None)
     runner = run_spec_mode if mode == "spec" else run_template_mode
     spec, report = runner(session, task)
     return spec, report, None
@@ -230,7 +234,7 @@ def last_candidate(session: DesignSession) -> dict[str, Any] | None:
 
 
 def failure_summary(session: DesignSession, report: VerificationReport | None) -> str:
-    tries = sum(a.stage in ("spec", "repair", "template") for a in session.attempts)
+    tries = sum(a.stage in ("spec", "repair", "template", "code") for a in session.attempts)
     if report is None:
         return f"no usable spec after {tries} tries"
     return f"the last spec failed verification after {tries} tries: " + report.to_prompt(5)
@@ -240,9 +244,15 @@ def write_spec_file(spec: dict[str, Any], result: DesignResult, store: Store, ou
     """`out` when given (and the spec passed), else the store's artifacts folder. Atomic."""
     name = str(spec.get("name", "spec"))
     suffix = {"passed": "", "unfit": ".unfit"}.get(result.status, ".failed")
-    path = out or store.path / "artifacts" / "specs" / f"{name}-{result.spec_sha[:12]}{suffix}.yaml"  # type: ignore[index]
+    ext = ".py" if result.mode == "code" else ".yaml"  # code mode: the vetted module itself
+    path = out or store.path / "artifacts" / "specs" / f"{name}-{result.spec_sha[:12]}{suffix}{ext}"  # type: ignore[index]
     path.parent.mkdir(parents=True, exist_ok=True)
     header = f"# designed by gymwright (design {result.design_id}, {result.model})\n# task: {result.task}\n"
+    if result.mode == "code":
+        from gymwright.design.coded import write_code_file
+
+        return write_code_file(spec, path, f"designed by gymwright (design {result.design_id}, "
+                                           f"{result.model}), vetted and checked in a sandbox\ntask: {result.task}")
     write_atomic(path, header + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100))
     return path
 

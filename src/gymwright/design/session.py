@@ -47,7 +47,7 @@ Progress = Callable[[DesignEvent], None]
 # with what its loop's first stage answers (a whole spec, or the params), so it has that
 # stage's budget: a whole spec is 1,500-3,000 tokens (a grid spec with short docs about 3,000).
 REPLY_TOKENS = {"roles": 900, "dynamics": 1800, "rewards": 1500, "template": 200, "params": 400,
-                "review": 1200, "spec": 8192}
+                "review": 1200, "spec": 8192, "code": 8192}
 DEFAULT_REPLY_TOKENS = 4096
 SHORT_CONTEXT = 8192  # tokens; at or below it the spec prompt is compact
 SHORT_CONTEXT_REPLY = 1500  # a short-context model's longest reply
@@ -104,6 +104,8 @@ class DesignSession:
         self.attempts: list[AttemptRecord] = []
         self.last_report: VerificationReport | None = None
         self.parent: tuple[str, str] | None = None  # (spec sha, why the next spec derives from it)
+        # code mode: checks a candidate in place of the spec verifier (design/coded.py)
+        self.checker: Callable[[dict[str, Any]], VerificationReport] | None = None
 
     @property
     def short_context(self) -> bool:
@@ -211,7 +213,7 @@ class DesignSession:
     def repair_loop(self, first_stage: str, base: list[Message], schema: dict[str, Any] | None,
                     to_spec: Callable[[str], tuple[dict[str, Any] | None, Any, str]],
                     repair_base: Callable[[str], list[Message]] | None = None,
-                    reply: str = SPEC_REPLY,
+                    reply: str = SPEC_REPLY, repair_template: str = "repair",
                     ) -> tuple[dict[str, Any] | None, VerificationReport | None]:
         """Ask for a spec, verify it, review it against the task (when `review_fit`), and send
         the findings (the verifier's report, the parse error, or the review's failed checks)
@@ -240,7 +242,7 @@ class DesignSession:
                 candidate = self.record_candidate(stage, messages, completion, spec, report,
                                                   time.perf_counter() - start)
                 if not report.passed:
-                    feedback = self.prompts.render("repair", report=report.to_prompt(), reply=reply)
+                    feedback = self.prompts.render(repair_template, report=report.to_prompt(), reply=reply)
                 else:
                     verified = (spec, report)
                     if not self.review_fit or self.reviewed_fits(spec):
@@ -280,7 +282,7 @@ class DesignSession:
     def verify(self, stage: str, spec: dict[str, Any]) -> VerificationReport:
         self.event("verify", stage)
         try:
-            report = verify(spec, episodes=self.verify_episodes)
+            report = self.checker(spec) if self.checker else verify(spec, episodes=self.verify_episodes)
         except Exception as e:  # noqa: BLE001 - a verifier bug must not lose the design
             report = VerificationReport(str(spec.get("name", "<spec>")), {})
             report.stages.append(StageResult("compile", 0.0, 1, 0))
