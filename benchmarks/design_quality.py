@@ -5,7 +5,9 @@ named in `GYMWRIGHT_BENCH_MODELS`) designs every task of `benchmarks/design_task
 design in a fresh temporary store (so no reply-cache hit helps a repeat or another designer),
 with `DesignOptions(max_repairs=2)` and a per-design timeout. Each design is scored against the
 task's expected template and stated params, and a markdown table (one row per designer) and a
-per-task list of failures are printed.
+per-task list of failures are printed. Tasks with hand-worked scenarios in `benchmarks/behaviour/`
+(`benchmarks/scenarios.py`) are also replayed against every verified design: the second table
+gives per designer verified, fits the task and behaves right (scenarios passed / total).
 
     python benchmarks/design_quality.py                      # every designer, every task
     python benchmarks/design_quality.py --quick              # offline + 5 tasks of the 0.5B model
@@ -14,6 +16,7 @@ per-task list of failures are printed.
     python benchmarks/design_quality.py --report runs.jsonl  # the table again from saved outcomes
     python benchmarks/design_quality.py --designers '...[30]' --log runs.jsonl --resume  # go on
     python benchmarks/design_quality.py --prompt-sizes       # no design: the spec-stage prompt sizes
+    python benchmarks/design_quality.py --designers 'local:qwen2.5-coder-0.5b@template[4]' --with-scenarios
 
 A designer is `MODEL@MODE[N]`: MODEL is `offline` or a `--model` name, MODE `template` or `spec`
 (spec mode runs only the tasks marked `spec_subset`), and `[N]` keeps that designer's first N
@@ -40,6 +43,7 @@ from typing import Any
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import yaml  # noqa: E402
+from scenarios import NO_SPEC, PASSED, UNMATCHED, load_scenarios, run_scenarios, scenario_file  # noqa: E402
 
 TASKS_FILE = Path(__file__).with_name("design_tasks.yaml")
 BENCH_MODELS_ENV = "GYMWRIGHT_BENCH_MODELS"
@@ -192,6 +196,7 @@ class Outcome:
     timed_out: bool = False
     error: str = ""
     replies: list[str] = field(default_factory=list)  # "stage: reply" per model call, shortened
+    scenarios: list[dict[str, str]] = field(default_factory=list)  # {name, kind, reason} per scenario
 
 
 def template_used(result: Any, mode: str) -> str | None:
@@ -245,6 +250,7 @@ def run_design(designer: Designer, task: Task, provider: Any | None, timeout: fl
     if result is None:
         out.status = "timeout" if out.timed_out else "error"
         out.error = box.get("error", "the design did not finish")
+        out.scenarios = check_behaviour(task.id, None)
         return out
     out.passed = bool(result.passed) and not out.timed_out
     out.verified = bool(getattr(result, "verified", result.passed)) and not out.timed_out
@@ -263,7 +269,14 @@ def run_design(designer: Designer, task: Task, provider: Any | None, timeout: fl
                    + (f" [{short(a.parse_error, 200)}]" if a.parse_error else "")
                    for a in result.attempts if a.reply is not None]
     out.error = box.get("error", "")
+    out.scenarios = check_behaviour(task.id, result.spec if out.verified else None)
     return out
+
+
+def check_behaviour(task_id: str, spec: dict[str, Any] | None) -> list[dict[str, str]]:
+    """The task's hand-worked scenarios replayed against a verified spec (None: all fail)."""
+    return [{"name": r.name, "kind": r.kind, "reason": short(r.reason, 300)}
+            for r in run_scenarios(spec, load_scenarios(task_id))]
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -320,6 +333,35 @@ class Row:
     timeouts: int
     errors: int
     note: str = ""
+    behaviour: Behaviour | None = None
+
+
+@dataclass
+class Behaviour:
+    """The hand-worked scenarios over one designer's designs (tasks with a scenario file only)."""
+
+    designs: int  # designs of tasks that have scenarios
+    designs_right: int  # of them, designs that passed every scenario
+    lib_passed: int
+    lib_total: int
+    off_passed: int
+    off_total: int
+    unmatched: int  # failed: the design lacks a name, or refuses a start value
+    wrong: int  # failed: ran, and an expectation was false (or an action illegal)
+    no_spec: int  # failed: no verified spec to run
+
+
+def behaviour(outcomes: list[Outcome]) -> Behaviour:
+    checked = [o for o in outcomes if o.scenarios]
+    kinds = [s["kind"] for o in checked for s in o.scenarios]
+
+    def passed(lib: bool) -> tuple[int, int]:
+        runs = [s for o in checked if (o.expected_template is not None) == lib for s in o.scenarios]
+        return sum(s["kind"] == PASSED for s in runs), len(runs)
+
+    (lp, lt), (op, ot) = passed(True), passed(False)
+    return Behaviour(len(checked), sum(all(s["kind"] == PASSED for s in o.scenarios) for o in checked),
+                     lp, lt, op, ot, kinds.count(UNMATCHED), kinds.count("wrong"), kinds.count(NO_SPEC))
 
 
 def score(designer: str, mode: str, outcomes: list[Outcome], note: str = "") -> Row:
@@ -343,7 +385,7 @@ def score(designer: str, mode: str, outcomes: list[Outcome], note: str = "") -> 
         tokens=sum(o.prompt_tokens + o.completion_tokens for o in outcomes),
         wall_median=statistics.median(walls) if walls else 0.0, wall_total=sum(walls),
         timeouts=sum(o.timed_out for o in outcomes),
-        errors=sum(o.status == "error" for o in outcomes), note=note)
+        errors=sum(o.status == "error" for o in outcomes), note=note, behaviour=behaviour(outcomes))
 
 
 # ----------------------------------------------------------------------------- output
@@ -381,6 +423,21 @@ def markdown_table(rows: Iterable[Row]) -> str:
     return "\n".join(lines)
 
 
+def behaviour_table(rows: Iterable[Row]) -> str:
+    """Per designer: verified, fits the task, behaves right (the hand-worked scenarios)."""
+    lines = ["| designer | verified (all tasks) | fits the task (yes/no/unknown, of verified) "
+             "| behaves right: library tasks (scenarios passed) | behaves right: off-library tasks "
+             "| designs passing every scenario | failed scenarios: unmatched names / wrong / no verified spec |",
+             "|" + " --- |" * 7]
+    for r in rows:
+        b = r.behaviour or behaviour([])
+        lines.append(
+            f"| {r.designer}{' (' + r.note + ')' if r.note else ''} | {frac(r.verified_total, r.tasks)} "
+            f"| {r.fits} | {frac(b.lib_passed, b.lib_total)} | {frac(b.off_passed, b.off_total)} "
+            f"| {frac(b.designs_right, b.designs)} | {b.unmatched} / {b.wrong} / {b.no_spec} |")
+    return "\n".join(lines)
+
+
 def fmt_duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
@@ -390,6 +447,8 @@ def failure_reason(o: Outcome) -> str | None:
     if o.expected_template is None:
         if refused(o):
             return None
+        if o.passed and o.template is None and o.scenarios:  # a new spec: judged by its behaviour
+            return scenario_failures(o)
         if o.passed:
             kind = f"library template {o.template}" if o.template else f"a new spec `{o.spec_name}`"
             return f"verified {kind} for an off-library task"
@@ -400,7 +459,16 @@ def failure_reason(o: Outcome) -> str | None:
         return f"{o.status}: {short(o.error or o.explanation)}"
     if o.template is not None and wrong_params(o):
         return "params: " + ", ".join(wrong_params(o))
-    return None
+    return scenario_failures(o)
+
+
+def scenario_failures(o: Outcome) -> str | None:
+    """The scenarios a verified design failed, or None when it failed none."""
+    failed = [s for s in o.scenarios if s["kind"] != PASSED]
+    if not failed:
+        return None
+    return (f"{len(failed)} of {len(o.scenarios)} scenarios failed: "
+            + "; ".join(f"{s['name']} ({s['kind']}: {short(s['reason'], 120)})" for s in failed))
 
 
 def short(text: str, n: int = 160) -> str:
@@ -516,10 +584,14 @@ def read_log(paths: list[Path]) -> dict[tuple[str, str], list[Outcome]]:
     return {k: list(v.values()) for k, v in grouped.items()}
 
 
-def subset_note(mode: str, n: int, total: int, library: int, off: int) -> str:
+def subset_note(mode: str, n: int, total: int, library: int, off: int, scenarios: int | None = None) -> str:
+    """Which tasks a row covers ('' for all); `scenarios`: how many tasks have scenarios, when
+    only those ran."""
     if n == total:
         return ""
     which = "the spec-mode subset" if mode == "spec" else f"the first {n}"
+    if scenarios is not None:
+        which = "the tasks with scenarios" if n == scenarios else f"{which} of the tasks with scenarios"
     return f"{which}: {n} of {total} tasks ({library} library, {off} off-library)"
 
 
@@ -538,6 +610,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --log: skip the tasks the log already has for a designer")
     ap.add_argument("--report", type=Path, nargs="+", help="no run: the tables from saved JSONL logs")
     ap.add_argument("--tasks-file", type=Path, default=TASKS_FILE)
+    ap.add_argument("--with-scenarios", action="store_true",
+                    help="only the tasks with hand-worked scenarios (benchmarks/behaviour/)")
     ap.add_argument("--prompt-sizes", action="store_true",
                     help="no design: the spec-stage and repair prompt sizes of every task")
     args = ap.parse_args(argv)
@@ -548,13 +622,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     notes: list[str] = []
     results: list[tuple[Row, list[Outcome]]] = []
+    pool = [t for t in all_tasks if scenario_file(t.id).is_file()] if args.with_scenarios else all_tasks
     if args.report:
         for (label, mode), outcomes in read_log(args.report).items():
+            if args.with_scenarios:
+                outcomes = [o for o in outcomes if o.task_id in {t.id for t in pool}]
             if args.tasks is not None:  # the same first N as a run with --tasks N
-                keep = {t.id for t in Designer(label, mode).tasks(all_tasks, args.tasks)}
+                keep = {t.id for t in Designer(label, mode).tasks(pool, args.tasks)}
                 outcomes = [o for o in outcomes if o.task_id in keep]
-            results.append((score(label, mode, outcomes, note_for(mode, outcomes, all_tasks)),
-                            outcomes))
+            note = note_for(mode, outcomes, all_tasks, len(pool) if args.with_scenarios else None)
+            results.append((score(label, mode, outcomes, note), outcomes))
     else:
         if args.quick:
             designers = [Designer(None, "offline"),
@@ -565,13 +642,15 @@ def main(argv: list[str] | None = None) -> int:
             designers = default_designers(notes)
         saved = read_log([args.log]) if args.resume and args.log and args.log.exists() else {}
         for d in designers:
-            tasks = d.tasks(all_tasks, args.tasks)
+            tasks = d.tasks(pool, args.tasks)
             earlier = saved.get((d.label, d.mode), [])
             done = {o.task_id for o in earlier}
             outcomes, run_note = run_designer(d, [t for t in tasks if t.id not in done],
                                               args.timeout, args.log)
             outcomes = [o for o in earlier if o.task_id in {t.id for t in tasks}] + outcomes
-            note = "; ".join(filter(None, (note_for(d.mode, outcomes, all_tasks), run_note)))
+            note = "; ".join(filter(None, (note_for(d.mode, outcomes, all_tasks,
+                                                    len(pool) if args.with_scenarios else None),
+                                           run_note)))
             if outcomes or run_note:
                 results.append((score(d.label, d.mode, outcomes, note), outcomes))
 
@@ -581,6 +660,8 @@ def main(argv: list[str] | None = None) -> int:
                           "notes": notes}, indent=2))
         return 0
     print(markdown_table(r for r, _ in results))
+    print("\nVerified, fits the task, behaves right (hand-worked scenarios, benchmarks/behaviour/):\n")
+    print(behaviour_table(r for r, _ in results))
     for n in notes:
         print(f"\n- {n}")
     print("\nFailures (task, expected, got, why):\n")
@@ -588,9 +669,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def note_for(mode: str, outcomes: list[Outcome], all_tasks: list[Task]) -> str:
+def note_for(mode: str, outcomes: list[Outcome], all_tasks: list[Task], scenarios: int | None = None) -> str:
     lib = sum(o.expected_template is not None for o in outcomes)
-    return subset_note(mode, len(outcomes), len(all_tasks), lib, len(outcomes) - lib)
+    return subset_note(mode, len(outcomes), len(all_tasks), lib, len(outcomes) - lib, scenarios)
 
 
 if __name__ == "__main__":

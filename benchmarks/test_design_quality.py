@@ -1,4 +1,5 @@
-"""Quick checks of the design-quality benchmark: the task set, the scoring and the watchdog.
+"""Quick checks of the design-quality benchmark: the task set, the scoring, the watchdog and the
+hand-worked behaviour scenarios (`benchmarks/behaviour/`, run by `benchmarks/scenarios.py`).
 
     .venv/bin/python -m pytest benchmarks/test_design_quality.py
 """
@@ -6,7 +7,9 @@
 from __future__ import annotations
 
 import ast
+import copy
 import json
+import re
 import sys
 import threading
 from pathlib import Path
@@ -17,9 +20,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import design_quality as dq  # noqa: E402
+import scenarios as sc  # noqa: E402
 
+from gymwright.diagnostic import Severity  # noqa: E402
 from gymwright.llm.base import Completion, TransientLLMError  # noqa: E402
-from gymwright.spec.loader import library_names, load_spec  # noqa: E402
+from gymwright.spec.loader import library_names, load_spec, read_data  # noqa: E402
+from gymwright.spec.model import Probe  # noqa: E402
+from gymwright.verify.validate import validate  # noqa: E402
 
 TASKS = dq.load_tasks()
 
@@ -233,3 +240,114 @@ def test_a_hung_design_is_stopped_by_the_timeout() -> None:
     assert o.timed_out and o.status == "timeout" and not o.passed
     assert provider.calls <= 1  # a retry after the timeout hits the watchdog, not the provider
     assert o.wall_s < 20
+
+
+# ----------------------------------------------------------------------------- behaviour
+SCENARIO_FILES = sorted(sc.SCENARIO_DIR.glob("*.yaml"))
+REFERENCE_FILES = sorted((sc.SCENARIO_DIR / "reference").glob("*.yaml"))
+BY_ID = {t.id: t for t in TASKS}
+
+
+def at_stated_params(task: dq.Task) -> dict:
+    """The library spec of `task` with the params the text states as its defaults."""
+    data = copy.deepcopy(read_data(task.template)[0])
+    for k, v in task.params.items():
+        data["params"][k]["default"] = v
+    return data
+
+
+def kinds(results: list[sc.ScenarioResult]) -> list[str]:
+    return [r.kind for r in results]
+
+
+def test_scenario_files_are_hand_worked_probes_of_benchmark_tasks() -> None:
+    assert len(SCENARIO_FILES) >= 12
+    assert sum(not BY_ID[f.stem].in_library for f in SCENARIO_FILES) >= 3
+    for f in SCENARIO_FILES:
+        assert f.stem in BY_ID, f"{f.name} names no task of design_tasks.yaml"
+        assert f.read_text().startswith("# Hand-worked scenarios for the "), f.name
+        for s in sc.load_scenarios(f.stem):
+            Probe.model_validate(s)
+            assert "params" not in s, f"{f.name}: {s['name']} must run at the design's own defaults"
+    assert {f.stem for f in REFERENCE_FILES} <= {f.stem for f in SCENARIO_FILES}
+
+
+@pytest.mark.parametrize("task_id", [f.stem for f in SCENARIO_FILES if BY_ID[f.stem].in_library])
+def test_library_scenarios_pass_on_the_library_spec_at_the_stated_params(task_id: str) -> None:
+    results = sc.run_scenarios(at_stated_params(BY_ID[task_id]), sc.load_scenarios(task_id))
+    assert all(r.passed for r in results), [(r.name, r.reason) for r in results if not r.passed]
+
+
+@pytest.mark.parametrize("path", REFERENCE_FILES, ids=lambda p: p.stem)
+def test_off_library_scenarios_can_be_met_by_a_hand_written_design(path: Path) -> None:
+    data = read_data(path)[0]
+    assert [d.format() for d in validate(data) if d.severity == Severity.error] == []
+    results = sc.run_scenarios(data, sc.load_scenarios(path.stem))
+    assert all(r.passed for r in results), [(r.name, r.reason) for r in results if not r.passed]
+
+
+def test_a_design_that_breaks_one_rule_fails_that_scenario_only() -> None:
+    data = at_stated_params(BY_ID["cake-rubinstein"])
+    data["terminate"] = "deal or round > max_rounds"  # one round too many
+    results = sc.run_scenarios(data, sc.load_scenarios("cake-rubinstein"))
+    assert kinds(results) == [sc.PASSED] * 4 + [sc.WRONG]
+    assert "`terminated or truncated` is false" in results[4].reason
+    data = at_stated_params(BY_ID["cake-rubinstein"])
+    data["params"]["discount"]["default"] = 0.9  # the stated 0.95 left out
+    results = sc.run_scenarios(data, sc.load_scenarios("cake-rubinstein"))
+    assert kinds(results) == [sc.PASSED, sc.WRONG, sc.WRONG, sc.PASSED, sc.PASSED]
+    assert "abs(ret.bargainer_1 - 0.57) = 0.0299999" in results[1].reason  # 0.9 * 0.6 = 0.54
+
+
+def test_a_design_without_the_names_is_unmatched_with_the_reason() -> None:
+    data = json.loads(json.dumps(at_stated_params(BY_ID["stag-safe-hare"])).replace('"hunter"', '"forager"'))
+    results = sc.run_scenarios(data, sc.load_scenarios("stag-safe-hare"))
+    assert kinds(results) == [sc.UNMATCHED] * 4
+    assert "unknown agent id `hunter_0`" in results[0].reason
+    text = json.dumps(at_stated_params(BY_ID["auction-one-shot"])).replace('"value":', '"valuation":')
+    data = {**json.loads(re.sub(r"\bvalue\[me\]", "valuation[me]", text)), "probes": []}
+    assert not [d for d in validate(data) if d.severity == Severity.error]  # a sound design
+    results = sc.run_scenarios(data, sc.load_scenarios("auction-one-shot"))
+    assert kinds(results)[0] == sc.UNMATCHED
+    assert "`value` is not a state or agent_state variable" in results[0].reason
+
+
+def test_no_spec_fails_every_scenario() -> None:
+    results = sc.run_scenarios(None, sc.load_scenarios("off-kuhn-poker"))
+    assert len(results) >= 5 and kinds(results) == [sc.NO_SPEC] * len(results)
+    assert sc.load_scenarios("no-such-task") == []
+
+
+def scenarios_of(*kinds_: str) -> list[dict[str, str]]:
+    return [{"name": f"s{i}", "kind": k, "reason": "" if k == sc.PASSED else "why"}
+            for i, k in enumerate(kinds_)]
+
+
+def test_behaviour_counts_scenarios_per_designer() -> None:
+    outs = [outcome("a", scenarios=scenarios_of(sc.PASSED, sc.PASSED)),
+            outcome("b", scenarios=scenarios_of(sc.PASSED, sc.WRONG, sc.UNMATCHED)),
+            outcome("c"),  # a task without scenarios counts for nothing
+            outcome("e", expected=None, params={}, passed=False, template=None,
+                    scenarios=scenarios_of(sc.NO_SPEC, sc.NO_SPEC))]
+    b = dq.behaviour(outs)
+    assert (b.designs, b.designs_right) == (3, 1)
+    assert (b.lib_passed, b.lib_total, b.off_passed, b.off_total) == (3, 5, 0, 2)
+    assert (b.unmatched, b.wrong, b.no_spec) == (1, 1, 2)
+    row = dq.behaviour_table([dq.score("d", "template", outs)]).splitlines()[2]
+    assert row == "| d | 3/4 (75%) | 0/0/3 | 3/5 (60%) | 0/2 (0%) | 1/3 (33%) | 1 / 1 / 2 |"
+    assert dq.failure_reason(outs[1]) == "2 of 3 scenarios failed: s1 (wrong: why); s2 (unmatched: why)"
+
+
+def test_offline_design_of_a_task_with_scenarios_replays_them() -> None:
+    o = dq.run_design(dq.Designer(None, "offline"), BY_ID["cake-rubinstein"], None, 120)
+    assert o.passed and [s["kind"] for s in o.scenarios] == [sc.PASSED] * 5
+    assert dq.failure_reason(o) is None
+
+
+def test_with_scenarios_notes_say_which_tasks_ran() -> None:
+    assert dq.subset_note("template", 4, 41, 4, 0, scenarios=16) == \
+        "the first 4 of the tasks with scenarios: 4 of 41 tasks (4 library, 0 off-library)"
+    assert dq.subset_note("offline", 16, 41, 12, 4, scenarios=16).startswith("the tasks with scenarios: 16 of 41")
+    assert dq.subset_note("offline", 41, 41, 30, 11, scenarios=16) == ""
+    with_files = [t for t in TASKS if sc.scenario_file(t.id).is_file()]
+    assert len(with_files) == len(SCENARIO_FILES)

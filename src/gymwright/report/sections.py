@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
+from gymwright.design.session import FITS
 from gymwright.evaluate.failures import gather
 from gymwright.evaluate.trajectories import Trajectory, select
 from gymwright.report import charts
@@ -68,6 +69,17 @@ def pre(text: str) -> Html:
 
 
 # --------------------------------------------------------------------------- the task
+def design_verdicts(d: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The design's two verdicts, `verified` and `fits_task` (yes / no / unknown), and the review's
+    findings when it does not fit; a design.json without them says unknown."""
+    v = d.get("verified")
+    verified = ("yes" if v else "no") if isinstance(v, bool) else "unknown"
+    fits = d.get("fits_task") if d.get("fits_task") in FITS else "unknown"
+    findings = [str(f) for f in d.get("findings") or []] if fits == "no" else []
+    return [("verified", verified), ("fits the task", fits),
+            ("does not fit", tag("ul", *(tag("li", f) for f in findings)) if findings else None)]
+
+
 def task_section(m: Material) -> Html:
     d, ck, run = m.run.design, m.run.checkpoint or {}, m.run
     parts = []
@@ -76,6 +88,7 @@ def task_section(m: Material) -> Html:
         parts.append(kv([("designed by", f"{d.get('model', '?')} ({d.get('mode', '?')} mode)"),
                          ("design", f"#{d['design_id']}, {d.get('status', '')}" if d.get("design_id") is not None
                           else d.get("status")),
+                         *design_verdicts(d),
                          ("explanation", d.get("explanation")),
                          ("spec file", d.get("spec_path"))]))
     else:
