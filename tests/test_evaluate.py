@@ -16,7 +16,7 @@ from gymwright.evaluate.hacking import dominant_shaping, return_without_task, re
 from gymwright.evaluate.learnability import learnability, learning_curve
 from gymwright.evaluate.trajectories import Step, Trajectory
 from gymwright.train import TrainConfig, load_policy, train
-from gymwright.train.evaluate import EvalResult
+from gymwright.train.episodes import EvalResult
 
 
 def result(ret: float, spread: float, metric: list[float] | None = None, n: int = 100) -> EvalResult:

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent / "src" / "gymwright"
 DOC = Path(__file__).resolve().parent.parent / "docs" / "architecture.md"
 LAYERS = {
     "errors": 0, "diagnostic": 0, "atomic": 0, "runtime": 1, "mapf": 2, "spec": 3, "compile": 4,
-    "verify": 5, "llm": 6, "store": 7, "design": 8, "train": 9, "evaluate": 10, "engineer": 11,
+    "verify": 5, "llm": 6, "codemode": 6, "store": 7, "design": 8, "train": 9, "evaluate": 10, "engineer": 11,
     "report": 12, "cli": 13, "__init__": 13,
 }
 EXCEPTIONS = {

@@ -397,9 +397,21 @@ def test_every_limit_is_a_named_constant_with_a_one_line_doc() -> None:
 
 
 def test_the_checker_reads_its_limits_from_the_limits_module() -> None:
-    for name in ("MAX_AGENTS", "MAX_GRID_SIDE", "MAX_FEATURE_SIZE", "MAX_OBS_DIM", "MAX_STATE_SIZE", "MAX_ACTIONS"):
-        assert getattr(checker, name) is getattr(limits, name)
-    assert not hasattr(checker, "MAX_VAR_SIZE")  # replaced by MAX_STATE_SIZE
+    """Every part of the checker (`spec/checks/`, `spec/mechanics/`) takes its limits from `limits`."""
+    import importlib
+    import pkgutil
+
+    from gymwright.spec import checks, mechanics
+
+    parts = [checker] + [importlib.import_module(f"{pkg.__name__}.{m.name}")
+                         for pkg in (checks, mechanics) for m in pkgutil.iter_modules(pkg.__path__)]
+    seen = set()
+    for module in parts:
+        for name in (n for n in vars(module) if n.startswith("MAX_")):
+            assert getattr(module, name) is getattr(limits, name), (module.__name__, name)
+            seen.add(name)
+    assert {"MAX_AGENTS", "MAX_GRID_SIDE", "MAX_FEATURE_SIZE", "MAX_OBS_DIM", "MAX_STATE_SIZE", "MAX_ACTIONS"} <= seen
+    assert "MAX_VAR_SIZE" not in seen  # replaced by MAX_STATE_SIZE
 
 
 def test_the_reference_lists_every_limit() -> None:

@@ -36,9 +36,9 @@ from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.names import UNSAFE_ATTRIBUTES
 
 _COMPILE_DIR = Path(__file__).resolve().parent
-GENERATORS = ("python_backend.py", "batch_backend.py", "tables.py", "pyexpr.py", "npexpr.py",
-              "agent_axis.py", "sharing.py")
-"""The modules whose string literals are the templates of generated code."""
+GENERATORS = ("python_backend.py", "pygen/*.py", "mechanics/*.py", "common.py", "batch_backend.py", "tables.py",
+              "pyexpr.py", "npexpr.py", "agent_axis.py", "sharing.py")
+"""The modules (glob patterns under compile/) whose string literals are the templates of generated code."""
 MODULES = frozenset({"np", "math", "gymnasium", "functools"})
 """Modules a generated module may name, always as `module.attribute`."""
 SAFE_BUILTINS = frozenset({
@@ -67,8 +67,8 @@ def templates() -> tuple[frozenset[str], dict[str, frozenset[str]]]:
     """(attributes, attributes per module) that the generators' string literals use."""
     attrs: set[str] = set()
     per_module: dict[str, set[str]] = {m: set() for m in MODULES}
-    for file in GENERATORS:
-        tree = ast.parse((_COMPILE_DIR / file).read_text())
+    for path in sorted(p for pattern in GENERATORS for p in _COMPILE_DIR.glob(pattern)):
+        tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 attrs |= set(_ATTR.findall(node.value))

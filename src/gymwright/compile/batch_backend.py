@@ -15,15 +15,16 @@ from typing import Any
 import numpy as np
 
 from gymwright.compile.audit import audit_module
-from gymwright.compile.inline import assemble
-from gymwright.compile.npexpr import NpEmitter, V, pad
-from gymwright.compile.python_backend import (
+from gymwright.compile.common import (
     baseline_action_text,
     check_baseline_name,
     class_name,
     rule_groups,
     spec_hash,
 )
+from gymwright.compile.inline import assemble
+from gymwright.compile.mechanics import BATCH
+from gymwright.compile.npexpr import NpEmitter, V, pad
 from gymwright.compile.sharing import repeated_calls
 from gymwright.compile.tables import baseline_tables, fixed_values, grid_tables
 from gymwright.compile.tables import literal as _literal
@@ -41,7 +42,7 @@ def generate_batch(cs: CheckedSpec) -> str:
     return source
 
 
-class _BatchGen:
+class _BatchGen(*BATCH):
     def __init__(self, cs: CheckedSpec) -> None:
         self.cs = cs
         self.w = Writer()
@@ -290,52 +291,6 @@ class _BatchGen:
             w("self.masks[idx] = self._compute_masks(p, v, BI)")
         w("")
 
-    def grid_init(self) -> None:
-        g, w = self.cs.grid, self.w
-        assert g is not None
-        em = self.em()
-        dens = []
-        for d in g.densities:
-            if d is None:
-                dens.append("np.zeros(K)")
-            else:
-                dv = em(d)
-                dens.append(f"np.broadcast_to({pad(dv, 1, 0)}, (K,))")
-        w(f"dens = np.stack([{', '.join(dens)}], axis=1)", comment="grid: layouts (one per copy)")
-        w(f"v.tiles = np.zeros((K, {g.height}, {g.width}), dtype=np.int64)")
-        w(f"v.pos = np.zeros((K, {self.n}, 2), dtype=np.int64)")
-        w(f"goals = np.zeros((K, {self.n}, 2), dtype=np.int64)")
-        pool = pad(em(g.pool), 1, 0) if g.pool is not None else "0"
-        w(f"pools = np.broadcast_to({pool}, (K,)).astype(np.int64)")
-        if g.wait_ratio is not None:  # grid.solve: layouts of the pools of solved MAPF instances
-            w(f"waits = np.broadcast_to({pad(em(g.wait_ratio), 1, 0)}, (K,)).astype(np.float64)")
-            w("u = b_draw(r, GRID_SITE - 1, None, 1)[:, 0]")
-            w("configs = np.concatenate([dens, pools[:, None], waits[:, None]], axis=1)")
-            w("v.optimal_cost = np.zeros(K, dtype=np.int64)")
-            with w.block("for config in np.unique(configs, axis=0):"):
-                w("group = np.flatnonzero((configs == config).all(axis=1))")
-                w("size = int(config[-2])")
-                w("k = np.minimum((u[group] * size).astype(np.int64), size - 1)")
-                w(f"v.tiles[group], v.pos[group], goals[group], v.optimal_cost[group] = solved_layouts(size, {g.height}, {g.width}, {self.n}, config[:-2].tolist(), GRID_BLOCKED, float(config[-1]), k)")
-            w("v.goal = goals")
-            return
-        w("pooled = np.flatnonzero(pools > 0)")
-        with w.block("if len(pooled):"):
-            w("u = b_draw(r, GRID_SITE - 1, None, 1)[:, 0]")
-            w("configs = np.concatenate([dens, pools[:, None]], axis=1)[pooled]")
-            with w.block("for config in np.unique(configs, axis=0):"):
-                w("group = pooled[(configs == config).all(axis=1)]")
-                w("size = int(config[-1])")
-                w(f"tiles, starts, gl = layout_pool(size, {g.height}, {g.width}, {self.n}, config[:-1].tolist(), GRID_BLOCKED, GRID_MAP, GRID_STARTS, GRID_GOALS, GRID_SITE)")
-                w("k = np.minimum((u[group] * size).astype(np.int64), size - 1)")
-                w("v.tiles[group], v.pos[group], goals[group] = tiles[k], starts[k], gl[k]")
-        with w.block("for j in np.flatnonzero(pools <= 0):"):
-            w("seed_j, ep_j = int(r.seeds[j]), int(r.episodes[j])")
-            w("uni = lambda stream, n, s=seed_j, e=ep_j: uniforms(s, e, 0, GRID_SITE + stream, 0, n)")
-            w(f"v.tiles[j], v.pos[j], goals[j] = generate_layout({g.height}, {g.width}, {self.n}, [float(x) for x in dens[j]], GRID_BLOCKED, uni, GRID_MAP, GRID_STARTS, GRID_GOALS)")
-        if g.has_goals:
-            w("v.goal = goals")
-
     def var_init(self, var: CVar) -> None:
         assert var.init is not None
         kind = 2 if var.per_agent else 1
@@ -417,37 +372,6 @@ class _BatchGen:
             update = {"last": f"{acc} = {code}", "sum": f"{acc} += {code}", "mean": f"{acc} += {code}",
                       "max": f"{acc} = np.maximum({acc}, {code})", "min": f"{acc} = np.minimum({acc}, {code})"}[m.reduce]
             w(update, comment=f"{m.path}: {m.expr.source} ({m.reduce})")
-
-    def grid_step(self) -> None:
-        g, w = self.cs.grid, self.w
-        assert g is not None
-        roles = [r for r in self.cs.roles if any(c.move is not None for c in r.choices)]
-        if len(roles) == 1 and roles[0].count == self.n:
-            w(f"delta = MOVE_{roles[0].name}[v.action]", comment="grid: moves (v.action is -1 for no legal action), slip, collisions")
-        else:
-            w(f"delta = np.zeros((K, {self.n}, 2), dtype=np.int64)", comment="grid: moves, slip, collisions")
-            for r in roles:
-                sl = f"{r.start}:{r.start + r.count}"
-                w(f"delta[:, {sl}] = MOVE_{r.name}[v.action[:, {sl}]]")
-        self.role_locals(0, self.n)
-        w(f"can_move = np.broadcast_to({pad(self.em(True)(g.can_move), 2, 0)}, (K, {self.n}))", comment=f"grid.can_move: {g.can_move.source}")
-        if g.slip is not None and g.slip.source not in ("0", "0.0"):
-            w(f"slip = np.broadcast_to({pad(self.em()(g.slip), 1, 0)}, (K,)).astype(np.float64)")
-            with w.block("if (slip > 0).any():"):
-                w(f"delta = apply_slip_batch(delta, slip, b_draw(r, GRID_SITE, None, {2 * self.n}))")
-        w(f"v.pos, v.moved, v.conflict = resolve_moves_batch(v.pos, delta, can_move, v.tiles, {g.collision!r}, GRID_PASSABLE)")
-
-    def channel_step(self) -> None:
-        w = self.w
-        w(f"msg = np.full((K, {self.n}), -1, dtype=np.int64)", comment="channel")
-        for r in self.cs.roles:
-            for c in r.choices:
-                if c.message is not None:
-                    self.role_locals(r.start, r.count)
-                    code = self.value(c.message, 2, (), per_agent=True, agents=r.count)
-                    sl = f"{r.start}:{r.start + r.count}"
-                    w(f"msg[:, {sl}] = np.where(v.{c.name}[:, {sl}], {code}, msg[:, {sl}])", comment=f"{c.path}.message")
-        w("v.msg = msg")
 
     def rules(self, group: list[CRule]) -> None:
         """One rule, or an exclusive group (`first:`, `else`): `left` marks the copies (and agents)

@@ -16,7 +16,8 @@ from gymwright.engineer.mixture import Bucket
 from gymwright.evaluate.failures import FailureEvidence
 from gymwright.evaluate.play import Actor
 from gymwright.spec.loader import load_spec
-from gymwright.train.evaluate import Z95, evaluate
+from gymwright.train.episodes import Z95
+from gymwright.train.episodes import play_episodes as evaluate
 
 STEP_SHARE = 0.1  # a knob's step: this share of its range
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from gymwright.train.evaluate import Z95
+from gymwright.train.episodes import Z95
 
 Verdict = Literal["ok", "warning", "fail", "n/a"]
 

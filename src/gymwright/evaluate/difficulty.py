@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gymwright.evaluate.checks import Check, mean_ci
-from gymwright.train.evaluate import EvalResult
+from gymwright.train.episodes import EvalResult
 
 DEFAULT_BAND = (0.2, 0.8)
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from gymwright.evaluate.checks import Z95, Check, slope_ci
-from gymwright.train.evaluate import EvalResult
+from gymwright.train.episodes import EvalResult
 
 
 def learnability(trained: EvalResult, random: EvalResult, task_metric: str | None) -> Check:

@@ -23,7 +23,8 @@ from gymwright.evaluate.learnability import learnability, learning_curve
 from gymwright.evaluate.play import Actor
 from gymwright.evaluate.trajectories import Trajectory, record, save_frames, select, write_jsonl
 from gymwright.train.baselines import random_legal_policy, scripted_policy
-from gymwright.train.evaluate import EvalResult, evaluate
+from gymwright.train.episodes import EvalResult
+from gymwright.train.episodes import play_episodes as evaluate
 
 VERDICT_ORDER = {"fail": 0, "warning": 1, "ok": 2, "n/a": 3}
 

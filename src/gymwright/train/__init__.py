@@ -1,11 +1,11 @@
-"""The trainer: multi-agent PPO on the batch backend, checkpoints, evaluation, baselines.
+"""The trainer: multi-agent PPO on the batch backend, checkpoints, rollouts of policies, baselines.
 
 ```python
-from gymwright.train import TrainConfig, train, load_policy, evaluate, random_legal_policy
+from gymwright.train import TrainConfig, train, load_policy, play_episodes, random_legal_policy
 
 result = train(TrainConfig(spec="cake_negotiation", total_steps=2_000_000, out="runs/cake"))
 policy = load_policy(result.checkpoint)
-print(evaluate("cake_negotiation", {}, policy, episodes=1000).returns)
+print(play_episodes("cake_negotiation", {}, policy, episodes=1000).returns)
 ```
 
 `gymwright.train.rllib` (imported on its own, it needs Ray) trains on a Ray cluster instead.
@@ -20,7 +20,7 @@ from gymwright.train.baselines import (
 )
 from gymwright.train.checkpoint import CheckpointError, load_policy
 from gymwright.train.config import ALGOS, TrainConfig
-from gymwright.train.evaluate import EvalResult, evaluate
+from gymwright.train.episodes import EvalResult, play_episodes
 from gymwright.train.policy import Policy
 from gymwright.train.ppo import TrainResult, train
 
@@ -39,7 +39,10 @@ __all__ = [
     "scripted_policy",
     "ScriptedPolicy",
     "baseline_names",
-    # evaluation
-    "evaluate",
+    # rollouts of policies
+    "play_episodes",
     "EvalResult",
+    "evaluate",
 ]
+
+evaluate = play_episodes  # the former name, kept for existing callers (the evaluator is gymwright.evaluate)

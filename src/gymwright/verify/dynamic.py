@@ -19,12 +19,12 @@ import numpy as np
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
 from gymwright.compile.build import CompiledEnv
+from gymwright.compile.cites import cited_path
 from gymwright.compile.inline import MARKER
 from gymwright.diagnostic import Diagnostic, error, info
 from gymwright.spec.checked import CheckedSpec, CRole
 
 STAGE = "dynamic"
-_PATH_COMMENT = re.compile(r"\s*# ((?:state|agent_state|step|rewards|observe|actions|metrics|grid|turns|terminate|truncate|channel)[\w.\[\]]*)")
 
 
 @dataclass
@@ -258,8 +258,6 @@ class _Player:
 _DRAWS = ("uniform(lo, hi) ", "normal(mean, std) ", "randint(lo, hi) ", "bernoulli(p) ")  # how their errors start
 
 
-
-
 def spec_path_of(e: BaseException, source: str) -> str | None:
     """The spec path cited by the generated-code comment nearest above the line that raised
     (the innermost line of the generated part: an error raised inside an inlined runtime helper,
@@ -275,9 +273,8 @@ def spec_path_of(e: BaseException, source: str) -> str | None:
     if lineno is None:
         return None
     for i in range(min(lineno, len(lines)) - 1, -1, -1):
-        m = _PATH_COMMENT.match(lines[i])
-        if m:
-            path = m.group(1)
+        path = cited_path(lines[i])
+        if path:
             return path + ".expr" if re.fullmatch(r"rewards\.\w+\[\d+\]", path) else path
     return None
 

@@ -1,4 +1,8 @@
-"""`evaluate`: play a policy (trained or baseline) for whole episodes on the batch backend."""
+"""Rollouts of policies: `play_episodes` plays a policy (trained, random or a scripted baseline) for
+whole episodes on the batch backend and returns their returns and metrics (`EvalResult`).
+
+The evaluator (`gymwright.evaluate`) and the engineer judge an environment from these figures;
+this module only plays. (`gymwright.train.evaluate` is the former name of `play_episodes`.)"""
 
 from __future__ import annotations
 
@@ -42,9 +46,9 @@ class EvalResult:
                 "metrics": self.metrics, "length": self.length}
 
 
-def evaluate(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | None, policy: Actor,
-             episodes: int = 100, seed: int = 0, deterministic: bool = False,
-             max_steps: int = 100_000) -> EvalResult:
+def play_episodes(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | None, policy: Actor,
+                  episodes: int = 100, seed: int = 0, deterministic: bool = False,
+                  max_steps: int = 100_000) -> EvalResult:
     """Play `episodes` episodes (copy i of a batch plays the episode of seed `seed + i`).
 
     The role return of an episode is the mean over the role's agents; `ci95` is 1.96 standard

@@ -1,0 +1,49 @@
+"""What both backends' generators share: the env class name, the spec hash, the step rules' groups,
+a baseline rule's action text and the generated check of a baseline name."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from gymwright.compile.inline import runtime
+from gymwright.spec.checked import CheckedSpec, CRule
+
+
+def class_name(spec_name: str) -> str:
+    """The env class of a spec: `cake_negotiation` -> `CakeNegotiationEnv` (`...SpecEnv` where the
+    plain form would shadow a name the module already binds, such as PettingZoo's `ParallelEnv`)."""
+    camel = "".join(part.capitalize() for part in spec_name.split("_"))
+    defs, imports = runtime()
+    taken = set(defs) | set(imports) | {"BatchEnv"}
+    return f"{camel}Env" if f"{camel}Env" not in taken and f"{camel}BatchEnv" not in taken else f"{camel}SpecEnv"
+
+
+def check_baseline_name(w: Any) -> None:
+    """Generated code: a clear error when `name` is not one of the spec's scripted baselines
+    (the same check in both backends' scripted-action methods)."""
+    with w.block("if name not in BASELINES:"):
+        w("raise ValueError(f'no scripted baseline {name!r}; this spec declares: {\", \".join(BASELINES) or \"none\"}')")
+
+
+def spec_hash(cs: CheckedSpec) -> str:
+    data = json.dumps(cs.spec.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+def baseline_action_text(rule: Any) -> str:
+    """A baseline rule's action as it reads in the spec: `propose(share=0.5)`."""
+    args = ", ".join(f"{a.name}={value.source}" for a, value in rule.args)
+    return f"{rule.choice.name}({args})" if args else rule.choice.name
+
+
+def rule_groups(rules: list[CRule]) -> list[list[CRule]]:
+    """The step rules in order, each exclusive group (`first:`, `else`) as one list."""
+    out: list[list[CRule]] = []
+    for rule in rules:
+        if out and rule.group >= 0 and out[-1][0].group == rule.group:
+            out[-1].append(rule)
+        else:
+            out.append([rule])
+    return out

@@ -1,0 +1,149 @@
+"""Actions: decoding the action dict, and the action masks (cached where they are flags only)."""
+
+from __future__ import annotations
+
+import ast
+from contextlib import nullcontext
+from typing import Any
+
+from gymwright.compile.pygen.base import PyGenBase, as_bool, is_true
+from gymwright.spec.checked import CRole
+
+
+class ActionsGen(PyGenBase):
+    """The step's action decoding and `_compute_masks`."""
+
+    def decode(self) -> None:
+        """The action dict -> this step's action arrays (inline in step); `illegal` lists the
+        agents whose action was illegal (it counts as no action)."""
+        w = self.w
+        w("", comment="actions: set this step's choice and argument arrays")
+        self.clear_actions()
+        w("last = self._last = [-1] * N_AGENTS")
+        w("illegal = []")
+        w("masks = self._masks")
+        with w.block("if actions.__class__ is not dict:"):
+            w("actions = rt_actions(actions)", comment="a mapping, or ValueError")
+        with w.block("for agent, a in actions.items():"):
+            w("i = AGENT_INDEX.get(agent)")
+            with w.block("if i is None:"):
+                w("raise ValueError(f'unknown agent {agent!r}; agents: {AGENTS}')")
+            with w.block("if a is None:"):
+                w("continue")
+            with w.block("if a.__class__ is not int:"):
+                w("a = rt_action(agent, a, N_ACTIONS[ROLE_OF[i]])", comment="numpy ints and 1-element int arrays; ValueError for the rest")
+            roles = self.cs.roles
+            for k, r in enumerate(roles):
+                if len(roles) == 1:
+                    ctx = nullcontext()
+                elif k == len(roles) - 1:
+                    ctx = w.block("else:", comment=f"actions.{r.name}")
+                else:
+                    ctx = w.block(f"{'if' if k == 0 else 'elif'} i < {r.start + r.count}:", comment=f"actions.{r.name}")
+                with ctx:
+                    self.decode_role(r)
+            w("v.action[i] = a")
+            w("last[i] = a")
+
+    def decode_role(self, r: CRole) -> None:
+        """Check one action of an agent of role `r` (`i`, `a`) and set its choice and arguments."""
+        w = self.w
+        with w.block(f"if not 0 <= a < {r.n_actions}:"):
+            w(f"raise ValueError(f'action {{a}} of {{agent}} is outside Discrete({r.n_actions}): give 0..{r.n_actions - 1}, or None for no action')")
+        with w.block("if not masks[i][a]:"):
+            w("illegal.append(agent)")
+            w("last[i] = -2 - a")
+            w("continue")
+        for k, c in enumerate(r.choices):
+            if len(r.choices) == 1:
+                ctx = nullcontext()
+            elif k == len(r.choices) - 1:
+                ctx = w.block("else:")
+            else:
+                ctx = w.block(f"{'if' if k == 0 else 'elif'} a < {c.offset + c.n}:")
+            with ctx:
+                w(f"v.{c.name}[i] = True", comment=f"{c.path}")
+                for arg in c.args:
+                    w(f"v.{arg.name}[i] = ARGV_{r.name}__{c.name}__{arg.name}[a - {c.offset}]" if c.offset else
+                      f"v.{arg.name}[i] = ARGV_{r.name}__{c.name}__{arg.name}[a]")
+
+    def masks(self) -> None:
+        cs, w = self.cs, self.w
+        with w.block("def _compute_masks(self):"):
+            w('"""Action masks of every agent (those made of per-choice flags only: cached, read-only)."""')
+            w("p, v = self.p, self.v")
+            w("masks = []")
+            w("cache = self._mask_cache")
+            if cs.active is not None:
+                w(f"active = int({self.em()(cs.active)})", comment=f"turns.active: {cs.active.source}")
+            for r in cs.roles:
+                scalar = all(c.legal is None or not c.legal.info.shape for c in r.choices)
+                shared = self.shared_flags(r) if scalar else {}
+                for k, (code, name) in enumerate(shared.items()):
+                    w(f"{name} = {as_bool(code)}", comment="" if k else f"actions.{r.name}: flags that are the same for every agent")
+                with w.block(f"for me in range({r.start}, {r.start + r.count}):", comment=f"actions.{r.name}"):
+                    if scalar:
+                        self.cached_mask(r, shared)
+                    else:
+                        self.built_mask(r)
+                    w("masks.append(m)")
+            w("self._masks = masks")
+        w("")
+        with w.block("def _frozen_mask(self, key, role, spans):"):
+            w("m = np.zeros(N_ACTIONS[role], dtype=np.int8)")
+            with w.block("if key is not None:"):
+                with w.block("for flag, (lo, hi) in zip(key, spans):"):
+                    w("m[lo:hi] = flag")
+            w("m.setflags(write=False)")
+            w("return m")
+        w("")
+
+    def legal_code(self, r: CRole, c: Any) -> str:
+        over = {a.name: f"p._argv_{r.name}__{c.name}__{a.name}" for a in c.args}
+        return "True" if is_true(c.legal) else self.em(per_agent=True, **over)(c.legal)  # type: ignore[arg-type]
+
+    def shared_flags(self, r: CRole) -> dict[str, str]:
+        """Legal flags of role `r` that do not depend on `me` (and cannot raise: no indexing,
+        no draws): computed once before the per-agent loop. Code -> local name."""
+        out: dict[str, str] = {}
+        for c in r.choices:
+            if c.legal is None or "me" in c.legal.names or any(
+                    isinstance(n, ast.Subscript) or hasattr(n, "gw_site") for n in ast.walk(c.legal.tree)):
+                continue
+            code = self.legal_code(r, c)
+            if code != "True" and code not in out:
+                out[code] = f"legal_{r.name}_{len(out)}"
+        return out
+
+    def cached_mask(self, r: CRole, shared: dict[str, str]) -> None:
+        w, cs = self.w, self.cs
+        codes: dict[str, str] = dict(shared)  # legal code -> its local flag (choices often share one)
+        for c in r.choices:
+            code = self.legal_code(r, c)
+            if code not in codes and code != "True":
+                codes[code] = f"f{len(codes)}"
+        flags = ", ".join("True" if (code := self.legal_code(r, c)) == "True" else codes[code] for c in r.choices)
+        comment = "; ".join(f"{c.path}.legal: {c.legal.source if c.legal else True}" for c in r.choices)
+        ctx = w.block("if me == active:") if cs.active is not None else nullcontext()
+        with ctx:
+            for code, name in codes.items():
+                if code not in shared:
+                    w(f"{name} = {as_bool(code)}")
+            w(f"key = ({r.name!r}, {flags})", comment=comment)
+        if cs.active is not None:
+            with w.block("else:"):
+                w(f"key = ({r.name!r}, None)")
+        spans = [(c.offset, c.offset + c.n) for c in r.choices]
+        w("m = cache.get(key)")
+        with w.block("if m is None:"):
+            w(f"m = self._frozen_mask(key[1:] if key[1] is not None else None, {r.name!r}, {spans!r})")
+            w("cache[key] = m")
+
+    def built_mask(self, r: CRole) -> None:
+        w, cs = self.w, self.cs
+        w(f"m = np.zeros({r.n_actions}, dtype=np.int8)")
+        ctx = w.block("if me == active:") if cs.active is not None else nullcontext()
+        with ctx:
+            for c in r.choices:
+                sl = f"{c.offset}" if c.n == 1 else f"{c.offset}:{c.offset + c.n}"
+                w(f"m[{sl}] = {self.legal_code(r, c)}", comment=f"{c.path}.legal: {c.legal.source if c.legal else True}")

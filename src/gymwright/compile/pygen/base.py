@@ -1,0 +1,119 @@
+"""The Python backend's generator base: its state, the expression emitter, and the small
+helpers its parts (`compile/pygen/*`, `compile/mechanics/*`) share."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Any
+
+from gymwright.compile.common import class_name
+from gymwright.compile.pyexpr import PyEmitter
+from gymwright.compile.writer import Writer
+from gymwright.spec.checked import CheckedSpec, CVar
+from gymwright.spec.expr.check import Checked
+
+NP_DTYPE = {"bool": "bool", "int": "np.int64", "float": "np.float64"}
+
+
+def uses_me_or_random(c: Checked) -> bool:
+    if "me" in c.names:
+        return True
+    return any(hasattr(n, "gw_site") for n in ast.walk(c.tree))
+
+
+def all_trees(cs: CheckedSpec) -> list[ast.AST]:
+    """Every checked expression tree of the spec (for whole-spec analyses)."""
+    found: list[Checked | None] = [cs.terminate, cs.truncate, cs.active]
+    found += [x for var in cs.state + cs.agent_state for x in (var.init, var.min_expr, var.max_expr)]
+    found += [r.when for r in cs.rules] + [c for r in cs.rules for _, c in r.sets]
+    found += [m.expr for m in cs.metrics] + [e for pr in cs.probes for e in pr.expect]
+    for role in cs.roles:
+        found += [t.expr for t in role.terms] + [f.expr for f in role.features]
+        found += [c.legal for c in role.choices] + [c.message for c in role.choices]
+        found += [part[0] for part in (role.text_observe or []) if not isinstance(part, str)]
+    found += [part[0] for part in (cs.text_render or []) if not isinstance(part, str)]
+    if cs.grid is not None:
+        found += [cs.grid.can_move, cs.grid.slip, *cs.grid.densities]
+    return [c.tree for c in found if c is not None]
+
+
+IMPLICIT = {"tiles", "pos"}  # read by grid functions (tile, view, agents_view) without being named
+
+
+def as_bool(code: str) -> str:
+    return code if code.startswith("bool(") or code in ("True", "False") else f"bool({code})"
+
+
+def unconditional(root: ast.AST, target: ast.AST) -> bool:
+    """True if `target` is evaluated whenever `root` is (not inside a branch or a short-circuit)."""
+    def walk(node: ast.AST) -> bool | None:
+        if node is target:
+            return True
+        for child in ast.iter_child_nodes(node):
+            found = walk(child)
+            if found is not None:
+                guarded = isinstance(node, ast.IfExp) and child is not node.test or \
+                    isinstance(node, ast.BoolOp) and child is not node.values[0]
+                return found and not guarded
+        return None
+    return bool(walk(root))
+
+
+def is_true(c: Checked | None) -> bool:
+    return c is None or c.source == "True"
+
+
+class PyGenBase:
+    """One generation of a module: the checked spec, the writer, and what every part uses;
+    `_Gen` in `compile/python_backend.py` composes the parts."""
+
+    def __init__(self, cs: CheckedSpec, instrument: bool = False, solved_pools: dict[str, str] | None = None) -> None:
+        self.cs = cs
+        self.instrument = instrument
+        self.solved_pools = solved_pools or {}
+        self.w = Writer()
+        self.n = cs.n_agents
+        self.cls = class_name(cs.spec.name)
+        self._axis: dict[str, Any] = {}  # role -> its features over the agent axis (or None)
+        self._axis_shared: dict[str, dict[str, str]] = {}  # role -> shared call code -> local
+
+    def em(self, per_agent: bool = False, **overrides: str) -> PyEmitter:
+        return PyEmitter(self.cs.symbols, per_agent=per_agent, overrides=overrides, nonzero=self.nonzero)
+
+    @functools.cached_property
+    def nonzero(self) -> frozenset[str]:
+        """Scalar params whose declared range excludes 0 and scalar consts that are not 0:
+        dividing by them needs no guard (make_params enforces the ranges)."""
+        out = set()
+        for name, prm in self.cs.spec.params.items():
+            lo, hi = prm.min, prm.max
+            if prm.type != "bool" and (lo is not None and lo > 0 or hi is not None and hi < 0):
+                out.add(name)
+        for name, value in self.cs.consts.items():
+            if isinstance(value, int | float) and not isinstance(value, bool) and value != 0:
+                out.add(name)
+        return frozenset(n for n in out if n in self.cs.symbols)
+
+    def hook(self, path: str) -> None:
+        if self.instrument:
+            with self.w.block("if self._hook is not None:"):
+                self.w(f"self._hook({path!r})")
+
+    def cast(self, var: CVar, code: str) -> str:
+        if var.shape:
+            return f"np.array(np.broadcast_to({code}, {var.shape!r}), dtype={NP_DTYPE[var.dtype]})"
+        try:
+            value = ast.literal_eval(code)
+        except (ValueError, SyntaxError):
+            value = None
+        if isinstance(value, bool | int | float) and not (isinstance(value, bool) and var.dtype != "bool"):
+            return repr({"bool": bool, "int": int, "float": float}[var.dtype](value))  # a constant: cast now
+        return f"{var.dtype}({code})"
+
+    UNROLL = 8  # up to this many agents, step is written out per agent (no per-agent loops)
+
+    @property
+    def unrolled(self) -> bool:
+        return self.n <= self.UNROLL
+

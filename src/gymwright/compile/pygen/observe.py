@@ -1,0 +1,150 @@
+"""Observations: per role, agent by agent or over the agent axis, and the global `state()`."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from gymwright.compile.agent_axis import AxisEmitter, NotOnAxis
+from gymwright.compile.pyexpr import PyEmitter
+from gymwright.compile.pygen.base import PyGenBase, unconditional
+from gymwright.compile.sharing import repeated_calls
+from gymwright.spec.checked import CRole
+
+
+class ObserveGen(PyGenBase):
+    """`observe`, `_observe_<role>`, `_observe_all__<role>` and `state`."""
+
+    def observe(self) -> None:
+        cs, w = self.cs, self.w
+        with w.block("def observe(self, agent):"):
+            w('"""The current observation of `agent`: a float32 vector (with action_mask_in_obs, a dict with its mask)."""')
+            w("i = AGENT_INDEX[agent]")
+            with w.block("if self.action_mask_in_obs:"):
+                w("return {'observation': self._observers[i](i), 'action_mask': self._masks[i]}")
+            w("return self._observers[i](i)")
+        w("")
+        for r in cs.roles:
+            self.observe_role(r)
+            if self.axis_features(r) is not None:
+                self.observe_all(r)
+
+    AXIS_MIN_AGENTS = 3  # roles this large with array features observe all their agents at once
+
+    def axis_features(self, r: CRole) -> list[tuple[Any, int, str | list[str]]] | None:
+        """Every feature of `r` lowered over the role's agent axis (`agent_axis`), or None where
+        that does not pay (few agents, only scalar features) or is not covered."""
+        if r.name not in self._axis:
+            self._axis[r.name] = self._axis_features(r)
+        return self._axis[r.name]
+
+    def _axis_features(self, r: CRole) -> list[tuple[Any, int, str | list[str]]] | None:
+        if not self.unrolled or r.count < self.AXIS_MIN_AGENTS or all(not f.expr.info.shape for f in r.features):
+            return None
+        em = AxisEmitter(self.cs.symbols, r.start, r.start + r.count, self.n, self.nonzero)
+        out: list[tuple[Any, int, str | list[str]]] = []
+        at = 0
+        try:
+            for f in r.features:
+                body = f.expr.tree.body
+                if isinstance(body, ast.List) and len(f.expr.info.shape) == 1:
+                    out.append((f, at, [em.emit(item)[0] for item in body.elts]))
+                else:
+                    code, axis = em.emit(body)
+                    if f.expr.info.shape:
+                        code = f"{code}.reshape({r.count}, {f.size})" if axis else f"np.ravel({code})"
+                    out.append((f, at, code))
+                at += f.size
+        except NotOnAxis:
+            return None
+        self._axis_shared[r.name] = dict(em.shared)
+        return out
+
+    def observe_all(self, r: CRole) -> None:
+        """`_observe_all__<role>()`: the observations of all the role's agents, one row each,
+        computed over the agent axis (same values as `_observe_<role>(me)` for each agent)."""
+        w = self.w
+        feats = self.axis_features(r)
+        assert feats is not None
+        with w.block(f"def _observe_all__{r.name}(self):"):
+            w("p, v = self.p, self.v")
+            for code, name in self._axis_shared[r.name].items():
+                w(f"{name} = {code}", comment="used by several features")
+            w(f"o = np.empty(({r.count}, {r.obs_dim}), dtype=np.float32)")
+            for f, at, code in feats:
+                comment = f"{f.path}: {f.expr.source}"
+                if isinstance(code, list):
+                    for k, item in enumerate(code):
+                        w(f"o[:, {at + k}] = {item}", comment=comment if k == 0 else "")
+                elif f.expr.info.shape:
+                    w(f"o[:, {at}:{at + f.size}] = {code}", comment=comment)
+                else:
+                    w(f"o[:, {at}] = {code}", comment=comment)
+            w("return o")
+        w("")
+
+    def observe_all_calls(self) -> None:
+        """Locals `obs_<role>` for the roles observed over their agent axis (see `obs_code`)."""
+        for r in self.cs.roles:
+            if self.axis_features(r) is not None:
+                self.w(f"obs_{r.name} = self._observe_all__{r.name}()")
+
+    def obs_code(self, i: int) -> str:
+        r = self.cs.role_of(i)
+        if self.axis_features(r) is not None:
+            return f"obs_{r.name}[{i - r.start}]"
+        return f"self._observe_{r.name}({i})"
+
+    def observe_role(self, r: CRole) -> None:
+        w = self.w
+        em = self.em(per_agent=True)
+        with w.block(f"def _observe_{r.name}(self, me):"):
+            w("p, v = self.p, self.v")
+            for name, code in self.shared_calls(em, r):
+                w(f"{name} = {code}", comment="used by several features")
+            if all(not f.expr.info.shape for f in r.features):  # all scalars: one array call
+                items = ", ".join(em(f.expr) for f in r.features)
+                w(f"return np.array([{items}], dtype=np.float32)", comment="; ".join(f.path for f in r.features))
+            else:
+                w(f"o = np.empty({r.obs_dim}, dtype=np.float32)")
+                at = 0
+                for f in r.features:
+                    self.feature(em, f, at)
+                    at += f.size
+                w("return o")
+        w("")
+
+    def feature(self, em: PyEmitter, f: Any, at: int) -> None:
+        w = self.w
+        body = f.expr.tree.body
+        shape = f.expr.info.shape
+        comment = f"{f.path}: {f.expr.source}"
+        if isinstance(body, ast.List) and len(shape) == 1:  # [a, b, c]: one write each, no array
+            for k, item in enumerate(body.elts):
+                w(f"o[{at + k}] = {em.emit(item)}", comment=comment if k == 0 else "")
+        elif len(shape) == 1:
+            w(f"o[{at}:{at + f.size}] = {em(f.expr)}", comment=comment)
+        elif shape:
+            w(f"o[{at}:{at + f.size}] = ({em(f.expr)}).ravel()", comment=comment)
+        else:
+            w(f"o[{at}] = {em(f.expr)}", comment=comment)
+
+    @staticmethod
+    def shared_calls(em: PyEmitter, r: CRole) -> list[tuple[str, str]]:
+        """Calls that several features evaluate identically (e.g. one view window): compute once."""
+        out = []
+        trees = [f.expr.tree.body for f in r.features]
+        for k, (code, nodes) in enumerate(repeated_calls(trees, em.emit, unconditional)):
+            out.append((f"c{k}", code))
+            for n in nodes:
+                em.hoisted[id(n)] = f"c{k}"
+        return out
+
+    def state(self) -> None:
+        cs, w = self.cs, self.w
+        with w.block("def state(self):"):
+            w('"""Global state for centralized critics: every variable, flattened, as float32."""')
+            w("v = self.v")
+            parts = ", ".join(f"np.asarray(v.{x.name}, dtype=np.float32).ravel()" for x in cs.state + cs.agent_state)
+            w(f"return np.concatenate([{parts}])" if parts else "return np.zeros(0, dtype=np.float32)")
+        w("")

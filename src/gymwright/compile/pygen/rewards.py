@@ -1,0 +1,75 @@
+"""Rewards and their terms (a method, or written out per agent), and the unrolled step outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gymwright.compile.pyexpr import hoist
+from gymwright.compile.pygen.base import PyGenBase
+
+
+class RewardsGen(PyGenBase):
+    """`_rewards`, the unrolled rewards and outputs."""
+
+    def rewards(self) -> None:
+        cs, w = self.cs, self.w
+        with w.block("def _rewards(self):"):
+            w('"""Reward of every agent and the value of each of its terms."""')
+            w("p, v = self.p, self.v")
+            w(f"rewards = [0.0] * {self.n}")
+            w(f"terms = [None] * {self.n}")
+            for r in cs.roles:
+                em = self.em(per_agent=True)
+                for name, code in hoist(em, [t.expr.tree.body for t in r.terms], f"h_{r.name}_"):
+                    w(f"{name} = {code}", comment="the same for every agent")
+                with w.block(f"for me in range({r.start}, {r.start + r.count}):", comment=f"rewards.{r.name}"):
+                    names = []
+                    for j, term in enumerate(r.terms):
+                        w(f"x{j} = float({em(term.expr)})", comment=f"{term.path}: {term.name} = {term.expr.source}")
+                        names.append(f"{term.name!r}: x{j}")
+                    total = " + ".join(f"x{j}" if t.weight == 1.0 else f"{t.weight!r} * x{j}" for j, t in enumerate(r.terms)) or "0.0"
+                    w(f"rewards[me] = {total}")
+                    w("terms[me] = {" + ", ".join(names) + "}")
+            w("return rewards, terms")
+        w("")
+
+    def rewards_inline(self) -> None:
+        """Rewards and their terms, agent by agent: locals x<i>_<j> (term j of agent i), r<i>."""
+        cs, w = self.cs, self.w
+        for r in cs.roles:
+            em = self.em(per_agent=True)
+            for name, code in hoist(em, [t.expr.tree.body for t in r.terms], f"h_{r.name}_"):
+                w(f"{name} = {code}", comment="the same for every agent")
+            for i in range(r.start, r.start + r.count):
+                em.overrides["me"] = str(i)
+                w("", comment=f"rewards.{r.name} of {cs.agent_ids[i]}")
+                for j, term in enumerate(r.terms):
+                    w(f"x{i}_{j} = float({em(term.expr)})",
+                      comment=f"{term.path}: {term.name} = {term.expr.source}" if i == r.start else "")
+                total = " + ".join(f"x{i}_{j}" if t.weight == 1.0 else f"{t.weight!r} * x{i}_{j}" for j, t in enumerate(r.terms)) or "0.0"
+                w(f"r{i} = {total}")
+        w(f"rewards = [{', '.join(f'r{i}' for i in range(self.n))}]")
+
+    def outputs_unrolled(self) -> None:
+        cs, w = self.cs, self.w
+        ids = cs.agent_ids
+        def unpack(prefix: str) -> str:
+            return ", ".join(f"{prefix}{i}" for i in range(self.n)) + ("," if self.n == 1 else "")
+
+        w(f"{unpack('m')} = self._masks")
+        w(f"{unpack('g')} = self._returns")
+        w(f"self._returns = [{', '.join(f'g{i} + r{i}' for i in range(self.n))}]")
+
+        def literal(name: str, value: Any) -> None:
+            w(f"{name} = {{")
+            for i in range(self.n):
+                w(f"    {ids[i]!r}: {value(i)},")
+            w("}")
+
+        self.observe_all_calls()
+        literal("obs", self.obs_code)
+        literal("rew", lambda i: f"r{i}")
+        literal("term", lambda i: "terminated")
+        literal("trunc", lambda i: "truncated")
+        terms = {i: ", ".join(f"{t.name!r}: x{i}_{j}" for j, t in enumerate(cs.role_of(i).terms)) for i in range(self.n)}
+        literal("infos", lambda i: f"{{'action_mask': m{i}, 'reward_terms': {{{terms[i]}}}}}")

@@ -1,0 +1,1 @@
+"""The parts of the whole-spec check (`spec.checker.check_spec`), one section each."""

@@ -1,0 +1,158 @@
+"""What every part of the whole-spec check shares: the symbols declared so far, scopes for
+expressions, checking one expression, constant ints, bounds and assignments, and reporting."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+import numpy as np
+
+from gymwright.diagnostic import Diagnostic, error
+from gymwright.errors import ExprError
+from gymwright.spec.checked import CGrid, CRole
+from gymwright.spec.expr.check import Checked, Scope, Symbol, check, const_eval
+from gymwright.spec.expr.types import Info, broadcast
+from gymwright.spec.model import EnvSpec
+
+RESERVED = {"me", "t", "action", "True", "False", "None", "reward", "ret",
+            "terminated", "truncated", "metric", "p", "v", "np", "rt"}
+STAGE = "static"
+
+
+class CheckerBase:
+    """The state of one check of a spec, and the helpers its parts (`spec/checks/*`,
+    `spec/mechanics/*`) use; `spec.checker._Builder` composes the parts."""
+
+    def __init__(self, spec: EnvSpec, overrides: dict[str, Any]) -> None:
+        self.spec = spec
+        self.overrides = overrides
+        self.diags: list[Diagnostic] = []
+        self.symbols: dict[str, Symbol] = {}
+        self.sites = [0]
+        self.shape_names: set[str] = set()  # every name that fixed a shape somewhere
+        self.used: set[str] = set()  # every name any expression reads
+        self.bound_exprs: dict[str, tuple[Checked | None, Checked | None]] = {}
+        self.structural: set[str] = set()
+        self.shape_params: dict[str, set[str]] = {}  # var -> params its shape depends on
+        self.params: dict[str, Any] = {}
+        self.roles: list[CRole] = []
+        self.grid: CGrid | None = None
+        self.action_symbols: dict[str, Symbol] = {}
+        self.broken_choices: set[tuple[str, str]] = set()  # (role, choice) refused: not reported again
+        self.state_size: int | None = None  # values in state and agent_state so far (see _count_state)
+
+    def error(self, path: str, message: str, hint: str = "", **kw: Any) -> None:
+        self.diags.append(error(STAGE, path, message, hint, **kw))
+
+    def declare(self, sym: Symbol, path: str) -> bool:
+        if sym.name in RESERVED:
+            self.error(path, f"`{sym.name}` is a reserved name", "choose another name")
+            return False
+        if sym.name in self.symbols:
+            other = self.symbols[sym.name]
+            self.error(path, f"`{sym.name}` is already declared (as a {other.kind.replace('_', ' ')})",
+                       "every param, const, variable, action and argument needs its own name")
+            return False
+        self.symbols[sym.name] = sym
+        return True
+
+    def scope(self, context: str, *, per_agent: bool = False, me: tuple[int, int] | None = None,
+              random: bool = False, actions: bool = False, extra: dict[str, Symbol] | None = None,
+              hidden: dict[str, str] | None = None) -> Scope:
+        syms = dict(self.symbols)
+        for name in self.structural:  # a structural param has one value per module: use it
+            sym = syms.get(name)
+            if sym is not None and sym.kind == "param":
+                syms[name] = Symbol(name, "param", sym.info.with_(lo=float(sym.info.value), hi=float(sym.info.value)), sym.code, sym.doc)
+        hide = dict(hidden or {})
+        if actions:
+            syms.update(self.action_symbols)
+        else:
+            for name in self.action_names():
+                hide.setdefault(name, f"is an action and is not known in {context}")
+        if per_agent:
+            lo, hi = me if me else (0, self.n_agents - 1)
+            syms["me"] = Symbol("me", "me", Info("int", (), float(lo), float(hi)), "me")
+        syms.update(extra or {})
+        return Scope(syms, context, per_agent=per_agent, random=random, grid=self.grid,
+                     sites=self.sites, hidden=hide, shape_names=self.shape_names)
+
+    def expr(self, source: Any, scope: Scope, path: str) -> Checked | None:
+        try:
+            c = check(source, scope)
+            self.used |= c.names
+            return c
+        except ExprError as e:
+            self.error(path, e.message, e.hint, value=e.source or source,
+                       trace=[ln for ln in e.caret().splitlines()])
+            return None
+
+    def const_int(self, source: Any, path: str, what: str, lo: int = 0, hi: int | None = None) -> int | None:
+        c = self.expr(source, self.scope(f"{what}"), path)
+        if c is None:
+            return None
+        value = const_eval(c.tree.body)
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not c.info.const or not isinstance(value, int) or isinstance(value, bool):
+            self.error(path, f"{what} must be a constant int (literals, params, consts), got `{c.source}`")
+            return None
+        self.structural |= {n for n in c.names if self.symbols[n].kind == "param"}
+        if value < lo or (hi is not None and value > hi):
+            rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+            self.error(path, f"{what} is {value}; it must be {rng}", value=value)
+            return None
+        return value
+
+    def action_names(self) -> set[str]:
+        """Choice and argument names as written (known before actions are checked)."""
+        names = {"action"}
+        for choices in self.spec.actions.values():
+            for ch in choices:
+                names.add(ch.name)
+                names.update(ch.args)
+        return names - set(self.symbols)
+
+    @property
+    def n_agents(self) -> int:
+        return sum(r.count for r in self.roles)
+
+    def param_hint(self, name: str) -> str:
+        """`did you mean ...?` for a misspelled param, and the list of the spec's params."""
+        known = list(self.spec.params)
+        close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
+        listed = f"this spec's params: {', '.join(known) or 'none'}"
+        return f"did you mean {' or '.join(f'`{c}`' for c in close)}? ({listed})" if close else listed
+
+    def _bound(self, source: Any, path: str, default: float, side: str) -> tuple[float, Checked | None]:
+        """The interval end of a declared bound (sound for every param value) and its expression."""
+        if source is None:
+            return default, None
+        c = self.expr(source, self.scope("a variable bound"), path)
+        if c is None:
+            return default, None
+        if not c.info.const or c.info.shape:
+            self.error(path, f"bound must be a constant scalar (literals, params, consts), got `{c.source}`")
+            return default, None
+        return (c.info.lo if side == "lo" else c.info.hi), c
+
+    def _assignable(self, c: Checked, dtype: str, shape: tuple[int, ...], path: str, target: str) -> bool:
+        got = c.info
+        ok_dtype = dtype == "float" and got.dtype in ("int", "float", "bool") or dtype == "int" and got.dtype in ("int", "bool") or dtype == got.dtype
+        if not ok_dtype:
+            hint = {"int": "convert with int(x), round(x) or floor(x)", "bool": "compare, e.g. `x > 0`"}.get(dtype, "")
+            self.error(path, f"`{target}` is {dtype} but the value `{c.source}` is {got.dtype}", hint, value=c.source)
+            return False
+        if broadcast(got.shape, shape) != shape:
+            want = "a scalar" if not shape else f"shape {list(shape)}"
+            self.error(path, f"`{target}` has {want} but the value `{c.source}` is a {got.describe()}",
+                       "index or reduce the value (e.g. x[me], sum(x)), or declare the variable's shape",
+                       value=c.source)
+            return False
+        return True
+
+    def roles_by_index(self, i: int) -> CRole:
+        return next(r for r in self.roles if i in r.indices)

@@ -1,0 +1,180 @@
+"""The `grid` mechanics module's checks: size, tiles, layout (fixed, generated, solved), starts
+and goals, slip, pool, `can_move`, and the built-in names and variables it declares."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gymwright.spec.checked import CGrid, CVar
+from gymwright.spec.checks.base import CheckerBase
+from gymwright.spec.expr.check import Checked, Symbol, const_eval
+from gymwright.spec.expr.types import INF, Info
+from gymwright.spec.limits import MAX_GRID_POOL, MAX_GRID_SIDE, MAX_POOL_CELLS
+
+DIRECTIONS = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1), "stay": (0, 0)}
+
+
+class GridChecks(CheckerBase):
+    """`grid` (and `move` of actions without one)."""
+
+    def check_grid(self) -> None:
+        g = self.spec.grid
+        if g is None:
+            for role, r in self.spec.actions.items():
+                for i, ch in enumerate(r):
+                    if ch.move is not None:
+                        self.error(f"actions.{role}[{i}].move", "`move` needs a `grid:` section", "declare a grid, or remove move")
+            return
+        h = self.const_int(g.height, "grid.height", "grid height", 1, MAX_GRID_SIDE)
+        w = self.const_int(g.width, "grid.width", "grid width", 1, MAX_GRID_SIDE)
+        if h is None or w is None:
+            return
+        kinds = list(g.tiles)
+        chars = [t.char for t in g.tiles.values()]
+        if len(set(chars)) != len(chars):
+            self.error("grid.tiles", f"tile chars must be distinct, got {chars}")
+        fixed = self._grid_map(g.map, h, w, chars)
+        densities = []
+        for k, (kname, tk) in enumerate(g.tiles.items()):
+            self.declare(Symbol(kname, "builtin", Info("int", (), k, k, True, k), f"p.{kname}", "tile kind"), f"grid.tiles.{kname}")
+            c = self.expr(tk.density, self.scope("grid density"), f"grid.tiles.{kname}.density")
+            if c is not None and c.info.dtype not in ("int", "float"):
+                self.error(f"grid.tiles.{kname}.density", f"density must be a number, got {c.info.describe()}")
+            densities.append(c)
+        n = self.n_agents
+        starts = self._grid_points(g.starts, "grid.starts", h, w, n)
+        goals = self._grid_points(g.goals, "grid.goals", h, w, n)
+        slip = self.expr(g.slip, self.scope("grid slip"), "grid.slip")
+        pool = self.expr(g.pool, self.scope("grid pool"), "grid.pool")
+        if pool is not None and (pool.info.dtype != "int" or pool.info.shape or not pool.info.const):
+            self.error("grid.pool", f"pool must be a constant int (a literal or an int param), got {pool.info.describe()}")
+        elif pool is not None and (pool.info.lo < 0 or pool.info.hi > MAX_GRID_POOL):
+            self.error("grid.pool", f"pool must be 0..{MAX_GRID_POOL}", "0 draws a fresh layout at every reset")
+        elif pool is not None and g.solve is None and int(const_eval(pool.tree.body)) * h * w > MAX_POOL_CELLS:
+            layouts = int(const_eval(pool.tree.body))  # at the params checked (an instance may set another)
+            self.error("grid.pool", f"a pool of {layouts:,} layouts of {h}x{w} cells holds {layouts * h * w:,} cells, "
+                       f"all generated at the first reset; the limit is {MAX_POOL_CELLS:,}",
+                       "give the pool fewer layouts, or `pool: 0` for a fresh layout at every reset")
+        solve = self._check_solve(h, w, densities, pool) if g.solve is not None else None
+        for sym in (Symbol("height", "builtin", Info("int", (), h, h, True, h), "p.height"),
+                    Symbol("width", "builtin", Info("int", (), w, w, True, w), "p.width")):
+            self.declare(sym, "grid")
+        side = float(max(h, w) - 1)
+        self.builtin_state.append(CVar("tiles", "int", (h, w), None, 0.0, len(kinds) - 1, False, doc="tile kind per cell", builtin=True))
+        points = [("pos", "position [row, col]")] + ([("goal", "goal [row, col]")] if g.goals != "none" else [])
+        for name, doc in points:
+            self.builtin_agent_state.append(CVar(name, "int", (2,), None, 0.0, side, True, doc=doc, builtin=True))
+        if solve is not None:
+            self.builtin_state.append(CVar("optimal_cost", "int", (), None, 0.0, INF, False, builtin=True,
+                                           doc="optimal sum of arrival times of this layout (grid.solve)"))
+        for name, doc in (("moved", "moved in the last step"), ("conflict", "last move cancelled by another agent")):
+            self.builtin_agent_state.append(CVar(name, "bool", (), None, 0.0, 1.0, True, doc=doc, builtin=True))
+        for var in self.builtin_state + self.builtin_agent_state:
+            shape = ((n,) if var.per_agent else ()) + var.shape
+            self.declare(Symbol(var.name, "agent_state" if var.per_agent else "state",
+                                Info(var.dtype, shape, var.lo, var.hi), f"v.{var.name}", var.doc), "grid")
+        if fixed is not None:
+            self._check_fixed_layout(fixed, starts, goals, [t.blocked for t in g.tiles.values()])
+        self.grid = CGrid(h, w, kinds, chars, [tuple(t.color) for t in g.tiles.values()],  # type: ignore[misc]
+                          densities, [t.blocked for t in g.tiles.values()],  # type: ignore[arg-type]
+                          [t.passable for t in g.tiles.values()], fixed, starts, goals,
+                          slip, g.collision, None, n, g.goals != "none", pool, solve)  # type: ignore[arg-type]
+
+    def _check_solve(self, h: int, w: int, densities: list[Checked | None], pool: Checked | None) -> Checked | None:
+        """`grid.solve`: the layouts must be ones the MAPF generator can make; returns `wait_ratio`."""
+        from gymwright.mapf.instances import AGENTS, MAX_HOLE_RATIO, SIZES
+
+        g, where = self.spec.grid, "grid.solve"
+        assert g is not None and g.solve is not None
+        if h != w or not SIZES[0] <= h <= SIZES[1]:
+            self.error(where, f"solved layouts need a square grid of side {SIZES[0]}..{SIZES[1]}, got {h}x{w}",
+                       "make height and width the same param (e.g. `size`) with that range")
+        if not AGENTS[0] <= self.n_agents <= AGENTS[1]:
+            self.error(where, f"solved layouts take {AGENTS[0]}..{AGENTS[1]} agents, the spec has {self.n_agents}")
+        fixed = [name for name, bad in (("map", g.map is not None), ("starts", g.starts != "random"),
+                                        ("goals", g.goals != "random")) if bad]
+        if fixed:
+            self.error(where, f"solved layouts draw the lake, starts and goals themselves; grid.{fixed[0]} "
+                       "must be left out (random)", f"remove grid.{fixed[0]}, or remove grid.solve")
+        if g.collision != "block":
+            self.error(where, "solved layouts assume vertex and swap conflicts are blocked", "set `collision: block`")
+        kinds = list(g.tiles)
+        holes = [k for k, t in enumerate(g.tiles.values()) if t.blocked]
+        if len(holes) != 1:
+            self.error(where, f"solved layouts need exactly one blocked tile kind (the holes), got {len(holes)}",
+                       "mark the hole kind `blocked: true`")
+        for k, c in enumerate(densities):
+            if k in holes and c is not None and c.info.hi > MAX_HOLE_RATIO:
+                self.error(f"grid.tiles.{kinds[k]}.density", f"the hole density may reach {c.info.hi:g}; "
+                           f"solved layouts take at most {MAX_HOLE_RATIO}", f"bound it to 0..{MAX_HOLE_RATIO}")
+            elif k and k not in holes and c is not None and (not c.info.const or c.info.hi != 0):
+                self.error(f"grid.tiles.{kinds[k]}.density", "solved layouts generate only the floor and the holes",
+                           "give this kind no density, or remove grid.solve")
+        if pool is None or pool.info.lo < 1:
+            self.error("grid.pool", "solved layouts are drawn from a pool, so `pool` must be at least 1",
+                       "give pool a minimum of 1 (e.g. a param with min 1)")
+        ratio = self.expr(g.solve.wait_ratio, self.scope("grid wait ratio"), f"{where}.wait_ratio")
+        if ratio is not None and (ratio.info.dtype not in ("int", "float") or ratio.info.shape or not ratio.info.const):
+            self.error(f"{where}.wait_ratio", f"wait_ratio must be a constant number (a literal or a param), got {ratio.info.describe()}")
+        elif ratio is not None and (ratio.info.lo < 0 or ratio.info.hi > 1):
+            self.error(f"{where}.wait_ratio", f"wait_ratio may be {ratio.info.lo:g}..{ratio.info.hi:g}; it is a share, 0..1",
+                       "bound the param to 0..1")
+        return ratio
+
+    def _check_fixed_layout(self, tiles: np.ndarray, starts: np.ndarray | None, goals: np.ndarray | None,
+                            blocked: list[bool]) -> None:
+        """A fixed map must admit the agents and keep each goal reachable (checked once, here)."""
+        from gymwright.runtime.grid import generate_layout
+
+        def uniforms(stream: int, n: int) -> np.ndarray:
+            return np.random.default_rng(stream).random(n)
+
+        try:
+            generate_layout(tiles.shape[0], tiles.shape[1], self.n_agents, [0.0] * len(blocked), blocked,
+                            uniforms, tiles, starts, goals)
+        except ValueError as e:
+            self.error("grid.map", f"the fixed layout does not work: {e}",
+                       "open a path between each start and its goal, or move the starts/goals")
+
+    def _grid_map(self, rows: list[str] | None, h: int, w: int, chars: list[str]) -> np.ndarray | None:
+        if rows is None:
+            return None
+        if len(rows) != h:
+            self.error("grid.map", f"map has {len(rows)} rows but grid.height is {h}")
+            return None
+        out = np.zeros((h, w), dtype=np.int64)
+        for r, row in enumerate(rows):
+            if len(row) != w:
+                self.error(f"grid.map[{r}]", f"row has {len(row)} cells but grid.width is {w}", value=row)
+                return None
+            for c, ch in enumerate(row):
+                if ch not in chars:
+                    self.error(f"grid.map[{r}]", f"unknown tile char {ch!r} at column {c}", f"tile chars: {chars}", value=row)
+                    return None
+                out[r, c] = chars.index(ch)
+        return out
+
+    def _grid_points(self, pts: Any, path: str, h: int, w: int, n: int) -> np.ndarray | None:
+        if pts in ("random", "none"):
+            return None
+        arr = np.asarray(pts, dtype=np.int64)
+        if arr.shape != (n, 2):
+            self.error(path, f"expected {n} positions [row, col] (one per agent), got shape {list(arr.shape)}")
+            return None
+        if (arr < 0).any() or (arr[:, 0] >= h).any() or (arr[:, 1] >= w).any():
+            self.error(path, f"positions must lie inside the {h}x{w} grid", value=pts)
+            return None
+        return arr
+
+    def check_grid_late(self) -> bool:
+        g = self.spec.grid
+        if g is None or self.grid is None:
+            return False
+        n = self.n_agents
+        c = self.expr(g.can_move, self.scope("grid.can_move", per_agent=True), "grid.can_move")
+        if c is not None and (c.info.dtype != "bool" or c.info.shape):
+            self.error("grid.can_move", f"can_move must be a per-agent bool, got {c.info.describe()}")
+        self.grid.can_move = c  # type: ignore[assignment]
+        return c is not None and n > 0
