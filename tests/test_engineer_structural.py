@@ -179,3 +179,12 @@ def test_past_four_buckets_the_easiest_mastered_is_dropped_and_a_failing_bucket_
     assert "dropped size=3 n_agents=2" in p.rationale
     by = {b.label: b for b in p.mixture.buckets}
     assert by["size=5 n_agents=2"].params["wait_ratio"] == 0.0, "below the band: one allowed value easier"
+
+
+def test_a_miss_of_the_band_is_not_undone_when_validation_rose_beyond_noise() -> None:
+    from gymwright.engineer.curriculum import _improved
+
+    before = Validation({"a": 0.27}, 0.27, 0.03)
+    assert _improved(before, Validation({"a": 0.43}, 0.43, 0.03))  # the objective moved: keep the change
+    assert not _improved(before, Validation({"a": 0.29}, 0.29, 0.03))  # inside the noise: the band rule decides
+    assert not _improved(None, before) and not _improved(before, None)

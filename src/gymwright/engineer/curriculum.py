@@ -13,6 +13,7 @@ engineer's rationale; the stage records are written to `OUT/curriculum.jsonl` as
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -137,8 +138,8 @@ def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out:
             base = kept.mixture if decision is not None and decision.action == REVERT and kept else mixture
             evidence, returns = _stage_evidence(spec, base, policy, metric, opts, k, raw, records, engineer,
                                                 result.history if base is mixture else None)
-            aim = judge_aim(k, kept.evidence, evidence, opts.band) if opts.guard and kept and changed and base is mixture \
-                else None
+            aim = judge_aim(k, kept.evidence, evidence, opts.band) \
+                if opts.guard and kept and changed and base is mixture and not _improved(kept.validation, val) else None
             if aim is not None:
                 assert kept is not None
                 decision, base = aim, kept.mixture
@@ -177,6 +178,14 @@ class _Kept:
     mixture: Mixture
     evidence: StageEvidence
     returns: dict[str, float]
+
+
+def _improved(before: Validation | None, after: Validation | None) -> bool:
+    """Validation rose by more than the 95% interval of the difference (the objective moved: a
+    change that missed its band is not undone then)."""
+    if before is None or after is None:
+        return False
+    return after.mean - before.mean > math.hypot(before.ci95, after.ci95)
 
 
 def _propose(engineer: Engineer, evidence: StageEvidence, last: bool) -> tuple[StageProposal, str]:

@@ -11,8 +11,9 @@ before:
   environment goes back to what it was before the change;
 - **revert** also when the change was aimed at the band and missed: a bucket whose knobs the
   engineer moved because its training metric was outside the band did not come measurably nearer
-  to the band (by more than `AIM_TOL`) in any such bucket (`judge_aim`). This needs no validation
-  cells, so it also guards runs that have none (the demo's pie game cutting 10 -> 5 -> 1 rounds
+  to the band (by more than `AIM_TOL`) in any such bucket (`judge_aim`), unless validation rose
+  beyond noise (the objective moved, whatever the band says). This needs no validation cells, so it
+  also guards runs that have none (the demo's pie game cutting 10 -> 5 -> 1 rounds
   while `agreed` stayed at 1.0 is what it stops after the first step);
 - **keep**: otherwise.
 
