@@ -130,3 +130,11 @@ def test_a_misspelt_else_is_suggested_as_the_spec_writes_it() -> None:
         load_spec(data)
     hints = [d.hint or "" for d in e.value.diagnostics]
     assert any("did you mean `else`?" in h for h in hints), hints
+
+
+@pytest.mark.parametrize("name", ["max_cycles", "render_mode", "action_mask_in_obs"])
+def test_a_param_named_like_an_env_option_is_refused(name: str) -> None:
+    data = game([{"set": {"log": "log + 1"}}])
+    data["params"][name] = {"default": 3, "min": 1, "max": 9, "type": "int"}
+    _, diags = check_spec(load_spec(data))
+    assert any(f"`{name}` is a reserved name (an option of every generated env)" in d.message for d in diags)

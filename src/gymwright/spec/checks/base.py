@@ -15,8 +15,10 @@ from gymwright.spec.expr.check import Checked, Scope, Symbol, check, const_eval
 from gymwright.spec.expr.types import Info, broadcast
 from gymwright.spec.model import EnvSpec
 
+ENV_OPTIONS = {"render_mode", "max_cycles", "action_mask_in_obs"}
+"""keyword options of every generated env's constructor: a param of that name would be taken as the option"""
 RESERVED = {"me", "t", "action", "True", "False", "None", "reward", "ret",
-            "terminated", "truncated", "metric", "p", "v", "np", "rt"}
+            "terminated", "truncated", "metric", "p", "v", "np", "rt"} | ENV_OPTIONS
 STAGE = "static"
 
 
@@ -47,7 +49,8 @@ class CheckerBase:
 
     def declare(self, sym: Symbol, path: str) -> bool:
         if sym.name in RESERVED:
-            self.error(path, f"`{sym.name}` is a reserved name", "choose another name")
+            why = " (an option of every generated env)" if sym.name in ENV_OPTIONS else ""
+            self.error(path, f"`{sym.name}` is a reserved name{why}", "choose another name")
             return False
         if sym.name in self.symbols:
             other = self.symbols[sym.name]
