@@ -173,11 +173,11 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
 
 
 def held_out(run: Run, exp: Experiment, checkpoint: str, episodes: int) -> None:
-    from gymwright.train import evaluate, load_policy
+    from gymwright.train import load_policy, play_episodes
 
     policy = load_policy(checkpoint)
     for cell, params in exp.held_out.items():
-        m = evaluate(SPEC, {**params, "layout_pool": 200}, policy, episodes, seed=900_000).episode_metrics
+        m = play_episodes(SPEC, {**params, "layout_pool": 200}, policy, episodes, seed=900_000).episode_metrics
         failed = m["valid"] == 0
         hole = failed & (m["holes"] > 0)
         conflict = failed & ~hole & (m["conflicts"] > 0)

@@ -1,5 +1,5 @@
 """Scripted baselines (`baselines:`): checked with spec paths, compiled alike in both backends,
-played through the same `evaluate` as trained policies."""
+played through the same `play_episodes` as trained policies."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from gymwright.spec import load_spec
 from gymwright.spec.checker import check_spec
 from gymwright.spec.loader import read_data
 from gymwright.spec.reference import compact_reference, reference_markdown
-from gymwright.train import baseline_names, evaluate, random_legal_policy, scripted_policy
+from gymwright.train import baseline_names, play_episodes, random_legal_policy, scripted_policy
 from gymwright.train.baselines import fill_random_legal
 
 IPD = "iterated_prisoners_dilemma"
@@ -177,7 +177,7 @@ def test_where_no_rule_applies_the_policy_draws_a_random_legal_action() -> None:
 
 # --------------------------------------------------------------------------- evaluate
 def test_always_defect_defects_every_round() -> None:
-    res = evaluate(IPD, {"rounds": 10}, scripted_policy("always_defect"), episodes=8)
+    res = play_episodes(IPD, {"rounds": 10}, scripted_policy("always_defect"), episodes=8)
     assert res.metrics["cooperation_rate"] == 0.0 and res.metrics["mutual_defection"] == 1.0
     assert res.returns == {"player": 10.0}
 
@@ -191,7 +191,7 @@ def test_tit_for_tat_against_itself_cooperates_throughout() -> None:
         acts = policy.act(None, benv.masks)
         assert (acts == 0).all()  # cooperate, every agent of every copy, every round
         benv.step(acts)
-    res = evaluate(IPD, {"rounds": 10}, scripted_policy("tit_for_tat"), episodes=8)
+    res = play_episodes(IPD, {"rounds": 10}, scripted_policy("tit_for_tat"), episodes=8)
     assert res.metrics["mutual_cooperation"] == 1.0 and res.returns == {"player": 30.0}
 
 
@@ -202,20 +202,20 @@ def test_evaluate_gives_the_returns_computed_by_hand() -> None:
         {"when": "me == 1", "action": "defect"},
         {"when": "past[1 - me, memory - 1] == D", "action": "defect"},
         {"action": "cooperate"}]}})
-    res = evaluate(spec, {"rounds": 5}, scripted_policy("tft_vs_defector"), episodes=3)
+    res = play_episodes(spec, {"rounds": 5}, scripted_policy("tft_vs_defector"), episodes=3)
     assert res.returns == {"player": 6.5} and res.ci95 == {"player": 0.0}
     assert res.episode_returns.tolist() == [[4.0, 9.0]] * 3
     assert res.metrics["cooperation_rate"] == pytest.approx(0.1)  # 1 of 10 moves
-    cake = evaluate("cake_negotiation", {}, scripted_policy("even_split"), episodes=3)
+    cake = play_episodes("cake_negotiation", {}, scripted_policy("even_split"), episodes=3)
     assert cake.returns == {"bargainer": 0.5} and cake.length == 2.0 and cake.metrics["agreed"] == 1.0
 
 
 def test_an_unknown_baseline_lists_the_specs_baselines() -> None:
     with pytest.raises(GymwrightError, match="no scripted baseline `nope`") as e:
-        evaluate(IPD, {}, scripted_policy("nope"), episodes=2)
+        play_episodes(IPD, {}, scripted_policy("nope"), episodes=2)
     assert e.value.hint == "its baselines: tit_for_tat, always_defect, always_cooperate"
     with pytest.raises(GymwrightError) as e:
-        evaluate("commons_harvest", {}, scripted_policy("greedy"), episodes=2)
+        play_episodes("commons_harvest", {}, scripted_policy("greedy"), episodes=2)
     assert "none (add a `baselines:` section" in e.value.hint
     with pytest.raises(GymwrightError, match="not bound"):
         scripted_policy("tit_for_tat").act(None, np.ones((1, 2, 2)))

@@ -120,18 +120,18 @@ def test_cli_evolve_trains_a_mixture(tmp_path: Path) -> None:
 
 
 def test_a_policy_of_one_shared_role_acts_for_more_agents(tmp_path: Path) -> None:
-    from gymwright.train import TrainConfig, evaluate, load_policy, train
+    from gymwright.train import TrainConfig, load_policy, play_episodes, train
 
     params = {"size": 4, "n_agents": 2, "max_steps": 12}
     result = train(TrainConfig(spec="mapf_frozenlake", params=params, total_steps=2048, num_envs=32,
                                out=tmp_path / "t"))
     policy = load_policy(result.checkpoint)
-    ev = evaluate("mapf_frozenlake", {**params, "n_agents": 4}, policy, episodes=8, seed=3)
+    ev = play_episodes("mapf_frozenlake", {**params, "n_agents": 4}, policy, episodes=8, seed=3)
     assert ev.episode_returns.shape == (8, 4)
     indexed = train(TrainConfig(spec="mapf_frozenlake", params=params, total_steps=512, num_envs=32,
                                 agent_index=True, out=tmp_path / "i"))
     with pytest.raises(ValueError, match="agent_index"):
-        evaluate("mapf_frozenlake", {**params, "n_agents": 4}, load_policy(indexed.checkpoint), episodes=2)
+        play_episodes("mapf_frozenlake", {**params, "n_agents": 4}, load_policy(indexed.checkpoint), episodes=2)
 
 
 def test_the_llm_engineer_in_steps_answers_directions_that_move_one_knob(tmp_path: Path) -> None:

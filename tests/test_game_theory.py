@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from gymwright.train import TrainConfig, evaluate, load_policy, train
+from gymwright.train import TrainConfig, load_policy, play_episodes, train
 
 pytestmark = pytest.mark.slow
 torch.set_num_threads(1)
@@ -70,7 +70,7 @@ def test_cake_first_proposer_gets_the_subgame_perfect_share(tmp_path: Path) -> N
     cfg = TrainConfig(spec="cake_negotiation", params=params, total_steps=400_000, gamma=1.0, seed=0,
                       out=tmp_path / "cake", checkpoint_every=1000)
     result = train(cfg)
-    ev = evaluate("cake_negotiation", params, load_policy(result.checkpoint), episodes=2000,
+    ev = play_episodes("cake_negotiation", params, load_policy(result.checkpoint), episodes=2000,
                   seed=EVAL_SEED, deterministic=True)
     deal = ev.episode_metrics["agreed"] > 0
     assert deal.mean() > 0.9
@@ -85,7 +85,7 @@ def test_one_shot_prisoners_dilemma_defects(tmp_path: Path) -> None:
     cfg = TrainConfig(spec="iterated_prisoners_dilemma", params=params, total_steps=100_000, seed=0,
                       out=tmp_path / "pd", checkpoint_every=1000)
     result = train(cfg)
-    ev = evaluate("iterated_prisoners_dilemma", params, load_policy(result.checkpoint), episodes=1000, seed=EVAL_SEED)
+    ev = play_episodes("iterated_prisoners_dilemma", params, load_policy(result.checkpoint), episodes=1000, seed=EVAL_SEED)
     assert 1 - ev.metrics["cooperation_rate"] > 0.9
 
 
@@ -104,6 +104,6 @@ def test_mapf_frozenlake_two_agents_succeed(tmp_path: Path) -> None:
     cfg = TrainConfig(spec="mapf_frozenlake", params=params, total_steps=4_000_000, ent_coef=0.001,
                       hidden=(128, 128), seed=0, out=tmp_path / "mapf", checkpoint_every=1000)
     result = train(cfg)
-    ev = evaluate("mapf_frozenlake", params, load_policy(result.checkpoint), episodes=1000, seed=EVAL_SEED)
+    ev = play_episodes("mapf_frozenlake", params, load_policy(result.checkpoint), episodes=1000, seed=EVAL_SEED)
     assert ev.metrics["valid"] > 0.9
     assert ev.metrics["holes"] < 0.01

@@ -11,7 +11,7 @@ import torch
 from gymwright.compile.batch import compile_batch
 from gymwright.compile.mixed import MixedBatchEnv
 from gymwright.errors import GymwrightError
-from gymwright.train import TrainConfig, evaluate, load_policy, random_legal_policy, train
+from gymwright.train import TrainConfig, load_policy, play_episodes, random_legal_policy, train
 from gymwright.train import checkpoint as ck
 from gymwright.train.ppo import TIME_KEYS
 from gymwright.train.rollout import make_env
@@ -127,14 +127,14 @@ def test_train_on_a_size_mixture_then_play_another_size(tmp_path: Path) -> None:
     rows = [row for row in result.history if row.get("charts/episodes")]
     assert any("config0/return/walker" in row and "config1/metrics/all_reached" in row for row in rows)
     policy = load_policy(result.checkpoint, spec=SPEC)
-    on8 = evaluate(SPEC, {"size": 8}, policy, episodes=4, seed=100)  # a size it never saw
+    on8 = play_episodes(SPEC, {"size": 8}, policy, episodes=4, seed=100)  # a size it never saw
     assert on8.episodes == 4 and np.isfinite(on8.returns["walker"])
     three = [{"size": 4}, {"size": 6}, {"size": 8}]
-    mixed = evaluate(SPEC, three, policy, episodes=6, seed=100, deterministic=True)
+    mixed = play_episodes(SPEC, three, policy, episodes=6, seed=100, deterministic=True)
     assert mixed.episode_returns.shape == (6, 2) and set(mixed.metrics) >= {"all_reached", "length"}
     # episode i of the mixed evaluation is the one its config plays alone with seed 100 + i
     for i in (0, 3, 5):
-        alone = evaluate(SPEC, three[i // 2], policy, episodes=1, seed=100 + i, deterministic=True)
+        alone = play_episodes(SPEC, three[i // 2], policy, episodes=1, seed=100 + i, deterministic=True)
         assert np.array_equal(alone.episode_returns[0], mixed.episode_returns[i])
         assert alone.episode_metrics["length"][0] == mixed.episode_metrics["length"][i]
 
@@ -161,13 +161,13 @@ def test_resume_a_mixed_run_bit_for_bit(tmp_path: Path) -> None:
 
 
 def test_a_scripted_baseline_plays_on_a_mixed_batch_as_on_each_config_alone() -> None:
-    from gymwright.train import evaluate
+    from gymwright.train import play_episodes
     from gymwright.train.baselines import scripted_policy
 
     sizes = [{"size": 3}, {"size": 4}, {"size": 3}, {"size": 4}]
-    mixed = evaluate("mapf_frozenlake", sizes, scripted_policy("straight_to_goal"), episodes=4, seed=50)
+    mixed = play_episodes("mapf_frozenlake", sizes, scripted_policy("straight_to_goal"), episodes=4, seed=50)
     for i, params in enumerate(sizes):
-        alone = evaluate("mapf_frozenlake", params, scripted_policy("straight_to_goal"), episodes=1, seed=50 + i)
+        alone = play_episodes("mapf_frozenlake", params, scripted_policy("straight_to_goal"), episodes=1, seed=50 + i)
         assert mixed.episode_metrics["length"][i] == alone.episode_metrics["length"][0]
         assert np.allclose(mixed.episode_returns[i], alone.episode_returns[0])
 

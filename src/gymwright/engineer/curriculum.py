@@ -42,7 +42,7 @@ from gymwright.evaluate.scorecard import default_task_metric
 from gymwright.evaluate.trajectories import record
 from gymwright.spec.loader import read_data
 from gymwright.store import Store
-from gymwright.train import TrainConfig, evaluate, load_policy, train
+from gymwright.train import TrainConfig, load_policy, play_episodes, train
 
 
 @dataclass
@@ -239,7 +239,7 @@ def _stage_evidence(spec: str, mixture: Mixture, policy: Any, metric: str, opts:
     for b, st in zip(mixture.buckets, stats, strict=True):
         compiled = compile_spec(spec, b.params)
         structural = set(compiled.checked.structural)
-        ev = evaluate(spec, b.params, policy, opts.eval_episodes, seed=50_000 + 1000 * k)
+        ev = play_episodes(spec, b.params, policy, opts.eval_episodes, seed=50_000 + 1000 * k)
         returns.update({role: b.share * x for role, x in ev.returns.items()})
         trajs = record(spec, b.params, policy, episodes=opts.record_episodes, seed=60_000 + 1000 * k)
         failures = gather({b.label if not mixture.is_single else _label(b.params, structural): trajs}, metric,

@@ -16,8 +16,7 @@ from gymwright.engineer.mixture import Bucket
 from gymwright.evaluate.failures import FailureEvidence
 from gymwright.evaluate.play import Actor
 from gymwright.spec.loader import load_spec
-from gymwright.train.episodes import Z95
-from gymwright.train.episodes import play_episodes as evaluate
+from gymwright.train.episodes import Z95, play_episodes
 
 STEP_SHARE = 0.1  # a knob's step: this share of its range
 
@@ -98,8 +97,8 @@ def measure_sensitivity(spec: Any, params: dict[str, Any], policy: Actor, knobs:
         up, down = min(k.high, k.value + k.step), max(k.low, k.value - k.step)
         if up == down:
             continue
-        a = evaluate(spec, {**params, k.name: _cast(up, k)}, policy, episodes, seed).episode_metrics[task_metric]
-        b = evaluate(spec, {**params, k.name: _cast(down, k)}, policy, episodes, seed).episode_metrics[task_metric]
+        a = play_episodes(spec, {**params, k.name: _cast(up, k)}, policy, episodes, seed).episode_metrics[task_metric]
+        b = play_episodes(spec, {**params, k.name: _cast(down, k)}, policy, episodes, seed).episode_metrics[task_metric]
         scale = k.step / (up - down)
         k.effect = float(a.mean() - b.mean()) * scale
         k.ci95 = Z95 * float(np.hypot(a.std(ddof=1) / np.sqrt(a.size), b.std(ddof=1) / np.sqrt(b.size))) * scale
@@ -132,7 +131,7 @@ def measure_validation(spec: Any, cells: dict[str, dict[str, Any]], policy: Acto
     """The task metric (and `secondary` metrics) of `policy` in every validation cell."""
     rates, var, extra = {}, 0.0, dict.fromkeys(secondary, 0.0)
     for label, params in cells.items():
-        m = evaluate(spec, params, policy, episodes, seed).episode_metrics
+        m = play_episodes(spec, params, policy, episodes, seed).episode_metrics
         p = float(m[task_metric].mean())
         rates[label] = p
         var += p * (1 - p) / episodes

@@ -3,7 +3,7 @@
 Learnability (trained vs random-legal play, the learning curve), difficulty (the task metric
 against a target band), reward hacking (three signs), degeneracy under trained play, and the
 recorded trajectories with the best, the worst and typical failures. The spec's scripted
-baselines (`baselines:`) are evaluated alongside, by the same `evaluate`, for comparison.
+baselines (`baselines:`) are evaluated alongside, by the same `play_episodes`, for comparison.
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from gymwright.evaluate.learnability import learnability, learning_curve
 from gymwright.evaluate.play import Actor
 from gymwright.evaluate.trajectories import Trajectory, record, save_frames, select, write_jsonl
 from gymwright.train.baselines import random_legal_policy, scripted_policy
-from gymwright.train.episodes import EvalResult
-from gymwright.train.episodes import play_episodes as evaluate
+from gymwright.train.episodes import EvalResult, play_episodes
 
 VERDICT_ORDER = {"fail": 0, "warning": 1, "ok": 2, "n/a": 3}
 
@@ -79,9 +78,9 @@ def assess(spec: Any, params: dict[str, Any] | None, policy: Actor, *, history: 
     compiled = compile_spec(spec, params)
     metric = task_metric or default_task_metric(compiled)
     roles = [r.name for r in compiled.checked.roles]
-    trained = evaluate(spec, params, policy, episodes, seed)
-    rand = evaluate(spec, params, random_legal_policy(seed), episodes, seed)
-    scripted = {b.name: evaluate(spec, params, scripted_policy(b.name, seed), episodes, seed)
+    trained = play_episodes(spec, params, policy, episodes, seed)
+    rand = play_episodes(spec, params, random_legal_policy(seed), episodes, seed)
+    scripted = {b.name: play_episodes(spec, params, scripted_policy(b.name, seed), episodes, seed)
                 for b in compiled.checked.baselines}
     trajs = record(spec, params, policy, record_episodes, seed, frames=out is not None)
     task = task_terms(compiled.checked.spec)

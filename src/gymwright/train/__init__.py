@@ -42,7 +42,4 @@ __all__ = [
     # rollouts of policies
     "play_episodes",
     "EvalResult",
-    "evaluate",
 ]
-
-evaluate = play_episodes  # the former name, kept for existing callers (the evaluator is gymwright.evaluate)

@@ -1,10 +1,10 @@
-"""Baseline policies, evaluated by the same `evaluate` as trained ones.
+"""Baseline policies, played by the same `play_episodes` as trained ones.
 
 `random_legal_policy(seed)` plays a uniformly random legal action. `scripted_policy(name)` plays
 a scripted baseline the spec declares in its `baselines:` section: per agent, the action of the
 first rule of its role whose `when` holds and whose action is legal (the compiled env's
 `scripted_actions(name)`), else a random legal one (drawn here, by `fill_random_legal`: the env
-draws only from its seeded stream). A script reads the env's state, so `evaluate` binds it to
+draws only from its seeded stream). A script reads the env's state, so `play_episodes` binds it to
 the batch env before play (`bind`).
 """
 
@@ -60,7 +60,7 @@ class ScriptedPolicy:
     def act(self, obs: Any, masks: Any, deterministic: bool = False) -> np.ndarray:
         if self.benv is None:
             raise GymwrightError(f"scripted baseline `{self.name}` is not bound to an env",
-                                 hint="play it with gymwright.train.evaluate, or call bind(batch_env) first")
+                                 hint="play it with gymwright.train.play_episodes, or call bind(batch_env) first")
         return fill_random_legal(self.benv.scripted_actions(self.name), masks, self.rng)
 
 
@@ -81,7 +81,7 @@ def fill_random_legal(actions: Any, masks: Any, rng: np.random.Generator) -> np.
 
 
 def scripted_policy(name: str, seed: int = 0) -> ScriptedPolicy:
-    """A policy that plays the spec's scripted baseline `name` (bound to the env by `evaluate`)."""
+    """A policy that plays the spec's scripted baseline `name` (bound to the env by `play_episodes`)."""
     return ScriptedPolicy(name, seed)
 
 

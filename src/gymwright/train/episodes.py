@@ -2,7 +2,7 @@
 whole episodes on the batch backend and returns their returns and metrics (`EvalResult`).
 
 The evaluator (`gymwright.evaluate`) and the engineer judge an environment from these figures;
-this module only plays. (`gymwright.train.evaluate` is the former name of `play_episodes`.)"""
+this module only plays."""
 
 from __future__ import annotations
 
