@@ -18,8 +18,8 @@ from gymwright.errors import GymwrightError
 from gymwright.train import (
     CheckpointError,
     TrainConfig,
-    evaluate,
     load_policy,
+    play_episodes,
     ppo,
     random_legal_policy,
     train,
@@ -156,8 +156,8 @@ def test_short_training_beats_random_on_an_easy_spec(tmp_path: Path) -> None:
     cfg = TrainConfig(**EASY, num_envs=128, rollout_len=8, total_steps=128 * 8 * 12, lr=3e-3,
                       out=tmp_path / "run", checkpoint_every=100)
     result = train(cfg)
-    trained = evaluate(EASY["spec"], EASY["params"], load_policy(result.checkpoint), episodes=400, seed=10**6)
-    rand = evaluate(EASY["spec"], EASY["params"], random_legal_policy(0), episodes=400, seed=10**6)
+    trained = play_episodes(EASY["spec"], EASY["params"], load_policy(result.checkpoint), episodes=400, seed=10**6)
+    rand = play_episodes(EASY["spec"], EASY["params"], random_legal_policy(0), episodes=400, seed=10**6)
     assert rand.returns["hunter"] == pytest.approx(7.0, abs=0.2)
     assert trained.returns["hunter"] - trained.ci95["hunter"] > rand.returns["hunter"] + rand.ci95["hunter"]
     assert trained.returns["hunter"] > 7.6
@@ -167,7 +167,7 @@ def test_short_training_beats_random_on_an_easy_spec(tmp_path: Path) -> None:
 
 
 def test_evaluate_reports_returns_with_confidence_intervals() -> None:
-    res = evaluate("iterated_prisoners_dilemma", {"rounds": 1}, random_legal_policy(0), episodes=500, seed=0)
+    res = play_episodes("iterated_prisoners_dilemma", {"rounds": 1}, random_legal_policy(0), episodes=500, seed=0)
     assert res.episode_returns.shape == (500, 2)
     assert res.returns["player"] == pytest.approx(2.25, abs=3 * res.ci95["player"])
     assert 0 < res.ci95["player"] < 0.3
