@@ -31,6 +31,7 @@ def test_a_warm_start_carries_the_policy_over_to_other_params(tmp_path: Path) ->
                           out=tmp_path / "c"))
 
 
+@pytest.mark.slow  # over 5 s; the suite's time budget (CI runs it with -m slow)
 def test_evolve_runs_stages_and_records_them(tmp_path: Path) -> None:
     opts = CurriculumOptions(stages=2, steps_per_stage=8192, num_envs=64, eval_episodes=60, band=(0.4, 0.8))
     with Store.open(tmp_path / "store") as store:
@@ -146,6 +147,7 @@ class _CostlierSteps:
         return StageProposal(mix.with_changes({mix.buckets[0].label: {"step_cost": cost}}), "costlier steps", self.name)
 
 
+@pytest.mark.slow  # over 5 s; the suite's time budget (CI runs it with -m slow)
 def test_a_guarded_run_without_validation_reverts_a_change_that_missed_its_aim(tmp_path: Path) -> None:
     opts = CurriculumOptions(stages=3, steps_per_stage=2048, num_envs=16, eval_episodes=10, record_episodes=2,
                              band=(0.5, 1.0), task_metric="holes", guard=True)

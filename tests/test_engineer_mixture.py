@@ -103,6 +103,7 @@ def test_a_curriculum_over_map_sizes_records_each_bucket(tmp_path: Path) -> None
     assert "size=3 " in page and "size=4 " in page and "data shares" in page  # per bucket, and the rationale
 
 
+@pytest.mark.slow  # over 5 s; the suite's time budget (CI runs it with -m slow)
 def test_cli_evolve_trains_a_mixture(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

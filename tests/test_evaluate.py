@@ -121,6 +121,7 @@ def hackable(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow  # over 5 s; the suite's time budget (CI runs it with -m slow)
 def test_end_to_end_a_hackable_shaping_term_and_dead_actions_are_caught(hackable: Path, tmp_path: Path) -> None:
     run = train(TrainConfig(spec=str(hackable), total_steps=60_000, num_envs=64, seed=0, out=tmp_path / "run"))
     card = assess(str(hackable), {}, load_policy(run.checkpoint), history=run.history, episodes=100,

@@ -114,6 +114,7 @@ def test_egocentric_observations_transfer_across_sizes_and_agent_counts() -> Non
     assert dims == {(59,)}  # 6 windows of 3x3 (holes, edges, agents, headings, parked), 2 + 1 + 2
 
 
+@pytest.mark.slow  # over 5 s; the suite's time budget (CI runs it with -m slow)
 def test_generated_layouts_keep_goals_reachable() -> None:
     from gymwright.runtime.grid import bfs_distance
 

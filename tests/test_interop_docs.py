@@ -76,6 +76,7 @@ def test_cleanrl_recipe_trains_with_masks(tmp_path, monkeypatch):
     assert len(ns["returns"]) > 0 and np.isfinite(ns["loss"].item())
 
 
+@pytest.mark.slow  # over 5 s; the suite's time budget (CI runs it with -m slow)
 def test_torchrl_recipe_keeps_to_legal_actions(tmp_path, monkeypatch):
     pytest.importorskip("torchrl")
     ns = run("torchrl", tmp_path, monkeypatch)

@@ -233,6 +233,7 @@ KILL_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # over 5 s; the suite's time budget (CI runs it with -m slow)
 def test_resume_after_kill_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     updates = 8
     run = tmp_path / "killed"
