@@ -235,54 +235,55 @@ def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int) ->
     return out
 
 
+def _gb_window_centers(pos: np.ndarray, center: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    pos = _gb_cells(pos, "pos")
+    center = np.asarray(center, dtype=np.int64)
+    if center.ndim != 3 or center.shape[0] != pos.shape[0] or center.shape[2] != 2:
+        raise ValueError(f"center must have shape ({pos.shape[0]}, K, 2), got {center.shape}")
+    return pos, center
+
+
+def _gb_window_sums(pos: np.ndarray, center: np.ndarray, radius: int, x: np.ndarray | None = None) -> np.ndarray:
+    """Per cell of the window around each (copy, centre): the agents in it counted, or their
+    values `x` (broadcast to (B, K, N)) summed. (B, N, 2) positions, (B, K, 2) centres ->
+    (B, K, S, S), ``S = 2 * radius + 1``."""
+    side = 2 * radius + 1
+    if side < 1:
+        raise ValueError(f"radius must be >= 0, got {radius}")
+    batch, k = center.shape[:2]
+    n_cells = batch * k * side * side
+    rel = pos[:, None, :, :] - center[:, :, None, :] + radius
+    ok = rel.view(np.uint64) < side  # 0 <= rel < side in one comparison
+    inside = ok[..., 0] & ok[..., 1]
+    window = np.arange(0, n_cells, side * side).reshape(batch, -1, 1)
+    flat = (rel[..., 0] * side + rel[..., 1] + window)[inside]
+    if x is None:
+        sums = np.bincount(flat, minlength=n_cells).astype(np.int64, copy=False)
+    else:
+        sums = np.bincount(flat, weights=np.broadcast_to(x, inside.shape)[inside].astype(np.float64), minlength=n_cells)
+        if x.dtype.kind != "f":
+            sums = np.rint(sums).astype(np.int64)
+    return sums.reshape((batch, k, side, side))
+
+
 def agents_view_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> np.ndarray:
     """``agents_view`` for every copy and centre: (B, N, 2) positions, (B, K, 2) centres.
 
     Returns (B, K, S, S) int64 agent counts per window cell (``S = 2 * radius + 1``).
     """
-    pos = _gb_cells(pos, "pos")
-    batch = pos.shape[0]
-    center = np.asarray(center, dtype=np.int64)
-    if center.ndim != 3 or center.shape[0] != batch or center.shape[2] != 2:
-        raise ValueError(f"center must have shape ({batch}, K, 2), got {center.shape}")
-    side = 2 * radius + 1
-    if side < 1:
-        raise ValueError(f"radius must be >= 0, got {radius}")
-    n_windows = batch * center.shape[1]
-    rel = pos[:, None, :, :] - center[:, :, None, :] + radius
-    ok = rel.view(np.uint64) < side  # 0 <= rel < side in one comparison
-    inside = ok[..., 0] & ok[..., 1]
-    window = np.arange(0, n_windows * side * side, side * side).reshape(batch, -1, 1)
-    flat = rel[..., 0] * side + rel[..., 1] + window
-    counts = np.bincount(flat[inside], minlength=n_windows * side * side)
-    return counts.astype(np.int64, copy=False).reshape(center.shape[:2] + (side, side))
+    return _gb_window_sums(*_gb_window_centers(pos, center), radius)
 
 
 def agents_view_of_batch(pos: np.ndarray, center: np.ndarray, radius: int, x: np.ndarray) -> np.ndarray:
     """``agents_view_of`` for every copy and centre: (B, N, 2) positions, (B, K, 2) centres and
     values (N,), (B, N) or per centre (B, K, N) -> (B, K, S, S): per window cell, the sum of x
     over the agents in it."""
-    pos = _gb_cells(pos, "pos")
-    batch = pos.shape[0]
-    center = np.asarray(center, dtype=np.int64)
-    if center.ndim != 3 or center.shape[0] != batch or center.shape[2] != 2:
-        raise ValueError(f"center must have shape ({batch}, K, 2), got {center.shape}")
+    pos, center = _gb_window_centers(pos, center)
     x = np.asarray(x)
     x = x[None, None, :] if x.ndim == 1 else x[:, None, :] if x.ndim == 2 else x  # (B|1, K|1, N)
     if x.shape[1] > center.shape[1]:  # one centre per copy, values per agent: one window each
-        center = np.broadcast_to(center, (batch, x.shape[1], 2))
-    side = 2 * radius + 1
-    k = center.shape[1]
-    rel = pos[:, None, :, :] - center[:, :, None, :] + radius
-    ok = rel.view(np.uint64) < side
-    inside = ok[..., 0] & ok[..., 1]
-    window = np.arange(0, batch * k * side * side, side * side).reshape(batch, -1, 1)
-    flat = rel[..., 0] * side + rel[..., 1] + window
-    weights = np.broadcast_to(x, inside.shape)[inside].astype(np.float64)
-    sums = np.bincount(flat[inside], weights=weights, minlength=batch * k * side * side)
-    if x.dtype.kind != "f":
-        sums = np.rint(sums).astype(np.int64)
-    return sums.reshape((batch, k, side, side))
+        center = np.broadcast_to(center, (pos.shape[0], x.shape[1], 2))
+    return _gb_window_sums(pos, center, radius, x)
 
 
 # --------------------------------------------------------------------------- lookups
