@@ -95,13 +95,13 @@ def read_run(root: Path) -> RunFolder:
     run = RunFolder(root)
     run.design = _json(run, root / DESIGN)
     run.curriculum = _jsonl(run, root / CURRICULUM) if (root / CURRICULUM).exists() else None
-    if (root / COMPARISON).exists():
-        _read_comparison(run, root)
     stages = _stage_folders(root, run.curriculum)
     last = stages[-1] if stages else root
     for label, folder in ([(f"stage {i}", f) for i, f in enumerate(stages)] or [("run", root)]):
         if (folder / TRAIN_LOG).exists():
             run.segments.append(Segment(label, _jsonl(run, folder / TRAIN_LOG)))
+    if (root / COMPARISON).exists():
+        _read_comparison(run, root)
     run.checkpoint = _checkpoint(run, last / CHECKPOINT)
     eval_dir = next((f / "eval" for f in (root, last) if (f / SCORECARD).exists()), None)
     if eval_dir is not None:
@@ -119,6 +119,9 @@ def _read_comparison(run: RunFolder, root: Path) -> None:
     run.comparison = _json(run, root / COMPARISON)
     for name, arm in ((run.comparison or {}).get("arms") or {}).items():
         folder = root / str(arm.get("folder", ""))
+        if folder.resolve() == root.resolve():  # the run folder itself (the demo's engineer): read already
+            run.arm_segments[name] = run.segments
+            continue
         records = _jsonl(run, folder / CURRICULUM) if (folder / CURRICULUM).exists() else []
         run.arm_segments[name] = [Segment(f"stage {i}", _jsonl(run, f / TRAIN_LOG))
                                   for i, f in enumerate(_stage_folders(folder, records)) if (f / TRAIN_LOG).exists()]
