@@ -7,12 +7,14 @@ assignment of the *structural* params (those that size arrays or count agents).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gymwright.spec.expr.check import Checked, Symbol
-from gymwright.spec.model import EnvSpec
+
+if TYPE_CHECKING:
+    from gymwright.spec.model import EnvSpec
 
 
 @dataclass

@@ -1,5 +1,8 @@
 """The spec language as pydantic models: the one source of truth for the schema.
 
+The building blocks (names, expressions, the strict base) are in `spec/fields.py`; each
+mechanics module's schema part (`Grid`, `Channel`) lives with its checks in `spec/mechanics/`.
+
 Every field carries a description: `EnvSpec.model_json_schema()` feeds the `schema` command,
 the docs and (later) the designer's prompts. Expressions are strings in Python expression
 syntax (see `gymwright.spec.expr`); YAML numbers and booleans are accepted where an
@@ -12,8 +15,6 @@ import math
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
-    BaseModel,
     ConfigDict,
     Discriminator,
     Field,
@@ -23,31 +24,9 @@ from pydantic import (
     model_validator,
 )
 
-from gymwright.spec.names import name_problem
-
-IDENT = r"^[A-Za-z][A-Za-z0-9_]*$"
-
-Expr = Annotated[
-    str | bool | int | float,
-    Field(description="An expression (Python syntax, whitelisted) or a literal number/bool."),
-]
-
-
-def _declarable(name: str) -> str:
-    problem = name_problem(name)
-    if problem:
-        raise ValueError(problem)
-    return name
-
-
-Name = Annotated[str, Field(pattern=IDENT, description="An identifier: a letter, then letters, digits or _; not a Python keyword, no `__`."),
-                 AfterValidator(_declarable)]
-DType = Literal["int", "float", "bool"]
-DOC = "Documentation for people and the engineer."
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+from gymwright.spec.fields import DOC, IDENT, DType, Expr, Name, _Strict  # noqa: F401 - the whole schema is reached as spec.model.X
+from gymwright.spec.mechanics.channel import Channel
+from gymwright.spec.mechanics.grid import Grid, Solve, TileKind  # noqa: F401
 
 
 def _finite(x: Any, fix: str) -> Any:
@@ -268,58 +247,6 @@ class BaselineRule(_Strict):
 
     when: Expr = Field(True, description="Per-agent bool expression, like a choice's `legal`: may use `me`, state, agent_state, params and consts, not this step's actions or random draws. Omit it for a rule that always applies (a default, usually last).")
     action: str = Field(description="The choice to play: `choice`, or `choice(arg=value)` with every argument of the choice; a value is a per-agent number expression (like `when`), played as the nearest of the argument's values.")
-    doc: str = Field("", description=DOC)
-
-
-class TileKind(_Strict):
-    """A kind of grid tile; the first declared kind is the floor."""
-
-    char: str = Field(min_length=1, max_length=1, description="Character in maps and ansi rendering.")
-    color: list[int] = Field(default_factory=lambda: [200, 200, 200], min_length=3, max_length=3, description="RGB colour in rgb_array renderings.")
-    density: Expr = Field(0, description="Share of generated cells of this kind (param expression).")
-    blocked: bool = Field(False, description="Generated layouts keep every agent's goal reachable without crossing this kind.")
-    passable: bool = Field(True, description="Agents can enter it (False = wall).")
-
-
-class Solve(_Strict):
-    """Layouts from an optimal multi-agent path finder (Conflict-Based Search), as in MAPF-FrozenLake.
-
-    Every pooled layout is jointly solvable and solved once; `wait_ratio` of the pool need some
-    agent to wait or detour for another; adds `optimal_cost` (state, int): the layout's optimal
-    sum of arrival times, for metrics such as `sum(cost) == optimal_cost`. Needs a square grid of
-    side 3..10, 1..5 agents, random starts and goals, one blocked tile kind (the holes, density
-    at most 0.6, no other generated kind), `collision: block`, `pool` >= 1, and agents that stop
-    on their goal at the first arrival (`can_move` false once there).
-    """
-
-    wait_ratio: Expr = Field(0.0, description="Share (0..1) of the pool's layouts whose optimal plan needs an agent to wait or detour for another (param expression; ignored with one agent).")
-
-
-class Grid(_Strict):
-    """The grid mechanics module: layout, start/goal placement, moves, collisions.
-
-    Adds `pos`, `goal` (agent_state, [2] int), `tiles` (state, [height, width] int), `moved` and
-    `conflict` (per-agent bools of the last step), one int constant per tile kind, and the
-    helpers `tile(p)`, `manhattan(a, b)`, `view(p, r)`, `agents_view(p, r)`, `in_bounds(p)`.
-    """
-
-    height: int | str = Field(description="Rows (int or param expression).")
-    width: int | str = Field(description="Columns.")
-    tiles: dict[Name, TileKind] = Field(min_length=1, description="Tile kinds; the first is the floor.")
-    map: list[str] | None = Field(None, description="Fixed layout, one string per row of tile chars. Omit to generate from densities.")
-    starts: Literal["random"] | list[list[int]] = Field("random", description="`random` (distinct free cells) or one [row, col] per agent.")
-    goals: Literal["random", "none"] | list[list[int]] = Field("random", description="`random` (reachable from the start), `none` (no goals: no `goal` variable), or one [row, col] per agent.")
-    pool: Expr = Field(0, description="Draw layouts from a pool of this many, generated once per config (fast resets, as MAPF pools); 0 = a fresh layout every reset.")
-    slip: Expr = Field(0.0, description="Probability a move is replaced by a perpendicular one.")
-    collision: Literal["block", "none"] = Field("block", description="block: vertex and swap conflicts cancel the moves involved.")
-    can_move: Expr = Field(True, description="Per-agent bool: whether the agent moves this step (e.g. `not done[me]`).")
-    solve: Solve | None = Field(None, description="Draw pooled layouts that an optimal MAPF solver (CBS) solved: jointly solvable, a set share needing a wait, `optimal_cost` known. Omit for plain random layouts.")
-
-
-class Channel(_Strict):
-    """A message channel: choices with `message` send a symbol; `msg` holds each agent's last symbol (-1 = silent)."""
-
-    vocab: int | str = Field(description="Number of symbols (int or param expression).")
     doc: str = Field("", description=DOC)
 
 

@@ -4,7 +4,7 @@ expressions, checking one expression, constant ints, bounds and assignments, and
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,7 +13,9 @@ from gymwright.errors import ExprError
 from gymwright.spec.checked import CGrid, CRole
 from gymwright.spec.expr.check import Checked, Scope, Symbol, check, const_eval
 from gymwright.spec.expr.types import Info, broadcast
-from gymwright.spec.model import EnvSpec
+
+if TYPE_CHECKING:
+    from gymwright.spec.model import EnvSpec
 
 ENV_OPTIONS = {"render_mode", "max_cycles", "action_mask_in_obs"}
 """keyword options of every generated env's constructor: a param of that name would be taken as the option"""

@@ -1,12 +1,22 @@
-"""The `channel` mechanics module's checks: the vocabulary and the built-in `msg` variable."""
+"""The `channel` mechanics module's schema (`Channel`) and checks: the vocabulary and the built-in `msg` variable."""
 
 from __future__ import annotations
+
+from pydantic import Field
 
 from gymwright.spec.checked import CVar
 from gymwright.spec.checks.base import CheckerBase
 from gymwright.spec.expr.check import Symbol
 from gymwright.spec.expr.types import Info
+from gymwright.spec.fields import DOC, _Strict
 from gymwright.spec.limits import MAX_VOCAB
+
+
+class Channel(_Strict):
+    """A message channel: choices with `message` send a symbol; `msg` holds each agent's last symbol (-1 = silent)."""
+
+    vocab: int | str = Field(description="Number of symbols (int or param expression).")
+    doc: str = Field("", description=DOC)
 
 
 class ChannelChecks(CheckerBase):

@@ -1,0 +1,37 @@
+"""The building blocks of the spec schema: identifiers, expressions and the strict base model.
+
+`spec/model.py` (the whole spec) and the mechanics modules' schema parts (`spec/mechanics/`)
+build on them, so a mechanics module's schema can live with its checks without an import cycle.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from gymwright.spec.names import name_problem
+
+IDENT = r"^[A-Za-z][A-Za-z0-9_]*$"
+
+Expr = Annotated[
+    str | bool | int | float,
+    Field(description="An expression (Python syntax, whitelisted) or a literal number/bool."),
+]
+
+
+def _declarable(name: str) -> str:
+    problem = name_problem(name)
+    if problem:
+        raise ValueError(problem)
+    return name
+
+
+Name = Annotated[str, Field(pattern=IDENT, description="An identifier: a letter, then letters, digits or _; not a Python keyword, no `__`."),
+                 AfterValidator(_declarable)]
+DType = Literal["int", "float", "bool"]
+DOC = "Documentation for people and the engineer."
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
