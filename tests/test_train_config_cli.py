@@ -39,6 +39,7 @@ TINY = {"total_steps": 128, "num_envs": 8, "rollout_len": 8, "minibatches": 2, "
 SAMPLE = {
     "int": ("3", 3), "float": ("0.25", 0.25), "str": ("tanh", "tanh"), "str | Path": ("runs/x", "runs/x"),
     "str | Path | None": ("runs/y", "runs/y"), "tuple[int, ...]": ("16,8", [16, 8]),
+    "dict[str, str]": ("bargainer[1]=even_split", {"bargainer[1]": "even_split"}),
     "str | Path | dict[str, Any]": (None, "stag_hunt"), "dict[str, Any] | list[dict[str, Any]]": (None, {"rounds": 2}),
 }
 EXPECTED = {"tuple[int, ...]": (16, 8)}

@@ -90,6 +90,18 @@ def _spec(x: Any) -> str | dict[str, Any]:
     return x if isinstance(x, dict) else _str(x)
 
 
+def _pairs(x: Any) -> dict[str, str]:
+    """NAME=VALUE pairs: a mapping (a file), or a list of `NAME=VALUE` texts (a repeated option)."""
+    if isinstance(x, list | tuple):
+        pairs = [_str(t).partition("=") for t in x]
+        if not all(sep and name.strip() and value.strip() for name, sep, value in pairs):
+            raise ValueError
+        return {name.strip(): value.strip() for name, _, value in pairs}
+    if not isinstance(x, dict) or not all(isinstance(k, str) and k for k in x):
+        raise ValueError
+    return {k: _str(v) for k, v in x.items()}
+
+
 def _params(x: Any) -> dict[str, Any] | list[dict[str, Any]]:
     if isinstance(x, dict) or (isinstance(x, list) and x and all(isinstance(p, dict) for p in x)):
         return x
@@ -104,6 +116,8 @@ KINDS: dict[str, Kind] = {
     "str | Path": Kind("a path", str, _str, "PATH"),
     "str | Path | None": Kind("a path (or null)", str, _optional_str, "PATH"),
     "tuple[int, ...]": Kind("layer sizes (128,128 on the command line, [128, 128] in a file)", str, _sizes, "N,N,..."),
+    "dict[str, str]": Kind("NAME=VALUE pairs (a repeated option NAME=VALUE, a mapping in a file)", list[str], _pairs,
+                           "NAME=VALUE"),
     # set by the SPEC argument and --param on the command line, and by the file
     "str | Path | dict[str, Any]": Kind("a library name, a spec file or a spec mapping", None, _spec),
     "dict[str, Any] | list[dict[str, Any]]": Kind("a mapping of params (or a list of them)", None, _params),
@@ -257,6 +271,8 @@ def _option(f: ConfigField, flags: tuple[str, ...], shown: str) -> inspect.Param
     info = typer.Option(*decls, help=f.doc[:1].upper() + f.doc[1:] + ".", show_default=shown or True,
                         metavar=f.kind.metavar or None, rich_help_panel="Training config (TrainConfig)")
     default = f.shown_default() if isinstance(f.default, tuple) else f.default  # the CLI writes 64,64
+    if default is NO_DEFAULT:  # a field with a default_factory (e.g. an empty mapping): unset on the CLI
+        default, info.show_default = None, False
     optional = f.annotation.endswith("None")
     typ = (f.kind.cli_type | None) if optional else f.kind.cli_type
     return inspect.Parameter(f"cfg_{f.name}", inspect.Parameter.KEYWORD_ONLY, default=default,

@@ -27,7 +27,7 @@ from gymwright.cli.config_options import (
 )
 
 if TYPE_CHECKING:
-    from gymwright.train import Policy
+    from gymwright.train import Policy, Team
 
 ALGOS = ("ippo", "mappo")  # gymwright.train.ALGOS, imported lazily below (torch is slow to import)
 BACKENDS = ("builtin", "rllib")
@@ -51,7 +51,11 @@ class TrainProgress:
 
     def __call__(self, row: dict[str, Any]) -> None:
         figures = [f"{row['charts/agent_sps']:,.0f} agent-steps/s"]
-        figures += [f"return {k.split('/')[-1]} {v:.3f}" for k, v in row.items() if k.startswith("charts/return/")]
+        sides = any(k.startswith("npc/return/") for k in row)  # NPCs: the trained and the fixed agents apart
+        for k, v in row.items():
+            side, _, role = k.partition("/return/")
+            if role and (side in ("trained", "npc") if sides else side == "charts"):
+                figures.append(f"return {role}{f' ({side})' if sides else ''} {v:.3f}")
         metric = next(((k, v) for k, v in row.items() if k.startswith("metrics/")), None)
         if metric is not None:
             figures.append(f"{metric[0].removeprefix('metrics/')} {metric[1]:.3f}")
@@ -122,6 +126,10 @@ def train_command(
 
     with domain_errors(label):
         check_device_of(choice)
+        if values.get("npc"):  # now, with the option's name in any error, not after the first update
+            from gymwright.train.npc import check_npc
+
+            check_npc(source, values["params"], values["npc"], where=choice.where("npc"))
         cfg = TrainConfig(**{**values, "out": folder})
         saved = save_config(folder, plain(resolved(tuple(BY_NAME), {**values, "out": folder})), "train")
     if settings := describe(choice):
@@ -141,6 +149,9 @@ def train_command(
               f"{result.agent_steps_per_second:,.0f} agent-steps/s "
               f"(env {result.time['env_s']:.1f} s, network {result.time['network_s']:.1f} s)")
     out.print(Text(f"  return   {returns}\n  metrics  {metrics}"))
+    if result.npc:
+        fixed = "  ".join(f"{a}={p}" for a, p in result.npc.items())
+        out.print(Text(f"  fixed    {fixed} (not trained; train.jsonl: trained/return/ROLE, npc/return/ROLE)"))
     out.print(f"Wrote {result.checkpoint}, {folder / 'train.jsonl'} and {saved}.")
     out.print(f"Next: `gymwright play {label} --policy {result.checkpoint} --render --episodes 1`.")
 
@@ -170,11 +181,11 @@ def train_with_rllib(spec: Any, params: Any, steps: int, folder: Path, seed: int
 
 
 # --------------------------------------------------------------------------- play
-def policy_chooser(policy: Policy, deterministic: bool) -> Any:
+def policy_chooser(policy: Policy | Team, deterministic: bool) -> Any:
     """`choose` for `gymwright.cli.play`: the policy's actions for the live agents of one env."""
     from gymwright.evaluate.play import act_parallel
 
-    return lambda env, obs, infos, rng: act_parallel(env, policy, obs, infos, deterministic)
+    return lambda env, obs, infos, rng: act_parallel(env, policy, obs, infos, deterministic)  # binds a Team's NPCs
 
 
 def scripted_chooser(name: str) -> Any:
@@ -210,6 +221,7 @@ def play_command(
 
     from gymwright.cli.common import domain_errors, fail, parse_params, play
     from gymwright.train import checkpoint as ck
+    from gymwright.train.npc import team_from
     from gymwright.train.policy import roles_of
     from gymwright.train.rollout import make_env
 
@@ -225,10 +237,13 @@ def play_command(
         ck.check_fits(saved, sha, None)
         params = {**saved["params"][0], **parse_params(param)}
         ck.check_fits(saved, sha, roles_of(make_env(spec, [params], 1)))
-        policy = ck.policy_from(saved)
+        policy = team_from(saved, seed)
         results = play(spec, params, episodes=episodes, seed=seed, frames=-1 if render else 0,
                        max_steps=max_steps, quiet=as_json, choose=policy_chooser(policy, deterministic))
-    show_results(results, f"policy {saved['path']} (update {saved['update']}), {len(results)} episodes", as_json)
+    npcs = policy.players.by_agent() if hasattr(policy, "players") else {}
+    fixed = ", ".join(f"{a} by {p}" for a, p in npcs.items())
+    show_results(results, f"policy {saved['path']} (update {saved['update']}), {len(results)} episodes"
+                 + (f"; fixed: {fixed}" if fixed else ""), as_json)
 
 
 def show_results(results: list[Any], title: str, as_json: bool) -> None:

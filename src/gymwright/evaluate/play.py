@@ -19,6 +19,8 @@ class Actor(Protocol):
 def act_parallel(env: Any, policy: Actor, obs: dict[str, Any], infos: dict[str, Any],
                  deterministic: bool = False) -> dict[str, int]:
     """The policy's actions for the live agents of a PettingZoo parallel env (one copy)."""
+    if callable(getattr(policy, "bind", None)):  # a team with scripted agents reads this env's state
+        policy.bind(env)
     agents = env.possible_agents
     n_actions = max(env.action_space(a).n for a in agents)
     dim = max(env.observation_space(a).shape[0] for a in agents)

@@ -18,9 +18,10 @@ from gymwright.train.baselines import (
     random_legal_policy,
     scripted_policy,
 )
-from gymwright.train.checkpoint import CheckpointError, load_policy
+from gymwright.train.checkpoint import CheckpointError
 from gymwright.train.config import ALGOS, TrainConfig
 from gymwright.train.episodes import EvalResult, play_episodes
+from gymwright.train.npc import Team, load_policy
 from gymwright.train.policy import Policy
 from gymwright.train.ppo import TrainResult, train
 
@@ -39,6 +40,7 @@ __all__ = [
     "scripted_policy",
     "ScriptedPolicy",
     "baseline_names",
+    "Team",
     # rollouts of policies
     "play_episodes",
     "EvalResult",

@@ -47,12 +47,15 @@ class ScriptedPolicy:
         self.benv: Any = None
 
     def bind(self, benv: Any) -> None:
-        """Play on `benv` (a compiled batch env); an error lists the spec's baselines if it has no `name`."""
-        if not callable(getattr(benv, "scripted_actions", None)):
-            raise GymwrightError(f"this batch env cannot play scripted baseline `{self.name}`: it has no "
-                                 "`scripted_actions` (a mixed batch of structural configs?)",
-                                 hint="evaluate a scripted baseline on one structural config at a time")
-        names = list(getattr(benv, "BASELINES", []))
+        """Play on `benv`: a compiled batch env, or a PettingZoo parallel env of the Python backend
+        (which has `scripted_action(name, agent)`); an error lists the spec's baselines if it has no
+        `name`."""
+        env = getattr(benv, "unwrapped", benv)
+        if not callable(getattr(benv, "scripted_actions", None)) and not callable(getattr(env, "scripted_action", None)):
+            raise GymwrightError(f"this env cannot play scripted baseline `{self.name}`: it has neither "
+                                 "`scripted_actions` (a batch env) nor `scripted_action` (a Python-backend env)",
+                                 hint="evaluate a scripted baseline on an env compiled from the spec")
+        names = list(getattr(benv, "BASELINES", None) or declared_baselines(env))
         if self.name not in names:
             raise unknown_baseline(self.name, names)
         self.benv = benv
@@ -60,8 +63,25 @@ class ScriptedPolicy:
     def act(self, obs: Any, masks: Any, deterministic: bool = False) -> np.ndarray:
         if self.benv is None:
             raise GymwrightError(f"scripted baseline `{self.name}` is not bound to an env",
-                                 hint="play it with gymwright.train.play_episodes, or call bind(batch_env) first")
-        return fill_random_legal(self.benv.scripted_actions(self.name), masks, self.rng)
+                                 hint="play it with gymwright.train.play_episodes, or call bind(env) first")
+        if callable(getattr(self.benv, "scripted_actions", None)):
+            acts = self.benv.scripted_actions(self.name)
+            if acts.shape[:2] != np.shape(masks)[:2]:  # bound to another env than the one it is asked to play
+                raise GymwrightError(f"scripted baseline `{self.name}` is bound to a batch of {acts.shape[0]} copies "
+                                     f"but asked to act for {np.shape(masks)[0]}",
+                                     hint="bind it (or the Team holding it) to the env it plays: policy.bind(env)")
+            return fill_random_legal(acts, masks, self.rng)
+        env = getattr(self.benv, "unwrapped", self.benv)  # one PettingZoo env: a batch of one copy
+        live = set(env.agents)
+        acts = [env.scripted_action(self.name, a) if a in live else None for a in env.possible_agents]
+        return fill_random_legal([[-1 if a is None else a for a in acts]], masks, self.rng)
+
+
+def declared_baselines(env: Any) -> list[str]:
+    """The baselines a Python-backend env declares: its module's `BASELINES` (the generated
+    module need not be importable by name, so it is read from `scripted_action`'s globals)."""
+    method = getattr(type(env), "scripted_action", None)
+    return list(getattr(method, "__globals__", {}).get("BASELINES", []))
 
 
 def fill_random_legal(actions: Any, masks: Any, rng: np.random.Generator) -> np.ndarray:

@@ -71,6 +71,10 @@ class TrainConfig:
     """torch threads (1 is fastest for these small networks, and makes runs reproducible)"""
     device: str = "cpu"
     """torch device of the networks: `cpu`, or `cuda` / `cuda:N` (needs a GPU and a CUDA build of torch)"""
+    npc: dict[str, str] = field(default_factory=dict)
+    """fixed-policy agents, not trained (`--npc ROLE=PLAYER`, repeatable): ROLE, or ROLE[I] / ROLE[I,J] /
+    ROLE[I:J] for agents of the role by index; PLAYER: a scripted baseline of the spec, `random`, or a
+    run folder whose frozen policy plays them"""
 
     @property
     def batch_steps(self) -> int:

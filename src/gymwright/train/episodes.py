@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from gymwright.errors import GymwrightError
+from gymwright.train.npc import Team, players_for
 from gymwright.train.policy import roles_of
 from gymwright.train.rollout import make_env
 
@@ -40,28 +41,36 @@ class EvalResult:
     agents: list[str] = field(default_factory=list)
     episode_returns: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (episodes, agents)
     episode_metrics: dict[str, np.ndarray] = field(default_factory=dict)  # name -> (episodes,)
+    npc: dict[str, str] = field(default_factory=dict)  # agent -> the fixed policy that played it
+    sides: dict[str, dict[str, float]] = field(default_factory=dict)  # trained / npc -> role -> mean return
 
     def to_dict(self) -> dict[str, Any]:
-        return {"episodes": self.episodes, "returns": self.returns, "ci95": self.ci95,
-                "metrics": self.metrics, "length": self.length}
+        d = {"episodes": self.episodes, "returns": self.returns, "ci95": self.ci95,
+             "metrics": self.metrics, "length": self.length}
+        return {**d, "npc": self.npc, "sides": self.sides} if self.npc else d
 
 
 def play_episodes(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | None, policy: Actor,
                   episodes: int = 100, seed: int = 0, deterministic: bool = False,
-                  max_steps: int = 100_000) -> EvalResult:
+                  max_steps: int = 100_000, npc: dict[str, str] | None = None) -> EvalResult:
     """Play `episodes` episodes (copy i of a batch plays the episode of seed `seed + i`).
 
     The role return of an episode is the mean over the role's agents; `ci95` is 1.96 standard
     errors over episodes. `params` may be a list of dicts (spread over the episodes). A policy
     with a `bind(benv)` method (a scripted baseline) is bound to the batch env before play.
+    `npc` (as `TrainConfig.npc`) has fixed policies play some agents instead of `policy`; a
+    `Team` (a run trained with NPCs, from `load_policy`) brings its own. Where agents are NPCs,
+    `npc` names them and `sides` splits each role's mean return into its trained and NPC agents.
     """
     if episodes < 1:
         raise GymwrightError(f"episodes must be at least 1, got {episodes}", path="episodes")
     plist = [dict(p) for p in params] if isinstance(params, list) else [dict(params or {})]
     benv = make_env(spec, plist, episodes)
+    roles = roles_of(benv)
+    if npc:
+        policy = Team(policy, players_for(npc, benv, roles, spec, seed=seed))
     if callable(getattr(policy, "bind", None)):
         policy.bind(benv)  # type: ignore[attr-defined]
-    roles = roles_of(benv)
     obs, masks = benv.reset(seed=seed)
     done = np.zeros(episodes, dtype=bool)
     returns = np.zeros((episodes, masks.shape[1]))
@@ -86,7 +95,9 @@ def play_episodes(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | Non
                              hint="the spec may need a `truncate` (e.g. `t >= max_steps`)")
     by_role = {r.name: returns[:, r.agents].mean(axis=1) for r in roles}
     se = {k: float(x.std(ddof=1) / np.sqrt(episodes)) if episodes > 1 else float("nan") for k, x in by_role.items()}
+    fixed = getattr(policy, "npc_agents", None)
     return EvalResult(
+        **_sides(returns, roles, fixed, policy) if fixed is not None and fixed.any() else {},
         episodes=episodes,
         returns={k: float(x.mean()) for k, x in by_role.items()},
         ci95={k: Z95 * s for k, s in se.items()},
@@ -96,3 +107,13 @@ def play_episodes(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | Non
         episode_returns=returns,
         episode_metrics=metrics,
     )
+
+
+def _sides(returns: np.ndarray, roles: list[Any], fixed: np.ndarray, team: Any) -> dict[str, Any]:
+    """`npc` and `sides` of an `EvalResult`: per role, the mean return of its trained and its NPC agents."""
+    sides: dict[str, dict[str, float]] = {"trained": {}, "npc": {}}
+    for r in roles:
+        for side, cols in (("trained", ~fixed[r.agents]), ("npc", fixed[r.agents])):
+            if cols.any():
+                sides[side][r.name] = float(returns[:, r.agents][:, cols].mean())
+    return {"npc": team.players.by_agent(), "sides": sides}

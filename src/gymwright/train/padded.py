@@ -48,6 +48,17 @@ class PaddedBatchEnv:
         raise GymwrightError("a batch of several agent counts has no one global state",
                              path="algo", hint="train it with IPPO (algo='ippo'), or one agent count per run")
 
+    @property
+    def BASELINES(self) -> Any:  # noqa: N802 - the generated BatchEnv's name
+        return getattr(self.groups[0], "BASELINES", ())
+
+    def scripted_actions(self, name: str) -> np.ndarray:
+        """The spec's scripted baseline `name` on every copy (B, N): -1 for the padding agents."""
+        out = np.full((self.size, self.N_AGENTS), -1, dtype=np.int64)
+        for c, n, env in zip(self.copies, self.counts, self.groups, strict=True):
+            out[c, :n] = env.scripted_actions(name)
+        return out
+
     # the same as a mixed batch's: they read only `size`, `groups`, `copies` and `_gather`
     obs_bounds = MixedBatchEnv.obs_bounds
     reset = MixedBatchEnv.reset

@@ -4,13 +4,15 @@ One actor-critic per role, shared by the role's agents (the agent's index within
 one-hot input). Discrete actions with masks; agents with no legal action play -1 and leave the
 policy loss. GAE runs on each agent's own timeline (acting steps only) and bootstraps truncated
 episodes from their final observation (or final state).
-Value targets are normalized by a running mean and std per role. Read it top to bottom, like
+Value targets are normalized by a running mean and std per role. Fixed-policy agents (`npc`,
+`gymwright.train.npc`) act from their fixed policy and stay out of every loss. Read it top to bottom, like
 CleanRL's `ppo.py`: setup, then per update: rollout, advantages, policy and value losses,
 logging, checkpoint.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -22,14 +24,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gymwright.atomic import write_atomic
 from gymwright.errors import GymwrightError
 from gymwright.train import checkpoint as ck
 from gymwright.train.config import ALGOS, TrainConfig, check_device
 from gymwright.train.logger import RunLog
 from gymwright.train.normalize import ValueNorm
+from gymwright.train.npc import FixedPlayers, players_for
 from gymwright.train.policy import ACTIVATIONS, ActorCritic, roles_of, sample
 from gymwright.train.rollout import Rollout, config_of_copy, gae, make_env, state_dim
 
+NPC_FILE = "npc.json"  # the run's fixed-policy agents (FixedPlayers.describe), for people and the report
 TIME_KEYS = ("time_s", "charts/sps", "charts/agent_sps", "time/env_s", "time/network_s")
 
 
@@ -46,6 +51,7 @@ class TrainResult:
     env_steps: int
     history: list[dict[str, Any]] = field(default_factory=list)
     time: dict[str, float] = field(default_factory=dict)  # env_s, network_s, other_s, total_s
+    npc: dict[str, str] = field(default_factory=dict)  # agent -> the fixed policy that played it (not trained)
 
     def to_dict(self, with_history: bool = False) -> dict[str, Any]:
         d = asdict(self)
@@ -91,14 +97,18 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5, fused=True)
     norms = [ValueNorm() for _ in roles]
     copy_config = config_of_copy(len(params), B)
+    players = players_for(cfg.npc, benv, roles, cfg.spec, seed=cfg.seed) if cfg.npc else None
+    fixed_np = players.fixed if players else np.zeros(N, dtype=bool)
+    fixed = torch.from_numpy(fixed_np).to(device)  # (N,): agents a fixed policy plays (no gradient)
+    own = [~fixed[r.agents] for r in roles]  # per role: its trained agents
     history: list[dict[str, Any]] = []
     start, env_steps, clock = 0, 0, {"env_s": 0.0, "network_s": 0.0, "total_s": 0.0}
 
     if cfg.resume and (out / ck.CHECKPOINT).exists():
         saved = ck.load(out / ck.CHECKPOINT)
         ck.check_fits(saved, sha, roles, params)
-        for key in ("algo", "num_envs", "activation", "agent_index"):
-            if saved["config"].get(key, True) != getattr(cfg, key):
+        for key in ("algo", "num_envs", "activation", "agent_index", "npc"):
+            if saved["config"].get(key, {} if key == "npc" else True) != getattr(cfg, key):
                 raise ck.CheckpointError(f"{saved['path']} was trained with {key}={saved['config'][key]!r}, not {getattr(cfg, key)!r}",
                                          hint="resume with the same settings, or train into another --out folder")
         if list(saved["hidden"]) != list(cfg.hidden):
@@ -114,6 +124,8 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
     elif cfg.init_from is not None:
         warm_start(cfg, model, norms, sha, roles)
     log = RunLog(out, history, cfg.tensorboard)
+    if players:
+        write_atomic(out / NPC_FILE, json.dumps({"npc": players.describe()}, indent=2))
 
     buf = Rollout.allocate(T, B, N, D, A, S if centralized else None, device)
     ckpt_path = out / ck.CHECKPOINT
@@ -131,6 +143,7 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
             "update": update, "env_steps": env_steps, "model": model.state_dict(),
             "optimizer": optimizer.state_dict(), "value_norms": [n.state_dict() for n in norms],
             "env": ck.env_state(benv), "rng": ck.rng_state(), "history": history, "clock": clock,
+            "npc": players.describe() if players else [],
         })
 
     try:
@@ -147,6 +160,8 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
             ep_metrics: dict[str, list[np.ndarray]] = {}
             term_sums: dict[str, dict[str, float]] = {}
             obs_np, masks_np = benv.obs_buf, benv.masks
+            if players:
+                players.reseed(cfg.seed, update)  # bit-for-bit on resume: seeded by the update
             for t in range(T):
                 buf.obs[t] = torch.from_numpy(obs_np)
                 buf.masks[t] = torch.from_numpy(masks_np) != 0
@@ -154,8 +169,10 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                     buf.state[t] = torch.from_numpy(benv.state())
                 t0 = time.perf_counter()
                 with torch.no_grad():
-                    for net, norm in zip(model.nets, norms, strict=True):
+                    for net, norm, mine in zip(model.nets, norms, own, strict=True):
                         r = net.role
+                        if not mine.any():
+                            continue  # every agent of the role is an NPC
                         m = model.role_masks(r, buf.masks[t])
                         logits = net.logits(model.role_obs(r, buf.obs[t]), m)
                         action = sample(logits)
@@ -163,6 +180,8 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                         buf.actions[t, :, r.agents] = torch.where(m.any(-1), action, -1)
                         critic_in = model.critic_input(r, buf.obs[t], buf.state[t] if buf.state is not None else None)
                         buf.values[t, :, r.agents] = norm.denormalize(net.value(critic_in))
+                    if players:  # the NPCs' actions replace the policy's (their columns leave the loss)
+                        buf.actions[t, :, fixed] = torch.from_numpy(players.act(obs_np, masks_np)[:, fixed_np]).to(device)
                 t1 = time.perf_counter()
                 obs_np, rewards, terminated, truncated, infos = benv.step(buf.actions[t].cpu().numpy())
                 t_env += time.perf_counter() - t1
@@ -206,8 +225,9 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
             b_state = buf.state.reshape(flat, S) if buf.state is not None else None
             b_actions, b_logp = buf.actions.reshape(flat, N), buf.logp.reshape(flat, N)
             b_adv, b_returns = advantages.reshape(flat, N), returns.reshape(flat, N)
-            for norm, r in zip(norms, roles, strict=True):
-                norm.update(b_returns[:, r.agents])
+            for norm, r, mine in zip(norms, roles, own, strict=True):
+                if mine.any():
+                    norm.update(b_returns[:, r.agents][:, mine])
             b_targets = torch.cat([norm.normalize(b_returns[:, r.agents]) for norm, r in zip(norms, roles, strict=True)], dim=-1)
             stats: dict[str, list[float]] = {"policy_loss": [], "value_loss": [], "entropy": [], "approx_kl": [], "clipfrac": []}
             mb_size = flat // cfg.minibatches
@@ -216,10 +236,12 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                 for k in range(cfg.minibatches):
                     mb = perm[k * mb_size:(k + 1) * mb_size]
                     loss = torch.zeros((), device=device)
-                    for net in model.nets:
+                    for net, mine in zip(model.nets, own, strict=True):
                         r = net.role
+                        if not mine.any():
+                            continue  # an NPC role: no loss, no gradient
                         actions = b_actions[mb, r.agents]
-                        valid = actions >= 0  # agents that had a legal action (the others sent -1)
+                        valid = (actions >= 0) & mine  # trained agents that had a legal action (the others sent -1)
                         logits = net.logits_at(model.role_obs(r, b_obs[mb]), model.role_masks(r, b_masks[mb]), valid)
                         logp_all = F.log_softmax(logits, -1)
                         new_logp = logp_all.gather(-1, actions[valid].unsqueeze(-1)).squeeze(-1)
@@ -233,7 +255,7 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                         pg_loss = pg.mean() if adv.numel() else torch.zeros((), device=device)
                         ent = entropy.mean() if adv.numel() else torch.zeros((), device=device)
                         critic_in = model.critic_input(r, b_obs[mb], b_state[mb] if b_state is not None else None)
-                        v_loss = 0.5 * ((net.value(critic_in) - b_targets[mb, r.agents]) ** 2).mean()
+                        v_loss = 0.5 * ((net.value(critic_in) - b_targets[mb, r.agents])[..., mine] ** 2).mean()
                         loss = loss + pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
                         with torch.no_grad():
                             stats["policy_loss"].append(pg_loss.item())
@@ -257,15 +279,16 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                                    "time_s": clock["total_s"], "charts/sps": B * T / elapsed,
                                    "charts/agent_sps": B * T * N / elapsed, "charts/learning_rate": lr,
                                    "time/env_s": t_env, "time/network_s": t_net}
-            row.update(_episode_stats(episodes, ep_metrics, roles, len(params)))
+            row.update(_episode_stats(episodes, ep_metrics, roles, len(params), fixed_np if players else None))
             row.update(_positive_advantage(advantages, buf.actions >= 0, copy_config, len(params)))
             for role, sums in term_sums.items():
                 for name, total in sums.items():
                     row[f"reward_terms/{role}/{name}"] = total / T
             for name, xs in stats.items():
                 row[f"losses/{name}"] = float(np.mean(xs)) if xs else 0.0
-            var_y = returns.var()
-            row["losses/explained_variance"] = float(1 - (returns - buf.values).var() / var_y) if var_y > 0 else 0.0
+            y, v = returns[..., ~fixed], buf.values[..., ~fixed]  # the trained agents'
+            var_y = y.var()
+            row["losses/explained_variance"] = float(1 - (y - v).var() / var_y) if var_y > 0 else 0.0
             history.append(row)
             log.write(row)
 
@@ -278,7 +301,7 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
             checkpoint(start)
     finally:
         log.close()
-    return _result(cfg, history, clock, env_steps, N, ckpt_path, roles)
+    return _result(cfg, history, clock, env_steps, N, ckpt_path, roles, players)
 
 
 # -------------------------------------------------------------------- helpers
@@ -292,8 +315,10 @@ def _config_dict(cfg: TrainConfig) -> dict[str, Any]:
 
 
 def _episode_stats(episodes: dict[str, list[np.ndarray]], metrics: dict[str, list[np.ndarray]],
-                   roles: list[Any], n_configs: int) -> dict[str, float]:
-    """Means over the episodes that ended in this rollout (nothing if none did)."""
+                   roles: list[Any], n_configs: int, fixed: np.ndarray | None = None) -> dict[str, float]:
+    """Means over the episodes that ended in this rollout (nothing if none did). With NPCs
+    (`fixed`: bool per agent) also `trained/return/{role}` and `npc/return/{role}`, the means over
+    the role's trained and fixed agents (`charts/return/{role}` stays the mean over all of them)."""
     if not episodes["return"]:
         return {"charts/episodes": 0}
     ret = np.concatenate(episodes["return"])  # (E, N)
@@ -302,6 +327,10 @@ def _episode_stats(episodes: dict[str, list[np.ndarray]], metrics: dict[str, lis
                              "charts/episode_length": float(np.concatenate(episodes["length"]).mean())}
     for r in roles:
         row[f"charts/return/{r.name}"] = float(ret[:, r.agents].mean())
+        if fixed is not None:
+            for side, cols in (("trained", ~fixed[r.agents]), ("npc", fixed[r.agents])):
+                if cols.any():
+                    row[f"{side}/return/{r.name}"] = float(ret[:, r.agents][:, cols].mean())
     per_episode = {name: np.concatenate(xs) for name, xs in metrics.items()}
     for name, x in per_episode.items():
         row[f"metrics/{name}"] = float(x.mean())
@@ -342,7 +371,7 @@ def warm_start(cfg: TrainConfig, model: ActorCritic, norms: list[ValueNorm], sha
 
 
 def _result(cfg: TrainConfig, history: list[dict[str, Any]], clock: dict[str, float], env_steps: int,
-            n_agents: int, ckpt_path: Path, roles: list[Any]) -> TrainResult:
+            n_agents: int, ckpt_path: Path, roles: list[Any], players: FixedPlayers | None = None) -> TrainResult:
     last = next((row for row in reversed(history) if row.get("charts/episodes")), {})
     total = clock["total_s"] or float("nan")
     return TrainResult(
@@ -355,4 +384,5 @@ def _result(cfg: TrainConfig, history: list[dict[str, Any]], clock: dict[str, fl
         env_steps=env_steps,
         history=history,
         time={**clock, "other_s": clock["total_s"] - clock["env_s"] - clock["network_s"]},
+        npc=players.by_agent() if players else {},
     )
