@@ -1,0 +1,38 @@
+"""The cake family's subgame-perfect benchmark (benchmarks/bargaining_theory.py) against hand-worked
+cases and the plain game's closed form."""
+
+from __future__ import annotations
+
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+from bargaining_theory import spe  # noqa: E402
+
+
+def test_one_flavour_matches_rubinstein_finite_horizon() -> None:
+    for d, T in ((0.9, 10), (0.5, 10), (0.5, 3)):
+        eq = spe(d, T, 1001)
+        assert abs(float(eq.offer[0]) - (1 - (-d) ** T) / (1 + d)) < 2e-3 and eq.agreed
+
+
+def test_ultimatum_with_an_outside_option() -> None:
+    # one round: the responder accepts a share worth at least 0.25; the grid's next step up is 0.3
+    eq = spe(0.9, 1, 11, outside=0.25)
+    assert eq.offer == (Fraction(7, 10),) and eq.first == Fraction(7, 10) and eq.second == Fraction(3, 10)
+    assert spe(0.9, 1, 11).offer == (Fraction(1),)  # without it the proposer keeps everything
+
+
+def test_two_flavours_trade_what_each_likes() -> None:
+    # agent 0 values A at 0.8, agent 1 at 0.2; outside 0.25: the responder needs 0.8 * b >= 0.25, so
+    # b >= 0.3125 -> 0.4 of B on the grid (worth 0.32); the proposer keeps all of A and 0.6 of B
+    eq = spe(0.9, 1, 11, weights=(0.8, 0.2), outside=0.25)
+    assert eq.offer == (Fraction(1), Fraction(3, 5))
+    assert eq.first == Fraction(4, 5) + Fraction(1, 5) * Fraction(3, 5) and eq.second == Fraction(8, 25)
+
+
+def test_an_outside_option_worth_more_than_any_deal_is_taken_first() -> None:
+    eq = spe(0.5, 2, 11, outside=0.9)
+    assert eq.offer == () and eq.first == Fraction(9, 10) and eq.second == 0 and not eq.agreed
