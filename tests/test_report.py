@@ -164,6 +164,9 @@ def test_report_of_a_grid_run_renders_in_chromium(runs: dict[str, Path], chromiu
     assert page.count('src="data:image/png;base64,') == 4  # return, reward terms, metrics, losses
     assert "<details><summary>mapf_frozenlake (" in page and "all_reached" in page and "±" in page
     assert "Best episode" in page and "walker_0:" in page  # the text rendering of the steps
+    assert page.count('<p class="legend"><small>Colours: </small>') == gifs  # which colour is which agent
+    assert "walker_1 (walker) and its goal (the small square)</span>" in page
+    assert 'alt="agent colour #e6194b"' in page and 'alt="tile colour #' in page  # AGENT_PALETTE[0], a tile kind
     assert_renders(chromium, report.path, tmp_path, min_images=gifs + 4)
 
 
@@ -175,6 +178,8 @@ def test_report_of_a_curriculum_escapes_untrusted_text(runs: dict[str, Path], ch
     assert "Walkers cross a frozen lake" in page and "fewer holes: most failures fell in one" in page
     assert "recorded by the design (design.json)" in page  # not re-verified
     assert "2 stages laid end to end" in page and "hole_density=0.1" in page
+    # the scorecard judged stage 1's log alone; the page judges the learning curve on both stages
+    assert "over 2 stages laid end to end" in page and "judged on the train.jsonl of all 2 stages" in page
     assert "engineer - fixed: +0.060 ± 0.028" in page and "engineer is better" in page  # 0.06 > hypot(0.02, 0.02)
     assert "valid while training" in page  # both curricula's curves (here: the same folder)
     dom = assert_renders(chromium, report.path, tmp_path, min_images=5)

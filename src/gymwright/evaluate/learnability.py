@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from gymwright.evaluate.checks import Z95, Check, slope_ci
+from gymwright.evaluate.checks import Z95, Check, end_to_end, slope_ci
 from gymwright.train.episodes import EvalResult
 
 
@@ -42,18 +42,25 @@ def _metric_gain(trained: EvalResult, random: EvalResult, name: str | None) -> d
 
 
 def learning_curve(history: list[dict[str, Any]], roles: list[str]) -> Check:
-    """The slope of the mean return per million env steps over training, with its 95% CI."""
-    rows = [r for r in history if all(f"charts/return/{role}" in r for role in roles)]
+    """The slope of the mean return per million env steps over the whole run, with its 95% CI.
+
+    `history` is the log of the run (train.jsonl rows); a curriculum's stages one after the other
+    (each counting its env steps from zero) are laid end to end, so the whole run is judged, not
+    its last stage."""
+    rows = [r for r in history if all(f"charts/return/{role}" in r for role in roles) and "env_steps" in r]
     if len(rows) < 3:
         return Check("learning_curve", "n/a", "fewer than 3 logged updates with finished episodes")
-    x = np.array([r["env_steps"] for r in rows], dtype=float) / 1e6
+    x, stages = end_to_end(np.array([r["env_steps"] for r in rows], dtype=float))
+    x = x / 1e6
     y = np.array([np.mean([r[f"charts/return/{role}"] for role in roles]) for r in rows])
     slope, ci = slope_ci(x, y)
     evidence = {"slope_per_million_steps": slope, "ci95": ci, "first": float(y[0]), "last": float(y[-1]),
-                "points": len(rows)}
+                "points": len(rows), "stages": stages}
+    over = f" over {stages} stages laid end to end" if stages > 1 else ""
     if slope > ci:
-        return Check("learning_curve", "ok", f"the return rose by {slope:.3g} per million steps", evidence)
+        return Check("learning_curve", "ok", f"the return rose by {slope:.3g} per million steps{over} "
+                     f"(from {y[0]:.3g} to {y[-1]:.3g})", evidence)
     verdict = "warning" if abs(slope) <= ci else "fail"
     what = "did not rise measurably" if verdict == "warning" else "fell"
-    return Check("learning_curve", verdict, f"the return {what} during training "
+    return Check("learning_curve", verdict, f"the return {what} during training{over} "
                  f"(slope {slope:.3g} +/- {ci:.3g} per million steps)", evidence)

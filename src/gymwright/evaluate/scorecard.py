@@ -21,7 +21,15 @@ from gymwright.evaluate.difficulty import DEFAULT_BAND, difficulty
 from gymwright.evaluate.hacking import dominant_shaping, return_without_task, reward_in_failures
 from gymwright.evaluate.learnability import learnability, learning_curve
 from gymwright.evaluate.play import Actor
-from gymwright.evaluate.trajectories import Trajectory, record, save_frames, select, write_jsonl
+from gymwright.evaluate.trajectories import (
+    LegendEntry,
+    Trajectory,
+    legend,
+    record,
+    save_frames,
+    select,
+    write_jsonl,
+)
 from gymwright.train.baselines import random_legal_policy, scripted_policy
 from gymwright.train.episodes import EvalResult, play_episodes
 
@@ -40,6 +48,7 @@ class Scorecard:
     selected: dict[str, Any] = field(default_factory=dict, repr=False)
     files: dict[str, str] = field(default_factory=dict)
     scripted: dict[str, EvalResult] = field(default_factory=dict)  # the spec's scripted baselines
+    legend: list[LegendEntry] = field(default_factory=list)  # what each colour of a grid frame is
 
     @property
     def verdict(self) -> str:
@@ -50,7 +59,8 @@ class Scorecard:
         return {"spec": self.spec, "params": self.params, "task_metric": self.task_metric,
                 "verdict": self.verdict, "checks": [c.to_dict() for c in self.checks],
                 "trained": self.trained.to_dict(), "random": self.random.to_dict(), "files": self.files,
-                "scripted": {name: r.to_dict() for name, r in self.scripted.items()}}
+                "scripted": {name: r.to_dict() for name, r in self.scripted.items()},
+                "legend": [e.to_dict() for e in self.legend]}
 
 
 def task_terms(spec: Any) -> dict[str, set[str]]:
@@ -66,7 +76,12 @@ def task_terms(spec: Any) -> dict[str, set[str]]:
 
 def default_task_metric(compiled: Any) -> str | None:
     """The spec's task metric: the one with `kind: task`, else its first metric."""
-    metrics = compiled.checked.spec.metrics
+    return task_metric_of(compiled.checked.spec)
+
+
+def task_metric_of(spec: Any) -> str | None:
+    """The task metric of an `EnvSpec`: the one with `kind: task`, else its first metric."""
+    metrics = spec.metrics
     return next((name for name, m in metrics.items() if m.kind == "task"), next(iter(metrics), None))
 
 
@@ -90,7 +105,7 @@ def assess(spec: Any, params: dict[str, Any] | None, policy: Actor, *, history: 
               dominant_shaping(trajs, task, role_of), reward_in_failures(trajs, metric),
               *trained_degeneracy(compiled, policy, episodes=min(episodes, 30), seed=seed)]
     card = Scorecard(compiled.checked.spec.name, params, metric, checks, trained, rand, trajs,
-                     select(trajs, metric), scripted=scripted)
+                     select(trajs, metric), scripted=scripted, legend=legend(compiled))
     if out is not None:
         card.files = save_outputs(card, out)
     return card
@@ -103,7 +118,7 @@ def save_outputs(card: Scorecard, out: Path) -> dict[str, str]:
     picks = {"best": card.selected.get("best"), "worst": card.selected.get("worst")}
     picks |= {f"failure{i}": tr for i, tr in enumerate(card.selected.get("failures", []))}
     for name, tr in picks.items():
-        if tr is not None and (saved := save_frames(tr, out / "frames", name)):
+        if tr is not None and (saved := save_frames(tr, out / "frames", name, legend_entries=card.legend)):
             files[f"{name}.gif"] = str(saved["gif"])
     path = out / "scorecard.json"
     write_atomic(path, json.dumps(card.to_dict() | {"files": files}, indent=2, default=float))

@@ -124,22 +124,96 @@ def select(trajectories: list[Trajectory], task_metric: str | None, n_failures: 
             "failures": failed}
 
 
-def save_frames(trajectory: Trajectory, folder: Path, name: str, fps: int = 4) -> dict[str, Any]:
-    """PNG frames and an animated GIF of a grid episode; {} when it has no frames."""
-    if not trajectory.frames:
-        return {}
+@dataclass(frozen=True)
+class LegendEntry:
+    """What a colour in a grid frame is: an agent's disc (its goal the small square of its
+    colour), or a tile kind."""
+
+    label: str
+    rgb: tuple[int, int, int]
+    shape: str  # disc | tile
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "rgb": list(self.rgb), "shape": self.shape}
+
+
+def legend(compiled: Any) -> list[LegendEntry]:
+    """The colour legend of a grid spec's frames: each agent (with its role) by the colour
+    `gymwright.runtime.grid.render_rgb` paints it, then each tile kind; [] without a grid."""
+    from gymwright.runtime.grid import AGENT_PALETTE
+
+    grid = compiled.checked.grid
+    if grid is None:
+        return []
+    goal = " and its goal (the small square)" if grid.has_goals else ""
+    agents = [LegendEntry(f"{a} ({compiled.module.ROLE_OF[i]}){goal}",
+                          tuple(AGENT_PALETTE[i % len(AGENT_PALETTE)]), "disc")
+              for i, a in enumerate(compiled.module.AGENTS)]
+    return agents + [LegendEntry(kind, tuple(rgb), "tile") for kind, rgb in zip(grid.kinds, grid.colors, strict=True)]
+
+
+LEGEND_ROW, LEGEND_PAD = 18, 6
+
+
+def legend_strip(entries: list[LegendEntry], width: int) -> Any:
+    """A white PIL image `width` wide (or wider, to fit the labels): one row per entry, a swatch
+    (a disc for an agent, a square for a tile) and its label."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.load_default(size=12)
+    probe = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+    need = max((int(probe.textlength(e.label, font=font)) for e in entries), default=0) + 3 * LEGEND_PAD + 12
+    strip = Image.new("RGB", (max(width, need), LEGEND_PAD + LEGEND_ROW * len(entries)), (255, 255, 255))
+    draw = ImageDraw.Draw(strip)
+    for k, e in enumerate(entries):
+        top = LEGEND_PAD + k * LEGEND_ROW
+        box = (LEGEND_PAD, top + 2, LEGEND_PAD + 12, top + 14)
+        (draw.ellipse if e.shape == "disc" else draw.rectangle)(box, fill=e.rgb, outline=(90, 90, 90))
+        draw.text((2 * LEGEND_PAD + 12, top + 1), e.label, fill=(31, 35, 40), font=font)
+    return strip
+
+
+def with_legend(frame: Any, strip: Any) -> Any:
+    """The frame above the legend strip, on white, as wide as the wider of the two."""
     from PIL import Image
 
+    out = Image.new("RGB", (max(frame.width, strip.width), frame.height + strip.height), (255, 255, 255))
+    out.paste(frame, (0, 0))
+    out.paste(strip, (0, frame.height))
+    return out
+
+
+def save_frames(trajectory: Trajectory, folder: Path, name: str, fps: int = 4,
+                legend_entries: list[LegendEntry] | None = None) -> dict[str, Any]:
+    """PNG frames and an animated GIF of a grid episode, the GIF's frames above a colour legend
+    (`legend_entries`, from `legend(compiled)`); {} when it has no frames."""
+    if not trajectory.frames:
+        return {}
     folder.mkdir(parents=True, exist_ok=True)
-    images = [Image.fromarray(f.astype(np.uint8)).resize((f.shape[1] * 4, f.shape[0] * 4), Image.NEAREST)
-              for f in trajectory.frames]
+    images = frame_images(trajectory.frames)
     pngs = []
     for i, img in enumerate(images):
         path = folder / f"{name}-{i:03d}.png"
         with atomic_writer(path) as f:
             img.save(f, format="PNG")
         pngs.append(path)
-    gif = folder / f"{name}.gif"
-    with atomic_writer(gif) as f:
-        images[0].save(f, format="GIF", save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
+    gif = write_gif(images, folder / f"{name}.gif", fps, legend_entries)
     return {"png": pngs, "gif": gif}
+
+
+def frame_images(frames: list[np.ndarray], scale: int = 4) -> list[Any]:
+    """RGB frames as PIL images, each pixel `scale` x `scale` (nearest: crisp cells)."""
+    from PIL import Image
+
+    return [Image.fromarray(f.astype(np.uint8)).resize((f.shape[1] * scale, f.shape[0] * scale), Image.NEAREST)
+            for f in frames]
+
+
+def write_gif(images: list[Any], path: Path, fps: int = 4, legend_entries: list[LegendEntry] | None = None) -> Path:
+    """An animated GIF of PIL `images` (looping), each above the colour legend when given; atomic."""
+    if legend_entries:
+        strip = legend_strip(legend_entries, images[0].width)
+        images = [with_legend(img, strip) for img in images]
+    with atomic_writer(path) as f:
+        images[0].save(f, format="GIF", save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
+    return path

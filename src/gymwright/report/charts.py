@@ -1,7 +1,8 @@
 """Learning curves as PNG bytes, drawn with matplotlib's Agg canvas (no pyplot, no display).
 
-Curves come from train.jsonl rows, x = env steps. A curriculum's stages are laid end to end,
-with a dashed line where each stage begins.
+Curves come from train.jsonl rows, x = env steps (or the seconds of training, `time_s`). A
+curriculum's stages are laid end to end, with a dashed line where each stage begins. A band
+chart draws, per group of runs, the IQM over seeds and its 95% bootstrap band.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from gymwright.evaluate.checks import stage_offsets
 from gymwright.report.folder import Segment
 
 WIDTH, ROW_HEIGHT, DPI = 8.0, 2.6, 100
 PANELS_PER_ROW = 3
+X_KEYS = {"steps": "env_steps", "time": "time_s"}  # `gymwright report --x`: the row key of each axis
+X_LABELS = {"env_steps": "env steps", "time_s": "wall-clock seconds of training"}
 
 
 @dataclass
@@ -26,44 +30,45 @@ class Curves:
 
     series: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
     stage_starts: list[float] = field(default_factory=list)
+    x_label: str = "env steps"
 
 
-def offsets(segments: list[Segment]) -> list[float]:
-    """Where each segment starts on the shared env-steps axis. A stage that counts from zero is
-    placed after the one before; one that continued the count keeps its own steps."""
-    out, end, last_raw = [], 0.0, None
+def offsets(segments: list[Segment], key: str = "env_steps") -> list[float]:
+    """Where each segment starts on the shared axis of `key` (env steps, or `time_s`): stages laid
+    end to end as `gymwright.evaluate.checks.stage_offsets` lays them."""
+    spans = []
     for seg in segments:
-        xs = [x for x in (_number(r.get("env_steps")) for r in seg.rows) if x is not None]
-        if not xs:
-            out.append(end)
-            continue
-        offset = 0.0 if last_raw is not None and xs[0] > last_raw else end
-        out.append(offset)
-        end, last_raw = offset + xs[-1], xs[-1]
-    return out
+        xs = _xs(seg, key)
+        spans.append((xs[0], xs[-1]) if xs else None)
+    return stage_offsets(spans)
 
 
-def ends(segments: list[Segment]) -> list[float]:
-    """Where each segment ends on the shared axis (its last row's env steps, placed)."""
+def _xs(seg: Segment, key: str) -> list[float]:
+    return [x for x in (_number(r.get(key)) for r in seg.rows) if x is not None]
+
+
+def ends(segments: list[Segment], key: str = "env_steps") -> list[float]:
+    """Where each segment ends on the shared axis (its last row's `key`, placed)."""
     out = []
-    for seg, offset in zip(segments, offsets(segments), strict=True):
-        xs = [x for x in (_number(r.get("env_steps")) for r in seg.rows) if x is not None]
+    for seg, offset in zip(segments, offsets(segments, key), strict=True):
+        xs = _xs(seg, key)
         out.append(offset + xs[-1] if xs else offset)
     return out
 
 
-def curves(segments: list[Segment], prefix: str) -> Curves:
-    """The keys `prefix<name>` of every row, over env steps laid end to end across segments."""
-    out = Curves(stage_starts=ends(segments)[:-1])
-    for seg, offset in zip(segments, offsets(segments), strict=True):
+def curves(segments: list[Segment], prefix: str, key: str = "env_steps") -> Curves:
+    """The keys `prefix<name>` of every row, over `key` (env steps, or `time_s`: seconds of
+    training) laid end to end across segments."""
+    out = Curves(stage_starts=ends(segments, key)[:-1], x_label=X_LABELS.get(key, key))
+    for seg, offset in zip(segments, offsets(segments, key), strict=True):
         for row in seg.rows:
-            x = _number(row.get("env_steps"))
+            x = _number(row.get(key))
             if x is None:
                 continue
-            for key, value in row.items():
+            for name, value in row.items():
                 y = _number(value)
-                if key.startswith(prefix) and y is not None:
-                    xs, ys = out.series.setdefault(key[len(prefix):], ([], []))
+                if name.startswith(prefix) and y is not None:
+                    xs, ys = out.series.setdefault(name[len(prefix):], ([], []))
                     xs.append(offset + x)
                     ys.append(y)
     return out
@@ -91,7 +96,7 @@ def _decorate(ax: Axes, c: Curves, title: str) -> None:
     for x in c.stage_starts:
         ax.axvline(x, color="#888", linestyle="--", linewidth=0.8)
     ax.set_title(title, fontsize=10)
-    ax.set_xlabel("env steps", fontsize=8)
+    ax.set_xlabel(c.x_label, fontsize=8)
     ax.tick_params(labelsize=8)
     ax.grid(alpha=0.3)
     ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4))
@@ -119,4 +124,30 @@ def small_multiples(c: Curves, title: str) -> bytes:
         ax = fig.add_subplot(rows, PANELS_PER_ROW, i + 1)
         ax.plot(xs, ys, marker="." if len(xs) < 30 else None, linewidth=1.4, color=f"C{i % 10}")
         _decorate(ax, c, name)
+    return _png(fig)
+
+
+@dataclass
+class Band:
+    """One group's curve: x, the centre (IQM over seeds) and the band's low and high edges."""
+
+    x: list[float]
+    center: list[float]
+    low: list[float]
+    high: list[float]
+    runs: int
+
+
+def band_chart(bands: dict[str, Band], title: str, x_label: str) -> bytes:
+    """Every group's centre line and shaded band on one axis, with a legend (label, seeds)."""
+    fig = _figure(1)
+    ax = fig.add_subplot()
+    for i, (name, b) in enumerate(bands.items()):
+        color = f"C{i % 10}"
+        ax.plot(b.x, b.center, linewidth=1.6, color=color, label=f"{name} ({b.runs} seed{'s' * (b.runs != 1)})")
+        if b.runs > 1:
+            ax.fill_between(b.x, b.low, b.high, color=color, alpha=0.2, linewidth=0)
+    _decorate(ax, Curves(x_label=x_label), title)
+    if bands:
+        ax.legend(fontsize=8, loc="best")
     return _png(fig)

@@ -23,6 +23,7 @@ SCORECARD = "eval/scorecard.json"
 CURRICULUM = "curriculum.jsonl"
 COMPARISON = "comparison.json"
 DESIGN = "design.json"
+CONFIG = "config.yaml"  # the resolved TrainConfig (`gymwright train` and `evolve` write it)
 MARKERS = (TRAIN_LOG, CHECKPOINT, SCORECARD, CURRICULUM, DESIGN)
 GIF_ORDER = ("best", "worst")  # then failure0, failure1, ...
 

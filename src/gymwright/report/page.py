@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from gymwright.atomic import write_atomic
+from gymwright.report import charts
+from gymwright.report.cohort import Cohort, read_cohort
+from gymwright.report.compared import SECTIONS as COMPARED
 from gymwright.report.folder import RunFolder, read_run
 from gymwright.report.markup import Html, join, tag
 from gymwright.report.sections import SECTIONS, Material, NotRecorded
@@ -51,6 +55,11 @@ img.gif { image-rendering: pixelated; min-width: 128px; border: 1px solid var(--
 .missing { color: var(--muted); }
 .warn { color: #7d4e00; }
 img.broken { outline: 3px solid #a40e26; }
+.differs { color: #7d4e00; font-size: 12px; font-weight: 600; white-space: nowrap; }
+.legend { font-size: 13px; margin: 2px 0 8px; }
+.legend .key { white-space: nowrap; margin-right: 12px; }
+img.swatch { width: 12px; height: 12px; margin: 0 4px 0 0; vertical-align: -1px; }
+div.wide { overflow-x: auto; }
 """
 
 # Marks the page once loaded: data-images-ok="true" when every image decoded (tests read it).
@@ -84,42 +93,80 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
 
-def render(run: RunFolder, *, run_verifier: bool = True, progress: Callable[[str], None] | None = None) -> tuple[str, list[str], list[str]]:
-    """(the page, the sections with evidence, the sections not recorded)."""
+def render(run: RunFolder, *, run_verifier: bool = True, progress: Callable[[str], None] | None = None,
+           x: str = "steps") -> tuple[str, list[str], list[str]]:
+    """(the page, the sections with evidence, the sections not recorded); `x` is the curves' axis
+    (`steps`: env steps, `time`: seconds of training)."""
     say = progress or (lambda _: None)
     spec = find_spec(run)
     if spec is not None and not (run.design or {}).get("report") and run_verifier:
         say(f"verifying {spec.label}")
     verdict, source = verification(run, spec, run_verifier)
-    material = Material(run, spec, verdict, source)
+    material = Material(run, spec, verdict, source, charts.X_KEYS[x])
     body, have, missing = [], [], []
     say("drawing the learning curves and writing the page")
     for s in SECTIONS:
         content = s.render(material)
         (missing if isinstance(content, NotRecorded) else have).append(s.title)
         body.append(tag("section", tag("h2", s.title), content, id=s.id))
-    if run.notes:
-        body.append(tag("section", tag("h2", "Notes"), tag("ul", *(tag("li", n) for n in run.notes)), id="notes"))
     title = f"gymwright report: {run.spec_name or run.root.name}"
-    nav = tag("nav", *(tag("a", s.title, href=f"#{s.id}") for s in SECTIONS))
+    sub = f"Run folder {run.root.resolve()}"
+    return shell(title, sub, [(s.id, s.title) for s in SECTIONS], body, run.notes), have, missing
+
+
+def render_comparison(cohort: Cohort, *, x: str = "steps",
+                      progress: Callable[[str], None] | None = None) -> tuple[str, list[str], list[str]]:
+    """The comparison page of `cohort`: (the page, the sections with evidence, those not recorded)."""
+    say = progress or (lambda _: None)
+    body, have, missing = [], [], []
+    say(f"comparing {len(cohort.runs)} runs in {len(cohort.groups)} groups (bootstrap intervals, curves)")
+    for sid, title, draw in COMPARED:
+        content = draw(cohort, charts.X_KEYS[x])
+        (missing if isinstance(content, NotRecorded) else have).append(title)
+        body.append(tag("section", tag("h2", title), content, id=sid))
+    title = f"gymwright comparison: {cohort.spec_name or 'runs'}, {' vs '.join(cohort.groups)}"
+    sub = f"{len(cohort.runs)} run folders: {', '.join(str(r.root) for r in cohort.runs)}"
+    return shell(title, sub, [(sid, t) for sid, t, _ in COMPARED], body, cohort.notes), have, missing
+
+
+def shell(title: str, sub: str, nav: list[tuple[str, str]], body: list[Html], notes: list[str]) -> str:
+    """The whole self-contained page around the sections: head, CSP, title, nav, notes, script."""
+    if notes:
+        body = [*body, tag("section", tag("h2", "Notes"), tag("ul", *(tag("li", n) for n in notes)), id="notes")]
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     head = join([Html('<meta charset="utf-8">'),
                  Html(f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'),
                  Html('<meta name="viewport" content="width=device-width, initial-scale=1">'),
                  tag("title", title), Html(f"<style>{CSS}</style>")])
-    main = tag("main", tag("h1", title), tag("p", f"Run folder {run.root.resolve()}; written {when}.", class_="sub"),
-               nav, *body)
-    page = f"<!doctype html>\n<html lang=\"en\">\n<head>{head}</head>\n<body>{main}\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
-    return page, have, missing
+    main = tag("main", tag("h1", title), tag("p", f"{sub}; written {when}.", class_="sub"),
+               tag("nav", *(tag("a", t, href=f"#{sid}") for sid, t in nav)), *body)
+    return f"<!doctype html>\n<html lang=\"en\">\n<head>{head}</head>\n<body>{main}\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
 
 
 def write_report(run: str | Path | RunFolder, output: str | Path | None = None, *, run_verifier: bool = True,
-                 progress: Callable[[str], None] | None = None) -> Report:
+                 progress: Callable[[str], None] | None = None, x: str = "steps") -> Report:
     """Read the run folder `run` (or take it read) and write its report to `output` (default
     `run/report.html`), atomically. Raises `ReportError` when `run` is not a run folder or holds
     nothing to report."""
     folder = run if isinstance(run, RunFolder) else read_run(Path(run))
     path = Path(output) if output is not None else folder.root / "report.html"
-    page, have, missing = render(folder, run_verifier=run_verifier, progress=progress)
+    page, have, missing = render(folder, run_verifier=run_verifier, progress=progress, x=x)
     write_atomic(path, page)
     return Report(path, len(page.encode("utf-8")), have, missing, list(folder.notes))
+
+
+def write_comparison(runs: list[str | Path] | Cohort, output: str | Path | None = None, *,
+                     group_by: list[str] | None = None, x: str = "steps",
+                     progress: Callable[[str], None] | None = None) -> Report:
+    """Compare the run folders `runs` (seeds pooled by label, `group_by` to name the grouping) on
+    one page, written to `output` (default: comparison.html in the runs' common folder)."""
+    cohort = runs if isinstance(runs, Cohort) else read_cohort([Path(r) for r in runs], group_by)
+    path = Path(output) if output is not None else default_comparison_path([r.root for r in cohort.runs])
+    page, have, missing = render_comparison(cohort, x=x, progress=progress)
+    write_atomic(path, page)
+    return Report(path, len(page.encode("utf-8")), have, missing, list(cohort.notes))
+
+
+def default_comparison_path(roots: list[Path]) -> Path:
+    """comparison.html in the deepest folder that holds every run folder."""
+    return Path(os.path.commonpath([str(r.resolve()) for r in roots])) / "comparison.html"

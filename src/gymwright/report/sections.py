@@ -32,6 +32,7 @@ class Material:
     spec: SpecText | None
     verification: dict[str, Any] | None
     verification_source: str
+    x_key: str = "env_steps"  # the curves' axis: env_steps, or time_s (seconds of training)
 
 
 @dataclass
@@ -172,23 +173,23 @@ def curves_section(m: Material) -> Html:
     draw = {"line": charts.line_chart, "multiples": charts.small_multiples}
     figures = []
     for prefix, title, kind, caption in CURVES:
-        c = charts.curves(segs, prefix)
+        c = charts.curves(segs, prefix, m.x_key)
         if c.series:
             figures.append(figure(draw[kind](c, title), title, caption))
         if prefix == "charts/return/":
-            figures += reward_term_figures(segs)
+            figures += reward_term_figures(segs, m.x_key)
     note = (tag("p", f"{len(segs)} stages laid end to end; a dashed line marks where each stage begins.")
             if len(segs) > 1 else Html(""))
     return join([note, *figures]) if figures else not_recorded("train.jsonl has no curves")
 
 
-def reward_term_figures(segs: list[Any]) -> list[Html]:
+def reward_term_figures(segs: list[Any], x_key: str = "env_steps") -> list[Html]:
     """One chart per role: the mean value of each reward term per step."""
-    c = charts.curves(segs, "reward_terms/")
+    c = charts.curves(segs, "reward_terms/", x_key)
     roles: dict[str, charts.Curves] = {}
     for key, xy in c.series.items():
         role, _, term = key.partition("/")
-        roles.setdefault(role, charts.Curves(stage_starts=c.stage_starts)).series[term] = xy
+        roles.setdefault(role, charts.Curves(stage_starts=c.stage_starts, x_label=c.x_label)).series[term] = xy
     return [figure(charts.line_chart(rc, f"Reward terms: {role}"), f"Reward terms of {role}",
                    f"The mean value of each of {role}'s reward terms per step, before its weight.")
             for role, rc in roles.items()]
@@ -230,10 +231,25 @@ def evaluation_section(m: Material) -> Html:
                f"with {params_text(card.get('params'))}; task metric: {metric or 'none'}; {n}. "
                "± is the 95% confidence half-width over episodes.")
     check_rows = [[c.get("name", ""), badge(str(c.get("verdict", "n/a"))), c.get("message", "")]
-                  for c in card.get("checks") or []]
+                  for c in whole_run_checks(m.run, card)]
     columns = ["", "trained", "random legal", "gain", *[f"scripted {name}" for name in scripted]]
     return join([head, table(columns, rows, class_="numbers"),
                  tag("h3", "Checks"), table(["check", "verdict", "finding"], check_rows)])
+
+
+def whole_run_checks(run: RunFolder, card: dict[str, Any]) -> list[dict[str, Any]]:
+    """The scorecard's checks, with `learning_curve` judged again on every stage of a curriculum
+    (the scorecard may have judged the evaluated stage's log alone)."""
+    checks = list(card.get("checks") or [])
+    segs = [s for s in run.segments if s.rows]
+    roles = list((card.get("trained") or {}).get("returns") or {})
+    if len(segs) < 2 or not roles:
+        return checks
+    from gymwright.evaluate.learnability import learning_curve
+
+    whole = learning_curve([row for s in segs for row in s.rows], roles).to_dict()
+    whole["message"] += f" (judged on the train.jsonl of all {len(segs)} stages while this report was written)"
+    return [whole if c.get("name") == "learning_curve" else c for c in checks]
 
 
 # --------------------------------------------------------------------------- failures
@@ -303,7 +319,25 @@ def gif(name: str, m: Material) -> Html:
     if len(data) > MAX_GIF_BYTES:
         return tag("p", f"{path.name} is {len(data) / 1e6:.1f} MB; left out of the page (open it beside it)",
                    class_="missing")
-    return img("image/gif", data, f"{name} episode, animated", class_="gif")
+    return join([img("image/gif", data, f"{name} episode, animated", class_="gif"), colour_legend(m)])
+
+
+def colour_legend(m: Material) -> Html:
+    """Which colour is which agent (and its role) and which tile kind, from the scorecard (the
+    GIFs `gymwright evaluate` writes carry the same legend under their frames). Each swatch is a
+    small SVG image (the page's CSP allows no inline styles)."""
+    entries = [e for e in (m.run.scorecard or {}).get("legend") or [] if isinstance(e, dict)]
+    items = []
+    for e in entries:
+        rgb = [max(0, min(255, int(c))) for c in (e.get("rgb") or []) if isinstance(c, int | float)][:3]
+        colour = "#" + "".join(f"{c:02x}" for c in (rgb + [0, 0, 0])[:3])
+        shape = (f'<circle cx="6" cy="6" r="5" fill="{colour}" stroke="#5a5a5a"/>' if e.get("shape") == "disc"
+                 else f'<rect x="0.5" y="0.5" width="11" height="11" fill="{colour}" stroke="#5a5a5a"/>')
+        svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="12" height="12">{shape}</svg>'.encode()
+        kind = "agent" if e.get("shape") == "disc" else "tile"
+        items.append(tag("span", img("image/svg+xml", svg, f"{kind} colour {colour}", class_="swatch"),
+                         e.get("label", ""), class_="key"))
+    return tag("p", tag("small", "Colours: "), *items, class_="legend") if items else Html("")
 
 
 def episode_text(tr: Trajectory) -> str:
