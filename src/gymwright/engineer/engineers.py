@@ -6,22 +6,27 @@
 - `FixedEngineer`: no change (the baseline: training on one fixed configuration).
 - `HeuristicEngineer` (the offline default): steers the task metric into the target band by
   moving the knob whose measured effect is largest and significant, one step, in the direction
-  the band asks for; no change inside the band.
+  the band asks for; no change inside the band. With `edits=True`, when the metric is above the
+  band and no knob can move it there, it changes the game instead: the first verified variant of
+  `gymwright.engineer.variants` that applies (the proposal's `edit`).
 - `LLMEngineer`: a language model reads the evidence (failures, knob effects, history) and a
   guideline, and replies with params (typed and bounded by the spec) and a rationale.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
 
 from gymwright.design.templated import params_schema
+from gymwright.engineer.edits import SpecEdit
 from gymwright.engineer.evidence import Evidence, Knob, StageEvidence
 from gymwright.engineer.mixture import Bucket, Mixture, floor_shares
 from gymwright.engineer.structural import propose_in_space
+from gymwright.engineer.variants import Edit, pick_variant
 from gymwright.llm.base import Message, Request
 from gymwright.llm.client import LLM
 from gymwright.llm.jsonreply import extract_json
@@ -48,6 +53,10 @@ class Proposal:
     params: dict[str, Any]
     rationale: str
     engineer: str
+    edit: SpecEdit | None = None
+    """the spec edit for the next stage (`gymwright.engineer.edits.realize_edit` verifies and stores it); None: the spec stays"""
+    variant: Edit | None = None
+    """when the edit is a variant of the library: its record (spec paths written, params, verification, spaces)"""
 
 
 @dataclass
@@ -55,6 +64,11 @@ class StageProposal:
     mixture: Mixture
     rationale: str
     engineer: str
+    edit: SpecEdit | None = None
+    """the spec edit for the next stage (`gymwright.engineer.edits.realize_edit` verifies and stores it; `mixture`
+    already has the params it needs); None: the spec stays"""
+    variant: Edit | None = None
+    """when the edit is a variant of the library: its record (spec paths written, params, verification, spaces)"""
 
 
 class Engineer(Protocol):
@@ -81,48 +95,95 @@ class FixedEngineer:
 
 
 class HeuristicEngineer:
+    """`edits`: when the task metric is above the band and no knob can move it toward the band,
+    propose a verified variant of the spec (`gymwright.engineer.variants`, tried in the order of
+    `variants`, default the whole library) instead of no change. Off by default: a curriculum turns
+    it on (`gymwright evolve --edits`)."""
+
     name = "heuristic"
 
+    def __init__(self, edits: bool = False, variants: Sequence[str] | None = None) -> None:
+        self.edits = edits
+        self.variants = tuple(variants) if variants is not None else None
+
     def propose(self, evidence: Evidence) -> Proposal:
+        p, stuck = self._knob_step(evidence)
+        if stuck and self.edits:
+            return self._edit(evidence.spec, evidence.params, p.rationale, evidence.success > evidence.band[1])
+        return replace(p, rationale=f"{p.rationale}: no change") if stuck else p
+
+    def _knob_step(self, evidence: Evidence) -> tuple[Proposal, bool]:
+        """The knob move for one config, and whether the metric is outside the band with no knob to
+        move it (then the rationale says why, and the caller says what it does instead)."""
         lo, hi = evidence.band
         s, m = evidence.success, evidence.task_metric
         if lo <= s <= hi:
-            return Proposal(dict(evidence.params), f"{m} {s:.3f} is inside the band [{lo:g}, {hi:g}]: no change", self.name)
+            return Proposal(dict(evidence.params), f"{m} {s:.3f} is inside the band [{lo:g}, {hi:g}]: no change",
+                            self.name), False
         want = -1.0 if s > hi else 1.0  # harder (lower success) or easier
         usable = [k for k in evidence.knobs if k.measurable and _can_move(k, want)]
         if not usable:
             return Proposal(dict(evidence.params), f"{m} {s:.3f} is {'above' if want < 0 else 'below'} the band, "
-                            "but no knob had a measurable effect in the needed direction: no change", self.name)
+                            "but no knob had a measurable effect in the needed direction", self.name), True
         k = max(usable, key=lambda k: abs(k.effect))
         new_value = k.moved(want)
         why = (f"{m} {s:.3f} is {'above' if want < 0 else 'below'} the band [{lo:g}, {hi:g}]; {k.name} moves it most "
                f"({k.effect:+.3f} +/- {k.ci95:.3f} per step up), so {k.name} {k.value:g} -> {new_value:g} "
                f"to make the task {'harder' if want < 0 else 'easier'}")
-        return Proposal({**evidence.params, k.name: new_value}, why, self.name)
-
+        return Proposal({**evidence.params, k.name: new_value}, why, self.name), False
 
     def propose_stage(self, evidence: StageEvidence) -> StageProposal:
         """Each bucket as `propose` would move it; data shares move toward the buckets with the
         lowest task metric (weight share * exp(2 (band middle - success)), at least 5% each).
         With a configuration space (`evidence.space`) the structural rule of
-        `gymwright.engineer.structural` decides instead: buckets opened, dropped and reweighted."""
+        `gymwright.engineer.structural` decides instead: buckets opened, dropped and reweighted.
+        With `edits`, when buckets are outside the band and no knob moves any of them (or the knob
+        move is one the guardrail undid before), the spec changes instead (`_edit`)."""
         if evidence.space is not None:
             mixture, why = propose_in_space(evidence)
             return StageProposal(mixture, why, self.name)
         lo, hi = evidence.band
         mid = (lo + hi) / 2
-        params, shares, why = {}, {}, []
+        params, shares, why, said = {}, {}, [], []
+        outside = moved = False
         for b, e in evidence.buckets:
-            p = self.propose(e)
+            p, stuck = self._knob_step(e)
+            outside, moved = outside or stuck, moved or p.params != e.params
             params[b.label] = p.params
             shares[b.label] = b.share * float(np.exp(2.0 * (mid - e.success)))
-            why.append(f"[{b.label}] {p.rationale}")
+            said.append(f"[{b.label}] {p.rationale}")
+            why.append(said[-1] + (": no change" if stuck else ""))
         shares = floor_shares(shares)
         if len(shares) > 1:
             why.append("data shares " + ", ".join(f"{b.label} {b.share:.2f}->{shares[b.label]:.2f}"
                                                   for b, _ in evidence.buckets)
                        + " (more data where success is lowest)")
-        return StageProposal(current_mixture(evidence).with_changes(params, shares), "; ".join(why), self.name)
+        mixture = current_mixture(evidence).with_changes(params, shares)
+        undone = moved and any(mixture.same_as(r) for r in evidence.rejected)
+        if self.edits and ((outside and not moved) or undone):
+            stuck = "; ".join(said) + ("; but the guardrail undid this knob move before" if undone else "")
+            above = any(e.success > hi for _, e in evidence.buckets)
+            p = self._edit(evidence.spec, evidence.buckets[0][0].params, stuck, above)
+            if p.variant is None:
+                return StageProposal(current_mixture(evidence), p.rationale, self.name)
+            changed = {b.label: {**b.params, **p.variant.params} for b, _ in evidence.buckets}
+            return StageProposal(current_mixture(evidence).with_changes(changed), p.rationale, self.name, p.edit,
+                                 p.variant)
+        return StageProposal(mixture, "; ".join(why), self.name)
+
+    def _edit(self, spec: Any, params: dict[str, Any], stuck: str, above: bool) -> Proposal:
+        """A verified variant of the spec for a task no knob can steer; only for a task above the
+        band: every variant of the library makes a game harder, none makes one easier."""
+        if not above:
+            return Proposal(dict(params), f"{stuck}; every variant of the library makes a task harder, none "
+                            "easier: no change", self.name)
+        pick = pick_variant(spec, params, self.variants)
+        if pick.edit is None:
+            return Proposal(dict(params), f"{stuck}; {pick.describe()}: no change", self.name)
+        spaces = pick.edit.spaces.describe() if pick.edit.spaces is not None else ""
+        return Proposal({**params, **pick.edit.params},
+                        f"{stuck}; so the game changes instead of a knob: {pick.describe()}; the new spec verified; "
+                        f"{spaces}", self.name, pick.edit.as_spec_edit(), pick.edit)
 
 
 def _can_move(k: Knob, want: float) -> bool:
