@@ -26,8 +26,8 @@ from gymwright.cli.config_options import (
     check_device_of,
     config_options,
     describe,
-    stage_settings,
 )
+from gymwright.cli.evolve import BackendOpt, RayAddressOpt, check_backend
 
 DEMO_TASK = (
     "Three robots cross a frozen lake to their goals without falling into holes or colliding with "
@@ -72,25 +72,28 @@ def demo_verify(report: Any) -> None:
 
 
 def demo_train(spec: str, folder: Path, stages: int, steps: int, store: Path | None,
-               config: ConfigChoice | None = None, episodes: int = 150) -> Any:
+               config: ConfigChoice | None = None, episodes: int = 150, backend: str = "builtin",
+               ray_address: str | None = None) -> Any:
     """Step 3: train in stages with the heuristic engineer between them, then, for the same budget,
     the fixed environment; both final policies are judged on the same held-out configurations."""
     from gymwright.cli.common import out
+    from gymwright.cli.evolve import backend_stage_settings
     from gymwright.engineer import FixedEngineer, HeuristicEngineer
     from gymwright.engineer.compare import compare, goal_for
     from gymwright.engineer.curriculum import CurriculumOptions
     from gymwright.store import Store
 
-    out.rule(f"[bold]3. train: {stages} stages of {steps:,} env steps with the heuristic engineer, "
+    on = " on RLlib" if backend == "rllib" else ""
+    out.rule(f"[bold]3. train{on}: {stages} stages of {steps:,} env steps with the heuristic engineer, "
              "and the same budget on the fixed environment")
-    num_envs, seed, train = stage_settings(config, folder, "demo")
+    num_envs, seed, train = backend_stage_settings(backend, config, folder, "demo", steps)
     if settings := describe(config or ConfigChoice()):
         out.print(Text(settings, style="dim"))
     goal = goal_for(spec, {})
     out.print(Text(f"judged on: {goal.target}", style="dim"))
     opts = CurriculumOptions(stages=stages, steps_per_stage=steps, eval_episodes=episodes, num_envs=num_envs,
                              seed=seed, train=train, record_episodes=min(40, episodes),
-                             validation_episodes=episodes)
+                             validation_episodes=episodes, backend=backend, ray_address=ray_address)
     with Store.open(store) as st:
         return compare(spec, {}, {"engineer": HeuristicEngineer(), "fixed": FixedEngineer()}, goal,
                        {"engineer": folder, "fixed": folder / BASELINE}, folder / "comparison.json", opts,
@@ -152,6 +155,8 @@ def demo_command(
     store: Annotated[Path | None, typer.Option("--store", help="The store folder.")] = None,
     episodes: Annotated[int, typer.Option("--episodes", min=10, help=(
         "Evaluation episodes per bucket, validation cell and scorecard (held out: at least 100 a cell)."))] = 150,
+    backend: BackendOpt = "builtin",
+    ray_address: RayAddressOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary on stdout (the steps' output goes to stderr).")] = False,
     config: ConfigChoice | None = None,
 ) -> None:
@@ -165,6 +170,7 @@ def demo_command(
     from gymwright.errors import GymwrightError
     from gymwright.report import write_report
 
+    check_backend(backend)
     with domain_errors(), redirect_stdout(sys.stderr) if as_json else nullcontext():
         check_device_of(config)
         result = demo_design(task, model, store)
@@ -176,7 +182,7 @@ def demo_command(
         spec = str(result.spec_path)
         output.mkdir(parents=True, exist_ok=True)
         write_atomic(output / "design.json", json.dumps(result.to_json_dict(), indent=2, default=str))
-        comparison = demo_train(spec, output, stages, steps, store, config, episodes)
+        comparison = demo_train(spec, output, stages, steps, store, config, episodes, backend, ray_address)
         mine = comparison.arms["engineer"]
         policy = demo_evaluate(spec, mine.policy, output / f"stage{mine.last_stage}", episodes)
         demo_compare(comparison)

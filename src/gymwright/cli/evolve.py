@@ -19,12 +19,18 @@ from gymwright.cli.config_options import (
     check_device_of,
     config_options,
     describe,
+    save_config,
     stage_settings,
 )
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 ENGINEERS = ("heuristic", "fixed", "llm")
+BACKENDS = ("builtin", "rllib")  # gymwright.engineer.curriculum.BACKENDS (imported lazily)
+BackendOpt = Annotated[str, typer.Option("--backend", help="builtin (PPO on the batch backend) or rllib (each stage an "
+                                                           "RLlib run on Ray, warm-started from the stage before).")]
+RayAddressOpt = Annotated[str | None, typer.Option("--ray-address", help="Ray cluster address for --backend rllib "
+                                                                           "(default: a local Ray, started once for all stages).")]
 
 
 def make_engineer(name: str, model: str | None) -> Any:
@@ -76,6 +82,8 @@ def evolve_command(
     mix: Annotated[str | None, typer.Option("--mix", metavar="NAME=V1,V2,...", help="Train each stage on a mixture: one bucket per value of this param (equal data shares to start), e.g. size=3,4,5.")] = None,
     knob: Annotated[list[str] | None, typer.Option("--knob", help="A param the engineer may move (repeat; default: every bounded numeric param that keeps the shapes).")] = None,
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default runs/evolve-SPEC).")] = None,
+    backend: BackendOpt = "builtin",
+    ray_address: RayAddressOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
     config: ConfigChoice | None = None,
 ) -> None:
@@ -93,16 +101,18 @@ def evolve_command(
         if not as_json:
             err.print(Text(line, style="dim"))
 
+    check_backend(backend)
     with domain_errors(spec_or_task):
         check_device_of(config)
         eng = make_engineer(engineer, model)
         spec = resolve_spec(spec_or_task, say)
         folder = output or Path("runs") / f"evolve-{Path(spec).stem}-{engineer}"
-        num_envs, seed, train = stage_settings(config, folder, "evolve")
+        num_envs, seed, train = backend_stage_settings(backend, config, folder, "evolve", steps)
         if settings := describe(config or ConfigChoice()):
             say(settings)
         opts = CurriculumOptions(stages=stages, steps_per_stage=steps, band=band, task_metric=metric,
-                                 knobs=tuple(knob) if knob else None, num_envs=num_envs, seed=seed, train=train)
+                                 knobs=tuple(knob) if knob else None, num_envs=num_envs, seed=seed, train=train,
+                                 backend=backend, ray_address=ray_address)
         start = parse_mix(mix, parse_params(param)) if mix else parse_params(param)
         with Store.open() as store:
             records = evolve(spec, start, eng, folder, opts, store=store, progress=say)
@@ -124,6 +134,40 @@ def evolve_command(
                  ", ".join(f"{k} {n}" for k, n in r.failures.items()) or "-", changed, r.rationale)
         table.add_row(*(Text(c) for c in cells))  # Text: a label such as [size=3] is not markup
     out.print(table)
+
+
+def check_backend(backend: str) -> None:
+    from gymwright.cli.common import fail
+
+    if backend not in BACKENDS:
+        fail([f"unknown --backend {backend!r}; choose one of {', '.join(BACKENDS)}"], path="--backend")
+
+
+def backend_stage_settings(backend: str, choice: ConfigChoice | None, folder: Path, command: str,
+                           steps: int) -> tuple[int, int, dict[str, Any]]:
+    """(num_envs, first seed, the other TrainConfig fields) of every stage, for the built-in
+    trainer (`stage_settings`) or RLlib; saves the resolved settings in FOLDER/config.yaml."""
+    if backend == "builtin":
+        return stage_settings(choice, folder, command)
+    from gymwright.engineer.curriculum import CurriculumOptions
+    from gymwright.errors import GymwrightError
+    from gymwright.train.rllib_settings import CONFIG_FIELDS, resolved, settings_of, training_of
+
+    choice = choice or ConfigChoice()
+    values = choice.values()
+    seed = values.pop("seed", CurriculumOptions.seed)
+    builtin_only = [choice.where(n) for n in values if n not in CONFIG_FIELDS]
+    if builtin_only:
+        raise GymwrightError(f"--backend rllib does not take {', '.join(builtin_only)}: settings of the built-in trainer",
+                             path="--backend", hint="drop them, or use --backend builtin; RLlib takes "
+                             + ", ".join("--" + n.replace("_", "-") for n in CONFIG_FIELDS if n not in ("out", "init_from", "total_steps")))
+    try:
+        settings = settings_of(values)
+    except GymwrightError as e:
+        raise GymwrightError(f"--backend rllib: {e.message}", path=choice.where(e.path), hint=e.hint) from None
+    save_config(folder, resolved(settings, training_of(settings, steps, 0), {"seed": seed}), command)
+    values.pop("num_envs", None)  # every stage gets it as CurriculumOptions.num_envs (RLlib's envs per runner)
+    return settings.num_envs, seed, values
 
 
 def parse_mix(mix: str, base: dict[str, Any]) -> Any:

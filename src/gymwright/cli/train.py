@@ -71,7 +71,14 @@ def default_out(spec: str | dict[str, Any], algo: str, seed: int) -> Path:
 
 
 TRAIN_FIELDS = tuple(f.name for f in FIELDS if f.name not in ("spec", "params"))
-RLLIB_FIELDS = ("total_steps", "seed", "out")  # what `--backend rllib` takes of the config
+RUN_FIELDS = ("spec", "params", "total_steps", "seed", "out")  # given to the trainers as arguments
+
+
+def rllib_fields() -> tuple[str, ...]:
+    """What `--backend rllib` takes of the config (the fields that mean the same in RLlib)."""
+    from gymwright.train.rllib_settings import CONFIG_FIELDS
+
+    return CONFIG_FIELDS
 
 
 @config_options("train", TRAIN_FIELDS, flags={"total_steps": ("--steps", "-n"), "seed": ("-s",), "out": ("-o",)},
@@ -107,17 +114,7 @@ def train_command(
         fail([f"unknown --backend {backend!r}; choose one of {', '.join(BACKENDS)}"], path="--backend")
     folder = Path(values.get("out") or default_out(source, algo, seed))
     if backend == "rllib":
-        builtin_only = [choice.where(n) for n in values if n not in (*RLLIB_FIELDS, "spec", "params")]
-        if builtin_only:
-            fail([f"--backend rllib does not take {', '.join(builtin_only)}: those are settings of the built-in trainer"],
-                 f"drop them, or use --backend builtin; RLlib takes {', '.join(BY_NAME[n].option for n in RLLIB_FIELDS)}")
-        with domain_errors(label):
-            result = train_with_rllib(source, values["params"], values.get("total_steps", BY_NAME["total_steps"].default),
-                                      folder, seed, ray_address)
-        if as_json:
-            typer.echo(to_json(result))
-        else:
-            out.print(to_json(result))
+        train_on_rllib(source, label, values, choice, folder, ray_address, as_json)
         return
     if not values.get("resume") and (folder / "checkpoint.pt").exists():
         fail([f"{folder} already holds a run (checkpoint.pt)"], "pass --resume to continue it, or choose another folder with --out")
@@ -166,18 +163,45 @@ def with_params(base: dict[str, Any] | list[dict[str, Any]], given: list[str] | 
     return {**base, **extra}
 
 
-def train_with_rllib(spec: Any, params: Any, steps: int, folder: Path, seed: int,
-                     ray_address: str | None) -> dict[str, Any]:
-    from gymwright.cli.common import fail
+def train_on_rllib(source: Any, label: str, values: dict[str, Any], choice: Any, folder: Path,
+                   ray_address: str | None, as_json: bool) -> None:
+    """`train --backend rllib`: the fields RLlib takes, a progress bar, the built-in run's summary."""
+    from gymwright.cli.common import domain_errors, fail, to_json
 
     try:
         from gymwright.train.rllib import train_rllib
+        takes = rllib_fields()
     except ImportError as e:
         missing = getattr(e, "name", "") or ""
         what = "--backend rllib: the RLlib adapter (gymwright.train.rllib) is not in this install" if missing.startswith("gymwright") \
             else f"--backend rllib needs Ray RLlib ({e})"
         fail([what], "install the extra: pip install 'gymwright[rllib]', or use --backend builtin")
-    return train_rllib(spec, params, steps=steps, out=folder, seed=seed, ray_address=ray_address)
+    builtin_only = [choice.where(n) for n in values if n not in (*takes, *RUN_FIELDS)]
+    if builtin_only:
+        fail([f"--backend rllib does not take {', '.join(builtin_only)}: those are settings of the built-in trainer"],
+             f"drop them, or use --backend builtin; RLlib takes {', '.join(BY_NAME[n].option for n in takes if n in BY_NAME)}")
+    config = {n: v for n, v in values.items() if n not in RUN_FIELDS}
+    steps = values.get("total_steps", BY_NAME["total_steps"].default)
+    progress = None if as_json else TrainProgress(err, 1)
+    try:
+        with domain_errors(label):
+            result = train_rllib(source, values["params"], steps=steps, out=folder, seed=values.get("seed", 0),
+                                 ray_address=ray_address, config=config,
+                                 progress=None if progress is None else (lambda info: progress(info["row"])))
+    finally:
+        if progress is not None:
+            progress.stop()
+    if as_json:
+        typer.echo(to_json({k: v for k, v in result.items() if k != "history"}))
+        return
+    returns = "  ".join(f"{k}={v:.4g}" for k, v in result["final_return"].items())
+    metrics = "  ".join(f"{k}={v:.4g}" for k, v in result["metrics"].items()) or "-"
+    out.print(f"[bold]trained[/bold] with RLlib: {result['iterations']} iterations, {result['env_steps']:,} env steps, "
+              f"{result['agent_steps_per_second']:,.0f} agent-steps/s")
+    out.print(Text(f"  return   {returns}\n  metrics  {metrics}"))
+    out.print(f"Wrote {result['checkpoint']} (the policy, built-in format), {result['rllib_checkpoint']}, "
+              f"{result['log']} and {result['config']}.")
+    out.print(f"Next: `gymwright play {label} --policy {result['checkpoint']} --render --episodes 1`.")
 
 
 # --------------------------------------------------------------------------- play
@@ -220,6 +244,7 @@ def play_command(
     """Watch a trained policy play (the spec must be the one it was trained on), or a scripted baseline."""
 
     from gymwright.cli.common import domain_errors, fail, parse_params, play
+    from gymwright.codemode.source import is_code_source
     from gymwright.train import checkpoint as ck
     from gymwright.train.npc import team_from
     from gymwright.train.policy import roles_of
@@ -238,12 +263,36 @@ def play_command(
         params = {**saved["params"][0], **parse_params(param)}
         ck.check_fits(saved, sha, roles_of(make_env(spec, [params], 1)))
         policy = team_from(saved, seed)
-        results = play(spec, params, episodes=episodes, seed=seed, frames=-1 if render else 0,
-                       max_steps=max_steps, quiet=as_json, choose=policy_chooser(policy, deterministic))
+        player = play_code if is_code_source(spec) else play
+        results = player(spec, params, episodes=episodes, seed=seed, frames=-1 if render else 0,
+                         max_steps=max_steps, quiet=as_json, choose=policy_chooser(policy, deterministic))
     npcs = policy.players.by_agent() if hasattr(policy, "players") else {}
     fixed = ", ".join(f"{a} by {p}" for a, p in npcs.items())
     show_results(results, f"policy {saved['path']} (update {saved['update']}), {len(results)} episodes"
                  + (f"; fixed: {fixed}" if fixed else ""), as_json)
+
+
+def play_code(spec: str, params: dict[str, Any], *, episodes: int, seed: int, frames: int, max_steps: int,
+              quiet: bool, choose: Any) -> list[Any]:
+    """`cli.common.play` for a code-mode module: one instance in a sandbox worker (no frames)."""
+    from gymwright.cli.common import fail, play_episode, print_episode, warn_unended
+    from gymwright.codemode.source import check_no_params, parallel_env
+
+    if frames:
+        fail([f"--render: {spec} is a code-mode module; its frames are not drawn over the sandbox's pipe"],
+             f"drop --render: `gymwright play {spec} --policy RUN`")
+    check_no_params(spec, [params])
+    env = parallel_env(spec)
+    try:
+        results = [play_episode(env, seed + i, frames=0, max_steps=max_steps, choose=choose) for i in range(episodes)]
+    finally:
+        env.close()
+    for i, ep in enumerate(results):
+        if not ep.ended:
+            warn_unended(ep, max_steps)
+        if not quiet:
+            print_episode(i + 1, ep)
+    return results
 
 
 def show_results(results: list[Any], title: str, as_json: bool) -> None:

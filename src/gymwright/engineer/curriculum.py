@@ -8,6 +8,12 @@ its share of the env copies; one config is a mixture of one bucket). Each stage 
 the engineer for the next mixture. Every stage's spec (its params written in as
 defaults) goes to the store, linked to the previous stage's by lineage whose reason is the
 engineer's rationale; the stage records are written to `OUT/curriculum.jsonl` as they finish.
+
+Stages train with the built-in trainer, or with RLlib (`CurriculumOptions.backend = "rllib"`): then
+each stage is an RLlib run (`gymwright.train.rllib`) on one Ray started once for the curriculum,
+its modules warm-started from the previous stage's policy, which the run exports in the built-in
+format, so evaluation, evidence and the next stage read it as they read a built-in stage's; a
+mixture's buckets are spread over each env runner's envs (`num_envs`), as over the batch's copies.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -37,12 +44,13 @@ from gymwright.engineer.evidence import (
 from gymwright.engineer.guard import KEEP, REVERT, ROLLBACK, judge, judge_aim
 from gymwright.engineer.mixture import Mixture
 from gymwright.engineer.space import ConfigSpace
+from gymwright.errors import GymwrightError
 from gymwright.evaluate.failures import failure_metrics, gather
 from gymwright.evaluate.scorecard import default_task_metric
 from gymwright.evaluate.trajectories import record
 from gymwright.spec.loader import read_data
 from gymwright.store import Store
-from gymwright.train import TrainConfig, load_policy, play_episodes, train
+from gymwright.train import TrainConfig, TrainResult, load_policy, play_episodes, train
 
 
 @dataclass
@@ -98,6 +106,15 @@ class CurriculumOptions:
     whose validation fell beyond noise; without `validation` only the band rule applies"""
     train: dict[str, Any] = field(default_factory=dict)
     """more `TrainConfig` fields for every stage (e.g. hidden, ent_coef): the frozen base learner"""
+    backend: str = "builtin"
+    """`builtin` (PPO on the batch backend) or `rllib` (each stage an RLlib run; `train` then holds only
+    the fields RLlib takes, `gymwright.train.rllib_settings.CONFIG_FIELDS`, and `num_envs` is the
+    envs of each env runner, over which a mixture's buckets are spread)"""
+    ray_address: str | None = None
+    """the Ray cluster of an `rllib` curriculum (None: a local Ray, started once for all stages)"""
+
+
+BACKENDS = ("builtin", "rllib")
 
 
 def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out: Path,
@@ -106,6 +123,45 @@ def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out:
     """Run the stages; see the module docstring. `params` is the first stage's config, or its
     mixture (`Mixture`: buckets of params with their shares of the data)."""
     opts = options or CurriculumOptions()
+    with _backend_session(opts):
+        return _evolve(spec, params, engineer, out, opts, store=store, progress=progress)
+
+
+@contextmanager
+def _backend_session(opts: CurriculumOptions) -> Iterator[None]:
+    """What the stages' trainer needs running for the whole curriculum: Ray for `rllib`."""
+    if opts.backend not in BACKENDS:
+        raise GymwrightError(f"unknown backend {opts.backend!r}", path="backend", hint=f"choose one of {', '.join(BACKENDS)}")
+    if opts.backend == "builtin":
+        yield
+        return
+    from gymwright.train.rllib import ray_session
+
+    with ray_session(opts.ray_address):
+        yield
+
+
+def _train_stage(spec: str, mixture: Mixture, opts: CurriculumOptions, k: int, folder: Path,
+                 init_from: str | None) -> TrainResult:
+    """Train stage `k` on `mixture`, warm-started from `init_from`, with the options' backend."""
+    if opts.backend == "builtin":
+        return train(TrainConfig(**{**opts.train, "spec": spec, "params": mixture.per_copy(opts.num_envs),
+                                    "total_steps": opts.steps_per_stage, "num_envs": opts.num_envs,
+                                    "seed": opts.seed + k, "out": folder, "init_from": init_from}))
+    from gymwright.train.rllib import train_rllib
+
+    params = mixture.buckets[0].params if mixture.is_single else mixture.per_copy(opts.num_envs)
+    r = train_rllib(spec, params, steps=opts.steps_per_stage, out=folder, seed=opts.seed + k,
+                    ray_address=opts.ray_address, config={**opts.train, "num_envs": opts.num_envs}, init_from=init_from)
+    clock = {"env_s": sum(x.get("time/env_s", 0.0) for x in r["history"]),
+             "network_s": sum(x.get("time/network_s", 0.0) for x in r["history"]), "total_s": r["seconds"]}
+    return TrainResult(r["agent_steps_per_second"], r["env_steps_per_second"], r["final_return"], r["metrics"],
+                       r["checkpoint"], r["iterations"], r["env_steps"], r["history"],
+                       {**clock, "other_s": clock["total_s"] - clock["env_s"] - clock["network_s"]})
+
+
+def _evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out: Path, opts: CurriculumOptions, *,
+            store: Store | None, progress: Callable[[str], None] | None) -> list[StageRecord]:
     say = progress or (lambda _: None)
     mixture = params if isinstance(params, Mixture) else Mixture.single(params)
     compiled = compile_spec(spec, mixture.buckets[0].params)
@@ -120,10 +176,7 @@ def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out:
     changed, guard_log, rejected = False, [], []
     for k in range(opts.stages):
         say(f"stage {k + 1}/{opts.stages}: training on {_describe(mixture)}")
-        result = train(TrainConfig(**{**opts.train, "spec": spec, "params": mixture.per_copy(opts.num_envs),
-                                      "total_steps": opts.steps_per_stage, "num_envs": opts.num_envs,
-                                      "seed": opts.seed + k, "out": out / f"stage{k}",
-                                      "init_from": kept.checkpoint if kept else None}))
+        result = _train_stage(spec, mixture, opts, k, out / f"stage{k}", kept.checkpoint if kept else None)
         policy = load_policy(result.checkpoint)
         val = _validate(spec, policy, metric, opts, k)
         decision = judge(k, kept.validation, val, changed) if opts.guard and kept and val else None
