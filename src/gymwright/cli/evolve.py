@@ -33,12 +33,12 @@ RayAddressOpt = Annotated[str | None, typer.Option("--ray-address", help="Ray cl
                                                                            "(default: a local Ray, started once for all stages).")]
 
 
-def make_engineer(name: str, model: str | None) -> Any:
+def make_engineer(name: str, model: str | None, edits: bool = False) -> Any:
     from gymwright.engineer import FixedEngineer, HeuristicEngineer, LLMEngineer
     from gymwright.errors import GymwrightError
 
     if name == "heuristic":
-        return HeuristicEngineer()
+        return HeuristicEngineer(edits=edits)
     if name == "fixed":
         return FixedEngineer()
     if name != "llm":
@@ -49,7 +49,7 @@ def make_engineer(name: str, model: str | None) -> Any:
     if chosen is None:
         raise GymwrightError("--engineer llm needs a model", path="--model",
                              hint="pass --model (e.g. openai:gpt-4o-mini or local:qwen2.5-coder-0.5b) or set GYMWRIGHT_MODEL")
-    return LLMEngineer(LLM(provider_from_name(chosen)))
+    return LLMEngineer(LLM(provider_from_name(chosen)), edits=edits)
 
 
 def resolve_spec(spec_or_task: str, say: Any) -> str:
@@ -81,6 +81,7 @@ def evolve_command(
     band: Annotated[tuple[float, float], typer.Option("--band", help="Target band of the task metric.")] = (0.4, 0.8),
     mix: Annotated[str | None, typer.Option("--mix", metavar="NAME=V1,V2,...", help="Train each stage on a mixture: one bucket per value of this param (equal data shares to start), e.g. size=3,4,5.")] = None,
     knob: Annotated[list[str] | None, typer.Option("--knob", help="A param the engineer may move (repeat; default: every bounded numeric param that keeps the shapes).")] = None,
+    edits: Annotated[bool, typer.Option("--edits", help="Let the engineer change the game when its knobs cannot: a verified variant (heuristic) or the model's spec edit (llm), verified and repaired before the next stage, which trains on it with the policy carried over by name.")] = False,
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default runs/evolve-SPEC).")] = None,
     backend: BackendOpt = "builtin",
     ray_address: RayAddressOpt = None,
@@ -95,6 +96,7 @@ def evolve_command(
 
     from gymwright.cli.common import domain_errors, parse_params, to_json
     from gymwright.engineer.curriculum import CurriculumOptions, evolve
+    from gymwright.errors import GymwrightError
     from gymwright.store import Store
 
     def say(line: str) -> None:
@@ -104,7 +106,10 @@ def evolve_command(
     check_backend(backend)
     with domain_errors(spec_or_task):
         check_device_of(config)
-        eng = make_engineer(engineer, model)
+        if edits and engineer == "fixed":
+            raise GymwrightError("--edits needs an engineer that proposes (heuristic or llm), not fixed", path="--edits",
+                                 hint="drop --edits, or pass --engineer heuristic")
+        eng = make_engineer(engineer, model, edits)
         spec = resolve_spec(spec_or_task, say)
         folder = output or Path("runs") / f"evolve-{Path(spec).stem}-{engineer}"
         num_envs, seed, train = backend_stage_settings(backend, config, folder, "evolve", steps)
@@ -134,6 +139,9 @@ def evolve_command(
                  ", ".join(f"{k} {n}" for k, n in r.failures.items()) or "-", changed, r.rationale)
         table.add_row(*(Text(c) for c in cells))  # Text: a label such as [size=3] is not markup
     out.print(table)
+    for r in records:
+        if r.edit is not None:
+            out.print(Text(f"stage {r.index + 1} edit ({r.edit['status']}): {r.edit['summary']}"))
 
 
 def check_backend(backend: str) -> None:

@@ -28,10 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
-from gymwright.atomic import write_error
+from gymwright.atomic import write_atomic, write_error
 from gymwright.compile import compile_spec
 from gymwright.design.session import with_defaults
+from gymwright.engineer.edits import realize_edit
 from gymwright.engineer.engineers import Engineer, StageProposal, current_mixture
 from gymwright.engineer.evidence import (
     Evidence,
@@ -51,6 +53,7 @@ from gymwright.evaluate.trajectories import record
 from gymwright.spec.loader import read_data
 from gymwright.store import Store
 from gymwright.train import TrainConfig, TrainResult, load_policy, play_episodes, train
+from gymwright.train.carryover import carry_over
 
 
 @dataclass
@@ -75,6 +78,7 @@ class StageRecord:
     policy: str = ""  # the checkpoint the next stage starts from (the final policy after the last stage)
     unchanged: bool = False  # the proposal is the current mixture (a copied-back reply, for a model)
     engineer_error: str = ""  # the engineer failed; the stage was kept
+    edit: dict[str, Any] | None = None  # the spec edit this stage trained on (None: the previous stage's spec)
 
 
 @dataclass
@@ -141,7 +145,7 @@ def _backend_session(opts: CurriculumOptions) -> Iterator[None]:
         yield
 
 
-def _train_stage(spec: str, mixture: Mixture, opts: CurriculumOptions, k: int, folder: Path,
+def _train_stage(spec: str | dict[str, Any], mixture: Mixture, opts: CurriculumOptions, k: int, folder: Path,
                  init_from: str | None) -> TrainResult:
     """Train stage `k` on `mixture`, warm-started from `init_from`, with the options' backend."""
     if opts.backend == "builtin":
@@ -160,7 +164,7 @@ def _train_stage(spec: str, mixture: Mixture, opts: CurriculumOptions, k: int, f
                        {**clock, "other_s": clock["total_s"] - clock["env_s"] - clock["network_s"]})
 
 
-def _evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out: Path, opts: CurriculumOptions, *,
+def _evolve(spec: str | dict[str, Any], params: dict[str, Any] | Mixture, engineer: Engineer, out: Path, opts: CurriculumOptions, *,
             store: Store | None, progress: Callable[[str], None] | None) -> list[StageRecord]:
     say = progress or (lambda _: None)
     mixture = params if isinstance(params, Mixture) else Mixture.single(params)
@@ -174,12 +178,16 @@ def _evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out
     kept: _Kept | None = None
     previous_shas: dict[str, str] = {}
     changed, guard_log, rejected = False, [], []
+    edit: dict[str, Any] | None = None  # the edit the coming stage trains on
+    init_from: str | None = None
     for k in range(opts.stages):
         say(f"stage {k + 1}/{opts.stages}: training on {_describe(mixture)}")
-        result = _train_stage(spec, mixture, opts, k, out / f"stage{k}", kept.checkpoint if kept else None)
+        result = _train_stage(spec, mixture, opts, k, out / f"stage{k}", init_from)
         policy = load_policy(result.checkpoint)
         val = _validate(spec, policy, metric, opts, k)
-        decision = judge(k, kept.validation, val, changed) if opts.guard and kept and val else None
+        # the guardrails compare a stage with the last one kept: not across an edit (another game)
+        guarded = opts.guard and kept is not None and not (edit and edit["status"] != "failed")
+        decision = judge(k, kept.validation, val, changed) if guarded and kept and val else None
         if decision is not None and decision.action != KEEP:
             guard_log.append(decision.reason)
             rejected.append(mixture)
@@ -192,7 +200,7 @@ def _evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out
             evidence, returns = _stage_evidence(spec, base, policy, metric, opts, k, raw, records, engineer,
                                                 result.history if base is mixture else None)
             aim = judge_aim(k, kept.evidence, evidence, opts.band) \
-                if opts.guard and kept and changed and base is mixture and not _improved(kept.validation, val) else None
+                if guarded and kept and changed and base is mixture and not _improved(kept.validation, val) else None
             if aim is not None:
                 assert kept is not None
                 decision, base = aim, kept.mixture
@@ -211,15 +219,45 @@ def _evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out
         rec = _record(k, base, evidence, returns, result, shas, engineer, proposal)
         rec.trained_mixture, rec.validation = mixture.to_list(), _val_dict(val)
         rec.guard, rec.guard_reason = (decision.action, decision.reason) if decision else ("", "")
-        rec.policy, rec.engineer_error = kept.checkpoint, error
-        rec.unchanged = proposal.mixture.same_as(base)
+        rec.policy, rec.engineer_error, rec.edit = kept.checkpoint, error, edit
+        rec.unchanged = proposal.mixture.same_as(base) and proposal.edit is None
         records.append(rec)
         _append(out / "curriculum.jsonl", rec)
         shown = f"; validation {val.mean:.3f}" if val else ""
         say(f"stage {k + 1}: {metric} = {rec.success:.3f}{shown}; {engineer.name} engineer: {proposal.rationale}")
         changed = not rec.unchanged
-        mixture, previous_shas = proposal.mixture, shas
+        mixture, previous_shas, init_from, edit = proposal.mixture, shas, kept.checkpoint, None
+        if proposal.edit is not None:
+            edit, child = _apply_edit(proposal, raw, kept.checkpoint, store, engineer, out / f"stage{k + 1}")
+            say(f"  edit ({edit['status']}): {edit['summary']}")
+            if edit["status"] != "failed":
+                spec, raw, init_from = child["spec"], child["spec"], child["init_from"]
     return records
+
+
+def _apply_edit(proposal: StageProposal, parent: dict[str, Any], checkpoint: str, store: Store | None,
+                engineer: Engineer, folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Verify (and repair) the proposal's edit, write the child spec into the next stage's folder,
+    and carry the policy over to it: (the edit's record, {"spec", "init_from"})."""
+    assert proposal.edit is not None
+    own = store is None
+    store = store or Store.open(folder.parent / "store")
+    try:
+        outcome = realize_edit(parent, proposal.edit, store=store, llm=getattr(engineer, "llm", None),
+                               evidence=proposal.rationale[:300])
+    finally:
+        if own:
+            store.close()
+    record: dict[str, Any] = {**outcome.as_dict(), "patch": proposal.edit.patch, "whole_spec": proposal.edit.spec is not None,
+                              "variant": proposal.variant.to_dict() if proposal.variant is not None else None}
+    if not outcome.changed:
+        record["summary"] = "the edit did not verify; the stage keeps its spec (" + "; ".join(outcome.findings)[:300] + ")"
+        return record, {}
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / "spec.yaml", yaml.safe_dump(outcome.spec, sort_keys=False, allow_unicode=True))
+    carried = carry_over(checkpoint, parent, outcome.spec, proposal.mixture.buckets[0].params, folder / "carried.pt")
+    record["carry_over"], record["summary"] = carried.as_dict(), f"{outcome.reason[:200]}; {carried.summary()}"
+    return record, {"spec": outcome.spec, "init_from": carried.checkpoint}
 
 
 @dataclass
@@ -254,7 +292,7 @@ def _propose(engineer: Engineer, evidence: StageEvidence, last: bool) -> tuple[S
         return StageProposal(current, f"the engineer failed ({error}); the stage is kept", engineer.name), error
 
 
-def _validate(spec: str, policy: Any, metric: str, opts: CurriculumOptions, k: int) -> Validation | None:
+def _validate(spec: str | dict[str, Any], policy: Any, metric: str, opts: CurriculumOptions, k: int) -> Validation | None:
     if not opts.validation:
         return None
     return measure_validation(spec, opts.validation, policy, metric, opts.validation_episodes, opts.validation_seed,
@@ -274,7 +312,7 @@ def _describe(mixture: Mixture) -> str:
     return "; ".join(f"{b.label} ({b.share:.0%}) {b.params}" for b in mixture.buckets)
 
 
-def _stage_evidence(spec: str, mixture: Mixture, policy: Any, metric: str, opts: CurriculumOptions, k: int,
+def _stage_evidence(spec: str | dict[str, Any], mixture: Mixture, policy: Any, metric: str, opts: CurriculumOptions, k: int,
                     raw: dict[str, Any], records: list[StageRecord], engineer: Engineer,
                     log: list[dict[str, Any]] | None) -> tuple[StageEvidence, dict[str, float]]:
     """Per bucket: the trained policy's task metric, failures by kind, and the knobs' effects

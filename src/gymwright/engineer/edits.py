@@ -41,6 +41,8 @@ class SpecEdit:
     reason: str
     patch: list[dict[str, Any]] | None = None
     spec: dict[str, Any] | None = None
+    report: VerificationReport | None = None
+    """the whole `spec`'s verification report when it was verified already (a library variant)"""
 
     def __post_init__(self) -> None:
         if (self.patch is None) == (self.spec is None):
@@ -184,7 +186,8 @@ def realize_edit(parent: dict[str, Any], edit: SpecEdit, *, store: Store, llm: L
     except PatchError as e:
         failed.findings = [str(e)]
         return failed
-    report = verify(candidate, episodes=verify_episodes)
+    given = edit.report if edit.spec is not None and edit.report is not None and edit.report.passed else None
+    report = given or verify(candidate, episodes=verify_episodes)
     status, repairs, design_id = "applied", 0, None
     if not report.passed:
         failed.findings = _first_errors(report)

@@ -20,17 +20,19 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
+import yaml
 
 from gymwright.design.templated import params_schema
-from gymwright.engineer.edits import SpecEdit
+from gymwright.engineer.edits import SpecEdit, edit_from_reply
 from gymwright.engineer.evidence import Evidence, Knob, StageEvidence
 from gymwright.engineer.mixture import Bucket, Mixture, floor_shares
 from gymwright.engineer.structural import propose_in_space
 from gymwright.engineer.variants import Edit, pick_variant
+from gymwright.errors import GymwrightError
 from gymwright.llm.base import Message, Request
 from gymwright.llm.client import LLM
 from gymwright.llm.jsonreply import extract_json
-from gymwright.spec.loader import load_spec
+from gymwright.spec.loader import load_spec, read_data
 
 GUIDELINE = (
     "Keep the trained policy's success inside the target band: make the environment harder when "
@@ -46,6 +48,27 @@ GOAL_GUIDELINE = (
     "configurations; change little at a time, and keep what raised validation. The band is a heuristic, "
     "not the objective."
 )
+
+
+EDIT_GUIDE = """
+
+You may also change the game itself when no lever above can make the training better (for example
+a harder version once the agents do well: a new rule, a new action, a private type or value, a new
+agent role): add "edit" to your reply, a JSON Patch (RFC 6902: op add, remove or replace; `path` a
+JSON pointer into the spec below, `-` appends to a list, e.g. /actions/ROLE/-) with its reason. It
+is verified, repaired if it fails, and the next stage trains on it; the policy keeps what persists
+(observation features and actions matched by name). Give "edit": null to keep the game.
+The spec:
+```yaml
+{spec}```"""
+EDIT_SCHEMA: dict[str, Any] = {"anyOf": [{"type": "null"}, {
+    "type": "object", "additionalProperties": False, "required": ["reason", "patch"],
+    "properties": {"reason": {"type": "string", "maxLength": 400},
+                   "patch": {"type": "array", "minItems": 1, "maxItems": 20, "items": {
+                       "type": "object", "required": ["op", "path"],
+                       "properties": {"op": {"enum": ["add", "remove", "replace"]}, "path": {"type": "string"},
+                                      "value": {}}}}}}]}
+"""The optional `edit` of an engineer's reply (`LLMEngineer(edits=True)`)."""
 
 
 @dataclass
@@ -199,7 +222,7 @@ class LLMEngineer:
     name = "llm"
 
     def __init__(self, llm: LLM, guideline: str = GUIDELINE, with_history: bool = True,
-                 with_guideline: bool = True, steps: bool = False) -> None:
+                 with_guideline: bool = True, steps: bool = False, edits: bool = False) -> None:
         self.llm = llm
         self.guideline = guideline
         self.with_history = with_history
@@ -207,6 +230,24 @@ class LLMEngineer:
         self.steps = steps
         """answer a mixture in bounded steps (per bucket: harder, easier or keep, which knob, more
         or less data), applied one knob step at a time; for small models, which copy numbers back"""
+        self.edits = edits
+        """the reply may also edit the spec (`EDIT_GUIDE`): a JSON Patch with its reason, which the
+        curriculum verifies and repairs (`gymwright.engineer.edits`) before the next stage"""
+        self._spec_shown: Any = None  # the spec an edit would patch (set per proposal)
+        self._edit_reply: Any = None
+
+    def propose_stage(self, evidence: StageEvidence) -> StageProposal:
+        self._spec_shown, self._edit_reply = (evidence.spec if self.edits else None), None
+        proposal = self._propose_stage(evidence)
+        if self._edit_reply is None:
+            return proposal
+        try:
+            edit = edit_from_reply(self._edit_reply, "the reply's edit")
+        except (GymwrightError, ValueError) as e:  # a malformed edit: the mixture still stands
+            return replace(proposal, rationale=f"{proposal.rationale}; the edit was not usable ({e})")
+        if edit is None:
+            return proposal
+        return replace(proposal, edit=edit, rationale=f"{proposal.rationale}; edit: {edit.reason}")
 
     def _intro(self, guideline: str | None = None) -> str:
         text = self.guideline if guideline is None or self.guideline != GUIDELINE else guideline
@@ -214,10 +255,20 @@ class LLMEngineer:
         return f"You are the environment engineer of a training curriculum.\n{guide}"
 
     def _ask(self, prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
+        tokens = 1200
+        if self._spec_shown is not None:
+            data, _ = read_data(self._spec_shown)
+            prompt += EDIT_GUIDE.format(spec=yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
+            schema = {**schema, "properties": {**schema["properties"], "edit": EDIT_SCHEMA}}
+            tokens = 3000  # room for a patch
         reply = self.llm.complete(Request((Message("user", prompt),), schema=schema, schema_name="proposal",
-                                          max_tokens=1200))
+                                          max_tokens=tokens))
         data = extract_json(reply.text)
-        return data if isinstance(data, dict) else {}
+        if not isinstance(data, dict):
+            return {}
+        if self._spec_shown is not None:
+            self._edit_reply = data.get("edit")
+        return data
 
     def propose(self, evidence: Evidence) -> Proposal:
         spec = load_spec(evidence.spec)
@@ -235,7 +286,7 @@ class LLMEngineer:
         return Proposal({**evidence.params, **params}, "; ".join([str(data.get("rationale", "")), *notes]).strip("; "),
                         self.name)
 
-    def propose_stage(self, evidence: StageEvidence) -> StageProposal:
+    def _propose_stage(self, evidence: StageEvidence) -> StageProposal:
         if evidence.space is not None and not self.steps:
             return self._propose_in_space(evidence)
         if self.steps:

@@ -67,8 +67,8 @@ class Edit:
 
     def as_spec_edit(self) -> SpecEdit:
         """This edit as the curriculum's spec edit (`gymwright.engineer.edits.realize_edit` stores it
-        with lineage and verifies it again)."""
-        return SpecEdit(self.reason, spec=self.spec)
+        with lineage; its verification here stands, so it is not verified twice)."""
+        return SpecEdit(self.reason, spec=self.spec, report=self.report)
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.spec, sort_keys=False, allow_unicode=True)
