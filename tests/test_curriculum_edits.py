@@ -52,6 +52,11 @@ def test_a_stuck_pie_game_trains_on_the_heuristics_variant(tmp_path: Path) -> No
     assert carried["restart"] is None and carried["roles"][0]["new_actions"] == ["take_outside"]
     assert load_policy(second.checkpoint).roles[0].n_actions == load_policy(first.checkpoint).roles[0].n_actions + 1
     assert [x["edit"] is None for x in lines(run)] == [True, False]  # the JSONL carries it too
+    assert "+    - name: take_outside" in second.edit["diff"] or "+  - name: take_outside" in second.edit["diff"]
+    from gymwright.report import write_report
+
+    page = write_report(run, run_verifier=False).path.read_text()
+    assert "Spec lineage" in page and "variant outside_option" in page and "take_outside" in page
 
 
 def script(tmp_path: Path, replies: list[object]) -> tuple[LLM, ScriptedProvider]:

@@ -18,6 +18,7 @@ mixture's buckets are spread over each env runner's envs (`num_envs`), as over t
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from collections import Counter
@@ -119,6 +120,7 @@ class CurriculumOptions:
 
 
 BACKENDS = ("builtin", "rllib")
+DIFF_CHARS = 20_000  # an edit's diff as recorded in curriculum.jsonl (the whole child is in stageK/spec.yaml)
 
 
 def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out: Path,
@@ -254,7 +256,11 @@ def _apply_edit(proposal: StageProposal, parent: dict[str, Any], checkpoint: str
         record["summary"] = "the edit did not verify; the stage keeps its spec (" + "; ".join(outcome.findings)[:300] + ")"
         return record, {}
     folder.mkdir(parents=True, exist_ok=True)
-    write_atomic(folder / "spec.yaml", yaml.safe_dump(outcome.spec, sort_keys=False, allow_unicode=True))
+    text = yaml.safe_dump(outcome.spec, sort_keys=False, allow_unicode=True)
+    write_atomic(folder / "spec.yaml", text)
+    before = yaml.safe_dump(parent, sort_keys=False, allow_unicode=True)
+    record["diff"] = "".join(difflib.unified_diff(before.splitlines(True), text.splitlines(True), "parent spec",
+                                                  f"{folder.name}/spec.yaml", n=1))[:DIFF_CHARS]
     carried = carry_over(checkpoint, parent, outcome.spec, proposal.mixture.buckets[0].params, folder / "carried.pt")
     record["carry_over"], record["summary"] = carried.as_dict(), f"{outcome.reason[:200]}; {carried.summary()}"
     return record, {"spec": outcome.spec, "init_from": carried.checkpoint}

@@ -397,7 +397,26 @@ def curriculum_section(m: Material) -> Html:
                "and the engineer proposes the next stage's config, with its rationale.")
     success = f"success ({metric})" if metric else "success"
     return join([head, table(["stage", "trained on", success, "returns", "failures", "engineer",
-                              "proposal for the next stage, and why", "spec sha256"], rows)])
+                              "proposal for the next stage, and why", "spec sha256"], rows), spec_lineage(recs)])
+
+
+def spec_lineage(recs: list[dict[str, Any]]) -> Html:
+    """The edits of the game (`evolve --edits`): per edited stage the reason, the outcome, what the
+    policy kept, and the diff from the previous stage's spec."""
+    edited = [r for r in recs if r.get("edit")]
+    if not edited:
+        return join([])
+    blocks = [tag("h3", "Spec lineage: the engineer's edits of the game")]
+    for r in edited:
+        e = r["edit"]
+        variant = (e.get("variant") or {}).get("variant")
+        blocks += [tag("p", f"Stage {int(r.get('index', 0)) + 1} ({e.get('status')}): {e.get('reason', '')}"
+                   + (f" [variant {variant}]" if variant else "")),
+                   kv([("spec", f"{str(e.get('parent_sha', ''))[:12]} -> {str(e.get('spec_sha', ''))[:12]}"),
+                       ("repairs", e.get("repairs", 0)), ("outcome", e.get("summary", ""))])]
+        if e.get("diff"):
+            blocks.append(pre(e["diff"]))
+    return join(blocks)
 
 
 def _stage_configs(r: dict[str, Any]) -> tuple[Html, Html]:
