@@ -96,3 +96,12 @@ def test_the_wrong_parent_spec_is_refused(parent_run: Path, tmp_path: Path) -> N
 
     with pytest.raises(CheckpointError, match="not trained on the parent spec"):
         carry_over(parent_run, "cake_negotiation", PARENT, {}, tmp_path / "x.pt")
+
+
+def test_a_centralized_critic_restarts_and_the_actors_carry_over(tmp_path: Path) -> None:
+    run = tmp_path / "mappo"
+    train(TrainConfig(spec=PARENT, params={"rounds": 5}, algo="mappo", total_steps=16 * 8, num_envs=8, out=run))
+    res = carry_over(run, PARENT, edited(), {"rounds": 5}, tmp_path / "carried.pt")
+    (rc,) = res.roles
+    assert res.restart is None and rc.critic.startswith("a centralized critic reads the global state")
+    assert rc.kept_actions == ["cooperate", "defect"] and "critic restarts" in res.summary()

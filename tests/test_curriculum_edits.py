@@ -38,8 +38,10 @@ def test_a_stuck_pie_game_trains_on_the_heuristics_variant(tmp_path: Path) -> No
     # `agreed` sits above the band and the discount does not move it: the heuristic adds the outside option
     run = tmp_path / "run"
     with Store.open(tmp_path / "store") as store:
-        records = evolve("cake_negotiation", PIE, HeuristicEngineer(edits=True), run, quick(), store=store)
+        opts = quick(guard=True, validation={"pie": PIE}, validation_episodes=10)
+        records = evolve("cake_negotiation", PIE, HeuristicEngineer(edits=True), run, opts, store=store)
         first, second = records
+        assert second.guard == ""  # not judged against a stage of another game (a guarded stage says keep)
         assert first.edit is None and second.edit is not None and second.edit["status"] == "applied"
         assert second.edit["variant"]["variant"] == "outside_option"
         child = yaml.safe_load((run / "stage1" / "spec.yaml").read_text())
