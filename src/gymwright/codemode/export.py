@@ -10,18 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from gymwright.codemode.checks import check_code
-from gymwright.codemode.vet import MAX_CODE_CHARS
+from gymwright.codemode.source import read_code
 from gymwright.errors import GymwrightError
 
 
 def vetted_module(path: Path, episodes: int = 5) -> str:
     """The text of the module at `path` once it passed vetting and the sandboxed checks."""
-    try:
-        raw = path.read_bytes()[: MAX_CODE_CHARS * 4 + 1]
-        source = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise GymwrightError(f"cannot read the module: {e}", path=str(path),
-                             hint="give a UTF-8 Python file written by `gymwright design --mode code`") from None
+    source = read_code(path)
     report, _ = check_code(source, name=path.stem, episodes=episodes)
     if not report.passed:
         raise GymwrightError(f"the module did not pass the code-mode checks:\n{report.to_prompt(8)}",

@@ -4,17 +4,32 @@
 makes B instances spread over them; `reset(seed)` gives `(obs [B, N, D] float32, masks
 [B, N, A] int8)` with copy b seeded `seed + b`, and `step(actions [B, N])` (-1: no action)
 gives `(obs, rewards, terminated, truncated, infos)` with the batch backend's auto-reset:
-a finished copy starts its next episode in the same call, and `infos` carries `done_idx`,
-`final_obs`, `episode_length`, `episode_return` and `metrics` (from the final infos) for the
-copies that finished. All W workers step at once (each its share of copies per frame).
+a finished copy starts its next episode in the same call, seeded its last seed + B (so copy b
+plays the seeds seed + b, seed + b + B, ...), and `infos` carries `done_idx`, `final_obs`,
+`episode_length`, `episode_return` and `metrics` (from the final infos) for the copies that
+finished. All W workers step at once (each its share of copies per frame).
+
+A worker whose audit hook refused anything (a file, a socket, a process), even where the
+module caught the refusal, stops the env: a `SandboxError` (kind `refused`) naming the module.
+
+Checkpoints: the copies' state lives in the workers and cannot be copied out, so
+`checkpoint_state()` holds each copy's seed and the actions of its current episode, and
+`restore_checkpoint_state()` replays them in the workers (reset with that seed, then those
+actions) and checks that the replay gives the saved observations and masks: a resumed run goes
+on bit-for-bit, as the checks' determinism test promises; an env that replays differently is an
+error, not a silent divergence.
 
 It needs flat `Box` observations and `Discrete` actions (padded to the widest, as the batch
 backend pads roles). It is much slower than the batch backend, one frame per worker per step
-(see benchmarks/codemode_throughput.py); it has no `state()` (no centralized critic).
+(see benchmarks/codemode_throughput.py); it has no `state()` (no centralized critic: IPPO only).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -23,7 +38,17 @@ from gymnasium import spaces
 from gymwright.codemode.proxy import SandboxedParallelEnv, encode_action, load_module
 from gymwright.codemode.sandbox import Limits, Sandbox, SandboxError
 from gymwright.codemode.vet import vet_source
+from gymwright.diagnostic import Diagnostic
 from gymwright.errors import GymwrightError
+
+NO_STATE = "MAPPO needs state(); code-mode envs have none (no global state crosses the sandbox's pipe): use IPPO"
+
+
+def vetting_error(name: str, diagnostics: list[Diagnostic]) -> GymwrightError:
+    """The error for a module that fails vetting: its first findings, at NAME:LINE."""
+    named = [dataclasses.replace(d, path=d.path.replace("code", name, 1)) for d in diagnostics[:5]]
+    return GymwrightError("the module did not pass vetting:\n" + "\n".join(d.format() for d in named), path=name,
+                          hint="fix the findings, or design it again with `gymwright design --mode code`")
 
 
 def _widths(env: SandboxedParallelEnv) -> tuple[int, int]:
@@ -51,36 +76,80 @@ def _results(reply: dict[str, Any], n: int) -> list[dict[str, Any]]:
     return results
 
 
+def _close_all(sandboxes: list[Sandbox]) -> None:
+    for sb in sandboxes:
+        sb.close()
+
+
 class SandboxedBatchEnv:
-    """B copies of the module's env in sandbox workers (see the module docstring)."""
+    """B copies of the module's env in sandbox workers (see the module docstring); `name` (the
+    module's path) is where its errors say they are."""
 
     def __init__(self, code: str, env_class: str | None = None, *, batch_size: int = 8, workers: int = 1,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, name: str = "code") -> None:
+        self.name = name
         vetted = vet_source(code, env_class)
         if not vetted.passed:
-            raise GymwrightError("the module did not pass vetting:\n" + "\n".join(d.format() for d in vetted.diagnostics[:5]),
-                                 hint="check it with `gymwright export` or design it again")
+            raise vetting_error(name, vetted.diagnostics)
         self.B, workers = batch_size, max(1, min(workers, batch_size))
         self.sandboxes: list[Sandbox] = []
+        self._closer = weakref.finalize(self, _close_all, self.sandboxes)  # workers stop with the env
         try:
-            self.sandboxes = [load_module(code, vetted.env_class, limits=limits) for _ in range(workers)]
-            self.copies = [SandboxedParallelEnv(self.sandboxes[b * workers // batch_size]) for b in range(batch_size)]
+            with self._named():
+                self.sandboxes += [load_module(code, vetted.env_class, limits=limits) for _ in range(workers)]
+                self.copies = [SandboxedParallelEnv(self.sandboxes[b * workers // batch_size]) for b in range(batch_size)]
+                self.D, self.A = _widths(self.copies[0])
+                self._refusals = [0] * workers
+                self._check_refusals()  # anything refused while the module loaded
         except BaseException:
             self.close()
             raise
         self.agents = list(self.copies[0].possible_agents)
         self.N_AGENTS = len(self.agents)
         self.possible_agents = self.agents
-        self.D, self.A = _widths(self.copies[0])
         # the batch backend's role table: one role holding every agent (one shared policy)
         self.ROLES = (("agent", 0, self.N_AGENTS, self.D, self.A),)
         self.obs_buf = np.zeros((self.B, self.N_AGENTS, self.D), np.float32)
         self.masks = np.zeros((self.B, self.N_AGENTS, self.A), np.int8)
         self.returns = np.zeros((self.B, self.N_AGENTS), np.float64)
         self.lengths = np.zeros(self.B, np.int64)
+        self.seeds = np.arange(self.B, dtype=np.int64)  # the seed of each copy's current episode
+        self.played: list[list[np.ndarray]] = [[] for _ in range(self.B)]  # its actions so far (replayed on restore)
 
-    def _groups(self) -> list[tuple[Sandbox, list[int]]]:
-        return [(sb, [b for b, c in enumerate(self.copies) if c.sandbox is sb]) for sb in self.sandboxes]
+    # ------------------------------------------------------------------ talking to the workers
+    @contextlib.contextmanager
+    def _named(self) -> Iterator[None]:
+        """Put the module's name on a SandboxError raised inside (NAME:LINE)."""
+        try:
+            yield
+        except SandboxError as e:
+            if not e.path.startswith(self.name):
+                e.path = f"{self.name}:{e.line}" if e.line else self.name
+            raise
+
+    def _exchange(self, op: str, field: str, values: dict[int, Any]) -> dict[int, dict[str, Any]]:
+        """Send `op` with `field` = values[b] for the copies b given, all workers at once; the
+        replies by copy. Raises SandboxError where the code failed or the sandbox refused something."""
+        groups = [(sb, [b for b, c in enumerate(self.copies) if c.sandbox is sb and b in values]) for sb in self.sandboxes]
+        replies: dict[int, dict[str, Any]] = {}
+        with self._named():
+            for sb, ids in groups:
+                if ids:
+                    sb.send({"op": op, "ids": [self.copies[b].id for b in ids], field: [values[b] for b in ids]})
+            for sb, ids in groups:
+                if ids:
+                    replies.update(zip(ids, _results(sb.receive(op), len(ids)), strict=True))
+            self._check_refusals()
+        return replies
+
+    def _check_refusals(self) -> None:
+        for w, sb in enumerate(self.sandboxes):
+            if len(sb.refused) > self._refusals[w]:
+                new = sb.refused[self._refusals[w]:]
+                self._refusals[w] = len(sb.refused)
+                raise SandboxError(f"the module tried {new[0]}, which the sandbox refused; the env stops",
+                                   kind="refused", refused=new,
+                                   hint="a design's code may not touch files, sockets or processes: design it again")
 
     def _fill(self, b: int, obs: dict[str, Any], infos: dict[str, Any]) -> None:
         self.obs_buf[b] = 0
@@ -94,21 +163,27 @@ class SandboxedBatchEnv:
                 mask = (infos.get(agent) or {}).get("action_mask") if isinstance(infos.get(agent), dict) else None
                 self.masks[b, i, :n] = np.asarray(mask, np.int8)[:n] if mask is not None else 1
 
-    def _reset_copies(self, copies: list[int], seeds: list[int | None]) -> None:
-        seed_of = dict(zip(copies, seeds, strict=True))
-        groups = [(sb, [b for b in ids if b in seed_of]) for sb, ids in self._groups()]
-        for sb, ids in groups:
-            if ids:
-                sb.send({"op": "reset_many", "ids": [self.copies[b].id for b in ids], "seeds": [seed_of[b] for b in ids]})
-        for sb, ids in groups:
-            if ids:
-                for b, r in zip(ids, _results(sb.receive("reset_many"), len(ids)), strict=True):
-                    self.copies[b]._agents(r, "reset")
-                    self._fill(b, r.get("obs") or {}, r.get("infos") or {})
-                    self.returns[b], self.lengths[b] = 0.0, 0
+    def _reset_copies(self, seeds: dict[int, int]) -> None:
+        for b, r in self._exchange("reset_many", "seeds", seeds).items():
+            self.copies[b]._agents(r, "reset")
+            self._fill(b, r.get("obs") or {}, r.get("infos") or {})
+            self.returns[b], self.lengths[b], self.seeds[b] = 0.0, 0, seeds[b]
+            self.played[b] = []
 
+    def _step_copies(self, acts: dict[int, np.ndarray]) -> dict[int, tuple[dict[str, Any], ...]]:
+        """Step the copies given (b -> its N actions), fill their buffers; their decoded replies."""
+        wire = {b: {a: encode_action(x[i]) for i, a in enumerate(self.agents) if a in self.copies[b].agents and x[i] >= 0}
+                for b, x in acts.items()}
+        out = {}
+        for b, r in self._exchange("step_many", "actions", wire).items():
+            out[b] = self.copies[b].read_step(r)
+            self._fill(b, out[b][0], out[b][4])
+            self.played[b].append(acts[b].copy())
+        return out
+
+    # ------------------------------------------------------------------ the batch interface
     def reset(self, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        self._reset_copies(list(range(self.B)), [seed + b for b in range(self.B)])
+        self._reset_copies({b: seed + b for b in range(self.B)})
         return self.obs_buf.copy(), self.masks.copy()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -116,33 +191,25 @@ class SandboxedBatchEnv:
         rewards = np.zeros((self.B, self.N_AGENTS), np.float32)
         term = np.zeros((self.B, self.N_AGENTS), bool)
         trunc = np.zeros((self.B, self.N_AGENTS), bool)
-        groups = self._groups()
-        for sb, ids in groups:
-            sb.send({"op": "step_many", "ids": [self.copies[b].id for b in ids],
-                     "actions": [{a: encode_action(acts[b, i]) for i, a in enumerate(self.agents)
-                                  if a in self.copies[b].agents and acts[b, i] >= 0} for b in ids]})
         done: list[int] = []
         metrics: list[dict[str, float]] = []
-        for sb, ids in groups:
-            for b, r in zip(ids, _results(sb.receive("step_many"), len(ids)), strict=True):
-                obs, rew, te, tr, infos = self.copies[b].read_step(r)
-                for i, a in enumerate(self.agents):
-                    rewards[b, i] = float(rew.get(a, 0.0))
-                    term[b, i], trunc[b, i] = bool(te.get(a, False)), bool(tr.get(a, False))
-                self._fill(b, obs, infos)
-                self.returns[b] += rewards[b]
-                self.lengths[b] += 1
-                if not self.copies[b].agents:
-                    done.append(b)
-                    metrics.append(next((i["metrics"] for i in infos.values()
-                                         if isinstance(i, dict) and isinstance(i.get("metrics"), dict)), {}))
+        for b, (_, rew, te, tr, infos) in sorted(self._step_copies(dict(enumerate(acts))).items()):
+            for i, a in enumerate(self.agents):
+                rewards[b, i] = float(rew.get(a, 0.0))
+                term[b, i], trunc[b, i] = bool(te.get(a, False)), bool(tr.get(a, False))
+            self.returns[b] += rewards[b]
+            self.lengths[b] += 1
+            if not self.copies[b].agents:
+                done.append(b)
+                metrics.append(next((i["metrics"] for i in infos.values()
+                                     if isinstance(i, dict) and isinstance(i.get("metrics"), dict)), {}))
         # the batch backend's per-term rewards: a code-mode env has one term, its reward
         infos_out: dict[str, Any] = {"reward_terms": {"agent": {"reward": rewards.copy()}}}
         if done:
             infos_out |= {"done_idx": np.array(done), "final_obs": self.obs_buf[done].copy(),
-                         "episode_length": self.lengths[done].copy(), "episode_return": self.returns[done].copy(),
-                         "metrics": _columns(metrics)}
-            self._reset_copies(done, [None] * len(done))
+                          "episode_length": self.lengths[done].copy(), "episode_return": self.returns[done].copy(),
+                          "metrics": _columns(metrics)}
+            self._reset_copies({b: int(self.seeds[b]) + self.B for b in done})
         return self.obs_buf.copy(), rewards, term, trunc, infos_out
 
     def state_dims(self) -> list[int]:
@@ -150,12 +217,36 @@ class SandboxedBatchEnv:
         return [0]
 
     def state(self) -> np.ndarray:
-        raise GymwrightError("a code-mode env has no global state() for a centralized critic",
-                             hint="train it with IPPO (--algo ippo)")
+        raise GymwrightError(NO_STATE, path=self.name, hint="train it with --algo ippo")
+
+    # ------------------------------------------------------------------ checkpoints
+    def checkpoint_state(self) -> dict[str, Any]:
+        """Plain data (numpy arrays, lists) from which `restore_checkpoint_state` rebuilds this
+        env in fresh workers: each copy's seed and the actions of its current episode, and the
+        buffers and running returns and lengths."""
+        return {"seeds": self.seeds.copy(), "played": [np.array(p, np.int64).reshape(-1, self.N_AGENTS) for p in self.played],
+                "obs_buf": self.obs_buf.copy(), "masks": self.masks.copy(),
+                "returns": self.returns.copy(), "lengths": self.lengths.copy()}
+
+    def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
+        """Replay a `checkpoint_state()` in the workers (see the module docstring)."""
+        played = list(state["played"])
+        if len(played) != self.B or state["obs_buf"].shape != self.obs_buf.shape:
+            raise GymwrightError(f"the saved env has {len(played)} copies of obs {state['obs_buf'].shape[1:]}, "
+                                 f"this one {self.B} of {self.obs_buf.shape[1:]}", path=self.name,
+                                 hint="resume with the same module and --num-envs")
+        self._reset_copies({b: int(s) for b, s in enumerate(state["seeds"])})
+        for t in range(max((len(p) for p in played), default=0)):
+            self._step_copies({b: p[t] for b, p in enumerate(played) if t < len(p)})
+        if not (np.array_equal(self.obs_buf, state["obs_buf"]) and np.array_equal(self.masks, state["masks"])
+                and all(len(c.agents) for c in self.copies)):
+            raise GymwrightError("replaying the saved episodes did not give the saved observations: the module "
+                                 "is not deterministic under reset(seed)", path=self.name,
+                                 hint="train it again from the start (without --resume), or make reset(seed) seed all its randomness")
+        self.returns[...], self.lengths[...] = state["returns"], state["lengths"]
 
     def close(self) -> None:
-        for sb in self.sandboxes:
-            sb.close()
+        self._closer()
 
     def __enter__(self) -> SandboxedBatchEnv:
         return self
@@ -164,4 +255,4 @@ class SandboxedBatchEnv:
         self.close()
 
 
-__all__ = ["SandboxedBatchEnv"]
+__all__ = ["NO_STATE", "SandboxedBatchEnv", "vetting_error"]

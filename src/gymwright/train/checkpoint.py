@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from gymwright.atomic import write_atomic
+from gymwright.codemode.source import code_identity, is_code_source
 from gymwright.compile.mixed import MixedBatchEnv
 from gymwright.errors import GymwrightError
 from gymwright.spec.loader import read_data
@@ -53,7 +54,10 @@ class CheckpointError(GymwrightError):
 
 
 def spec_identity(spec: Any) -> tuple[str, str]:
-    """(sha256, name) of a spec given as a library name, a file, YAML text or a dict."""
+    """(sha256, name) of a spec given as a library name, a file, YAML text or a dict (or of a
+    code-mode design, a .py file read as text)."""
+    if is_code_source(spec):
+        return code_identity(spec)
     data, _ = read_data(spec)
     return spec_hash(data), str(data.get("name", "?"))
 
@@ -65,6 +69,8 @@ def env_state(benv: Any) -> dict[str, Any]:
     A `MixedBatchEnv` (configs with different structural params) and a `PaddedBatchEnv`
     (different agent counts) save each of their envs this way, plus their own obs and mask buffers.
     """
+    if callable(getattr(benv, "checkpoint_state", None)):  # a SandboxedBatchEnv: its state is in its workers
+        return {"sandboxed": ("sandboxed", benv.checkpoint_state())}
     if isinstance(benv, MixedBatchEnv | PaddedBatchEnv):
         return {"groups": ("groups", [env_state(g) for g in benv.groups]),
                 "obs_buf": ("array", benv.obs_buf.copy()), "masks": ("array", benv.masks.copy())}
@@ -96,6 +102,8 @@ def restore_env_state(benv: Any, state: dict[str, Any]) -> None:
                                       hint="restore into an env built with the same params")
             for g, saved in zip(benv.groups, x, strict=True):
                 restore_env_state(g, saved)
+        elif kind == "sandboxed":
+            benv.restore_checkpoint_state(x)
         elif kind == "object":
             obj = getattr(benv, k)
             obj.__dict__.clear()

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from gymwright.codemode.source import batch_env as code_batch_env
+from gymwright.codemode.source import is_code_source
 from gymwright.compile.batch import compile_batch
 from gymwright.errors import GymwrightError
 from gymwright.train.padded import PaddedBatchEnv, agent_groups
@@ -39,7 +41,11 @@ def make_env(spec: Any, params: list[dict[str, Any]], size: int) -> Any:
     last observation and global state of a finished episode, for bootstrapping at truncation).
     Configs whose structural params differ (e.g. map sizes) give a `MixedBatchEnv`, which reports
     `final_state` only where its groups' states have one width. Configs with different agent
-    counts give a `PaddedBatchEnv` (one batch per count, padded to the largest; IPPO only)."""
+    counts give a `PaddedBatchEnv` (one batch per count, padded to the largest; IPPO only).
+    A code-mode module (a path ending in .py) gives a `SandboxedBatchEnv`: its copies run in
+    sandbox workers, it takes no params and has no global state (IPPO only)."""
+    if is_code_source(spec):
+        return code_batch_env(spec, params, size)
     per_copy = spread(params, size)
     try:
         counts = _agent_counts(spec, per_copy) if isinstance(per_copy, list) else []
