@@ -301,6 +301,8 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
             checkpoint(start)
     finally:
         log.close()
+        if callable(getattr(benv, "close", None)):  # a sandboxed env's worker processes
+            benv.close()
     return _result(cfg, history, clock, env_steps, N, ckpt_path, roles, players)
 
 
