@@ -20,9 +20,10 @@ def _random_masks(rng: np.random.Generator, shape: tuple[int, int, int]) -> np.n
     return masks
 
 
-def test_batch_sampler_draws_legal_actions_uniformly() -> None:
+@pytest.mark.parametrize("n_actions", [1, 7, throughput.TABLE_MAX_ACTIONS + 4])  # table; cumsum
+def test_batch_sampler_draws_legal_actions_uniformly(n_actions: int) -> None:
     rng = np.random.default_rng(0)
-    masks = _random_masks(rng, (64, 3, 7))
+    masks = _random_masks(rng, (64, 3, n_actions))
     counts = np.zeros(masks.shape, dtype=np.int64)
     draws = 4000
     b, n = np.indices(masks.shape[:2])

@@ -9,9 +9,10 @@ one run measures side by side:
           (skipped with a note while gymwright.compile.batch is not importable)
 
 Policy: uniformly random legal actions, sampled inside the timed loop. hand/python: per agent
-from infos[agent]["action_mask"] with one numpy Generator draw per step; batch: vectorized
-cumulative-sum sampling on the [B, N, A] masks. Finished episodes are reset inside the timed
-loop (hand/python: reset(); batch: its own auto-reset).
+from infos[agent]["action_mask"] with one numpy Generator draw per step; batch: vectorized, the
+k-th legal action of each mask row looked up by the row's bit code (random_legal_batch).
+Finished episodes are reset inside the timed loop (hand/python: reset(); batch: its own
+auto-reset).
 
 Figure: agent-steps per second = env steps x agents per env / wall seconds, where an env step is
 one step() of one environment copy (a batch step counts B) and agents per env is the fixed
@@ -32,6 +33,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import dataclasses  # noqa: E402
+import functools  # noqa: E402
 import gc  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
@@ -112,14 +114,41 @@ def random_legal(infos: dict[str, dict], agents: list[str], rng: np.random.Gener
     return actions
 
 
+TABLE_MAX_ACTIONS = 16  # up to this many actions the batch sampler looks its pick up in a table
+
+
+@functools.cache
+def legal_tables(n_actions: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For every mask row as a bit code (bit a = action a legal): the count of legal actions and
+    the k-th legal action, flat at code * n_actions + k (0 for a row with none); and the bit
+    weights (float32, exact up to 2**24) that turn a mask row into its code."""
+    codes = np.arange(2**n_actions)
+    legal = (codes[:, None] >> np.arange(n_actions)) & 1
+    kth = np.zeros((2**n_actions, n_actions), dtype=np.int64)
+    rows, cols = np.nonzero(legal)  # row-major: each code's legal actions in increasing order
+    kth[rows, np.cumsum(legal, axis=1)[rows, cols] - 1] = cols
+    weights = (2.0 ** np.arange(n_actions)).astype(np.float32)
+    return legal.sum(axis=1).astype(np.float64), kth.reshape(-1), weights
+
+
 def random_legal_batch(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Uniformly random legal actions int64 [B, N] from masks [B, N, A] (0 where none is legal).
 
-    The k-th legal action is the first index whose cumulative mask count exceeds u * legal count.
+    Up to TABLE_MAX_ACTIONS actions: each mask row becomes a bit code (one float32 matrix-vector
+    product), then the k = floor(u * legal count)-th legal action of that code is looked up in
+    `legal_tables` (numpy reduces a short last axis row by row, so a cumulative sum over it
+    costs several times more). Beyond that, the first index whose cumulative mask count
+    exceeds u * legal count.
     """
-    counts = np.cumsum(masks, axis=-1, dtype=np.int32)
-    r = rng.random(counts.shape[:-1] + (1,)) * counts[..., -1:]
-    return (counts > r).argmax(axis=-1).astype(np.int64, copy=False)
+    n_actions = masks.shape[-1]
+    if n_actions > TABLE_MAX_ACTIONS:
+        counts = np.cumsum(masks, axis=-1, dtype=np.int32)
+        r = rng.random(counts.shape[:-1] + (1,)) * counts[..., -1:]
+        return (counts > r).argmax(axis=-1).astype(np.int64, copy=False)
+    count, kth, weights = legal_tables(n_actions)
+    code = (masks.astype(np.float32) @ weights).astype(np.int64)
+    k = (rng.random(code.shape) * count[code]).astype(np.int64)
+    return kth[code * n_actions + k]
 
 
 # --------------------------------------------------------------------------- runners

@@ -29,6 +29,8 @@ PUBLIC = {
     "view_batch",
     "agents_view_batch",
     "agents_view_of_batch",
+    "window_plan_batch",
+    "window_sums_batch",
     "tile_batch",
     "in_bounds_batch",
 }

@@ -7,9 +7,11 @@ occupant stays) and swaps are cancelled (repeated until no conflict is left) and
 conflict. Walking into a hole is possible: the walker falls in and stays there; a walker on its
 goal stays there too (only `wait` is legal for both).
 
-Observation (32 floats for radius 1): the 3x3 window around the walker of holes, of cells off
-the lake and of agent counts (capped at 2, the walker itself included), the sign of the goal
-direction (row, col), min(manhattan distance, 10) / 10, reached, fell.
+Observation (59 floats for radius 1): the 3x3 window around the walker of holes, of cells off
+the lake and of agent counts (capped at 2, the walker itself included); per window cell, summed
+over the walkers there, the sign of their goal's row offset, of their goal's column offset, and
+whether they are parked (on their goal or in a hole); then the sign of the goal direction
+(row, col), min(manhattan distance, 10) / 10, reached, fell.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class MapfFrozenLakeEnv(ParallelEnv):
         max_steps: int = 30,
         view_radius: int = 1,
         step_cost: float = 0.01,
+        conflict_cost: float = 1.0,
     ) -> None:
         self.size = size
         self.n = n_agents
@@ -61,11 +64,12 @@ class MapfFrozenLakeEnv(ParallelEnv):
         self.max_steps = max_steps
         self.radius = view_radius
         self.step_cost = step_cost
+        self.conflict_cost = conflict_cost
         self.possible_agents = [f"walker_{i}" for i in range(n_agents)]
         self.agents: list[str] = []
         self.rng = np.random.default_rng()
         side = 2 * view_radius + 1
-        self.obs_size = 3 * side * side + 5
+        self.obs_size = 6 * side * side + 5
 
     @functools.cache  # noqa: B019 - the PettingZoo idiom (one space object per agent)
     def observation_space(self, agent: str) -> Box:
@@ -73,7 +77,9 @@ class MapfFrozenLakeEnv(ParallelEnv):
         low = np.zeros(self.obs_size, dtype=np.float32)
         high = np.ones(self.obs_size, dtype=np.float32)
         high[2 * win : 3 * win] = 2.0  # agent counts
-        low[3 * win : 3 * win + 2] = -1.0  # goal direction
+        low[3 * win : 5 * win] = -self.n  # headings of the walkers in a cell, summed
+        high[3 * win : 6 * win] = self.n  # headings; parked walkers in a cell
+        low[6 * win : 6 * win + 2] = -1.0  # goal direction
         return Box(low, high, dtype=np.float32)
 
     @functools.cache  # noqa: B019 - the PettingZoo idiom (one space object per agent)
@@ -139,7 +145,7 @@ class MapfFrozenLakeEnv(ParallelEnv):
         for i, agent in enumerate(self.possible_agents):
             on_the_way = not (self.reached[i] or self.fell[i])
             rewards[agent] = (
-                arrived[i] - fell_now[i] - 0.05 * conflict[i] - self.step_cost * on_the_way + team
+                arrived[i] - fell_now[i] - self.conflict_cost * conflict[i] - self.step_cost * on_the_way + team
             )
 
         terminated = all(r or f for r, f in zip(self.reached, self.fell, strict=True))
@@ -199,21 +205,33 @@ class MapfFrozenLakeEnv(ParallelEnv):
 
     def _observations(self) -> dict[str, np.ndarray]:
         k = 2 * self.radius + 1
-        counts = np.zeros((self.size + 2 * self.radius,) * 2, dtype=np.int8)
-        for r, c in self.pos:
-            counts[r + self.radius, c + self.radius] += 1
+        shape = (self.size + 2 * self.radius,) * 2
+        counts = np.zeros(shape, dtype=np.int8)
+        rows = np.zeros(shape, dtype=np.int8)  # sign of the goal's row offset, summed per cell
+        cols = np.zeros(shape, dtype=np.int8)
+        parked = np.zeros(shape, dtype=np.int8)
+        for i, (r, c) in enumerate(self.pos):
+            gr, gc = self.goals[i]
+            cell = (r + self.radius, c + self.radius)
+            counts[cell] += 1
+            rows[cell] += (gr > r) - (gr < r)
+            cols[cell] += (gc > c) - (gc < c)
+            parked[cell] += self.reached[i] or self.fell[i]
         obs = {}
         for i, agent in enumerate(self.possible_agents):
             r, c = self.pos[i]
             gr, gc = self.goals[i]
             window = self.padded[r : r + k, c : c + k]
-            near = counts[r : r + k, c : c + k]
+            near = (slice(r, r + k), slice(c, c + k))
             distance = min(abs(gr - r) + abs(gc - c), 10) / 10
             obs[agent] = np.concatenate(
                 [
                     (window == 1).ravel(),
                     (window == -1).ravel(),
-                    np.minimum(near, 2).ravel(),
+                    np.minimum(counts[near], 2).ravel(),
+                    rows[near].ravel(),
+                    cols[near].ravel(),
+                    parked[near].ravel(),
                     [np.sign(gr - r), np.sign(gc - c), distance, self.reached[i], self.fell[i]],
                 ]
             ).astype(np.float32)

@@ -10,6 +10,7 @@ Per-copy params: a batch may mix configs of the same spec (non-structural params
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -61,9 +62,22 @@ class _BatchGen(*BATCH):
                 kinds[name] = 1
         return kinds
 
-    def em(self, per_agent: bool = False, **overrides: tuple[str, int]) -> NpEmitter:
+    def em(self, per_agent: bool = False, hoist: Callable[[str], str] | None = None,
+           **overrides: tuple[str, int]) -> NpEmitter:
         return NpEmitter(self.cs.symbols, self.kinds, per_agent=per_agent, overrides=overrides,
-                         me_range=self.me_range)
+                         me_range=self.me_range, hoist=hoist)
+
+    def hoister(self, comment: str) -> Callable[[str], str]:
+        """A `hoist` for one method: each distinct code becomes a local `h<k>`, written once
+        where it is first needed (before the statement that uses it)."""
+        names: dict[str, str] = {}
+
+        def hoist(code: str) -> str:
+            if code not in names:
+                names[code] = f"h{len(names)}"
+                self.w(f"{names[code]} = {code}", comment=comment)
+            return names[code]
+        return hoist
 
     def value(self, c: Checked, kind: int, shape: tuple[int, ...], per_agent: bool = False,
               size: str = "K", agents: int | None = None, **overrides: tuple[str, int]) -> str:
@@ -132,6 +146,7 @@ class _BatchGen(*BATCH):
                 moves = [list(c.move or (0, 0)) for c in r.choices for _ in range(c.n)] + [[0, 0]]
                 w(f"MOVE_{r.name} = np.array({moves!r}, dtype=np.int64)", comment="(row, col) step per action; the last entry is no action")
         grid_tables(w, cs)
+        self.mask_tables()
         w("")
         w("")
 
@@ -255,12 +270,12 @@ class _BatchGen(*BATCH):
             if self.fixed_start:
                 with w.block("if not full:", comment="copy the start saved by reset (see there)"):
                     with w.block("for k, x in self._start.items():"):
-                        w("self.v._get(k)[idx] = x[idx]")
+                        w("b_copy_rows(self.v._get(k), x, idx)")
                     w("self.r.steps[idx] = 0")
                     w("self.returns[idx] = 0.0")
                     w(f"self.metric_acc[idx] = [{', '.join(acc)}]")
-                    w("self.obs_buf[idx] = self._start_obs[idx]")
-                    w("self.masks[idx] = self._start_masks[idx]")
+                    w("b_copy_rows(self.obs_buf, self._start_obs, idx)")
+                    w("b_copy_rows(self.masks, self._start_masks, idx)")
                     w("return")
             w("K = len(idx)")
             w("p = self.p if full else subset_params(self.p, idx)")
@@ -283,12 +298,12 @@ class _BatchGen(*BATCH):
                 w("self.v = v")
             with w.block("else:"):
                 with w.block("for k, x in v._items():"):
-                    w("self.v._get(k)[idx] = x")
+                    w("b_put_rows(self.v._get(k), idx, x)")
             w("self.r.steps[idx] = 0")
             w("self.returns[idx] = 0.0")
             w(f"self.metric_acc[idx] = [{', '.join(acc)}]")
-            w("self.obs_buf[idx] = self._observe(p, v, BI)")
-            w("self.masks[idx] = self._compute_masks(p, v, BI)")
+            w("b_put_rows(self.obs_buf, idx, self._observe(p, v, BI))")
+            w("b_put_rows(self.masks, idx, self._compute_masks(p, v, BI))")
         w("")
 
     def var_init(self, var: CVar) -> None:
@@ -359,8 +374,8 @@ class _BatchGen(*BATCH):
             for i, m in enumerate(cs.metrics):
                 acc = f"self.metric_acc[idx, {i}]"
                 items.append(f"{m.name!r}: {acc} / np.maximum(t, 1)" if m.reduce == "mean" else f"{m.name!r}: {acc}.copy()")
-            w("return {'done_idx': idx, 'final_obs': self.obs_buf[idx].copy(), 'final_state': self.state(idx), 'episode_length': t.copy(),")
-            w("        'episode_return': self.returns[idx].copy(), 'metrics': {" + ", ".join(items) + "}}")
+            w("return {'done_idx': idx, 'final_obs': b_take_rows(self.obs_buf, idx), 'final_state': self.state(idx), 'episode_length': t.copy(),")
+            w("        'episode_return': b_take_rows(self.returns, idx), 'metrics': {" + ", ".join(items) + "}}")
         w("")
 
     def metrics(self) -> None:
@@ -383,6 +398,8 @@ class _BatchGen(*BATCH):
         if per_agent:
             self.role_locals(0, self.n)
         em = self.em(per_agent)
+        self.share_calls(em, [c.tree.body for rule in group for c in [rule.when, *(x for _, x in rule.sets)]],
+                         "expressions of these rules (all read the state before them)")
         if len(group) > 1:
             shape = f"(K, {self.n})" if per_agent else "(K,)"
             w(f"left = np.ones({shape}, dtype=bool)", comment=f"{group[0].path.split('.')[0]}: only the first rule whose when holds fires")
@@ -466,22 +483,76 @@ class _BatchGen(*BATCH):
             for r in cs.roles:
                 self.role_locals(r.start, r.count)
                 if cs.active is not None:
-                    w("turn = ME == active[:, None]", comment="only the active agent has legal actions")
-                for choices, lv in self.mask_groups(r):
+                    w(f"turn = {self.is_me('active')}", comment="only the active agent has legal actions")
+                groups = self.mask_groups(r)
+                if self.mask_rows(r) is not None:
+                    self.mask_by_rows(r, groups)
+                    continue
+                for choices, lv in groups:
                     lo, hi = choices[0].offset, choices[-1].offset + choices[-1].n
                     if lv.shape:  # one flag per argument value
                         code = pad(lv, 2, 1)
                         if cs.active is not None:
                             code = f"np.logical_and({code}, turn[..., None])"
                     else:
-                        code = pad(lv, 2, 0)
-                        if cs.active is not None:
-                            code = "turn" if code == "True" else f"np.logical_and({code}, turn)"
-                        if cs.active is not None or lv.kind >= 1:
-                            code += "[..., None]"
+                        code = self.group_flag(lv) + ("[..., None]" if cs.active is not None or lv.kind >= 1 else "")
                     w(f"m[:, {r.start}:{r.start + r.count}, {lo}:{hi}] = {code}", comment=", ".join(f"{c.path}.legal" for c in choices))
             w("return m")
         w("")
+
+    def group_flag(self, lv: V) -> str:
+        """Code of one mask group's flag per agent (its `legal`, and only on the agent's turn)."""
+        code = pad(lv, 2, 0)
+        if self.cs.active is None:
+            return code
+        return "turn" if code == "True" else f"np.logical_and({code}, turn)"
+
+    def is_me(self, x: str) -> str:
+        """Code of `ME == x[:, None]` (x an int per copy): one flag per copy and agent of the role."""
+        lo, hi = self.me_range
+        return f"b_is_me({x}, {lo}, {hi - lo})"
+
+    MAX_MASK_GROUPS = 6  # a role's mask rows come from a table of 2**groups rows up to this
+
+    def mask_rows(self, r: Any) -> list[tuple[int, int]] | None:
+        """The action ranges of the role's mask groups when its masks can be looked up whole
+        (every group one flag per agent, at most MAX_MASK_GROUPS of them, not all constant: a
+        constant mask is one write), else None."""
+        self.me_range = (r.start, r.start + r.count)
+        groups = self.mask_groups(r)
+        if not groups or len(groups) > self.MAX_MASK_GROUPS or any(lv.shape for _, lv in groups):
+            return None
+        if self.cs.active is None and all(lv.kind == 0 for _, lv in groups):
+            return None
+        return [(c[0].offset, c[-1].offset + c[-1].n) for c, _ in groups]
+
+    def mask_tables(self) -> None:
+        """MASK_ROWS_<role>: the mask row of every combination of the role's group flags."""
+        width = max(r.n_actions for r in self.cs.roles)
+        for r in self.cs.roles:
+            ranges = self.mask_rows(r)
+            if ranges is None:
+                continue
+            rows = np.zeros((2 ** len(ranges), width), dtype=np.int8)
+            for code in range(len(rows)):
+                for g, (lo, hi) in enumerate(ranges):
+                    if code >> g & 1:
+                        rows[code, lo:hi] = 1
+            self.w(f"MASK_ROWS_{r.name} = {_literal(rows)}", comment="mask row per combination of legal flags (bit g: group g legal)")
+
+    def mask_by_rows(self, r: Any, groups: list[tuple[list[Any], V]]) -> None:
+        """The role's masks as rows of MASK_ROWS_<role>, picked by the bits of its group flags
+        (one gather instead of a broadcast write per group)."""
+        w = self.w
+        w(f"bits = np.zeros((K, {r.count}), dtype=np.intp)")
+        for g, (choices, lv) in enumerate(groups):
+            flag = self.group_flag(lv)
+            term = flag if g == 0 else f"{flag} * {1 << g}"
+            w(f"bits += {term}", comment=", ".join(f"{c.path}.legal" for c in choices))
+        if r.count == self.n:  # one role: its rows are the whole (contiguous) buffer
+            w(f"np.take(MASK_ROWS_{r.name}, bits, axis=0, out=m)")
+        else:
+            w(f"m[:, {r.start}:{r.start + r.count}] = np.take(MASK_ROWS_{r.name}, bits, axis=0)")
 
     def mask_groups(self, r: Any) -> list[tuple[list[Any], V]]:
         """The role's choices with their lowered `legal`, neighbours with the same scalar code
@@ -509,7 +580,7 @@ class _BatchGen(*BATCH):
                 w(f"out = np.zeros((K, {self.n}, OBS_DIM), dtype=np.float32)")
             for r in cs.roles:
                 self.role_locals(r.start, r.count)
-                em = self.em(True)
+                em = self.em(True, hoist=self.hoister("where the agents fall in the windows (shared)"))
                 self.share_calls(em, [f.expr.tree.body for f in r.features])
                 at = 0
                 for f in r.features:
@@ -529,12 +600,12 @@ class _BatchGen(*BATCH):
             w("return out")
         w("")
 
-    def share_calls(self, em: NpEmitter, trees: list[ast.AST]) -> None:
+    def share_calls(self, em: NpEmitter, trees: list[ast.AST], used_by: str = "features") -> None:
         """Compute calls that several expressions make identically once (batch code evaluates
         every branch anyway, so sharing never runs anything that would not have run)."""
         for k, (code, nodes) in enumerate(repeated_calls(trees, lambda n: em.emit(n).code)):
             kind = em.emit(nodes[0]).kind
-            self.w(f"c{k} = {code}", comment="used by several features")
+            self.w(f"c{k} = {code}", comment=f"used by several {used_by}")
             for n in nodes:
                 em.shared[id(n)] = (f"c{k}", kind)
 
@@ -544,8 +615,9 @@ class _BatchGen(*BATCH):
             w('"""Global state per copy (B, S) for centralized critics, as the Python backend\'s state();')
             w('only the copies `idx` (an index array) when given."""')
             w("v = self.v")
-            w("sel, n = (slice(None), self.size) if idx is None else (idx, len(idx))")
-            parts = ", ".join(f"np.asarray(v.{x.name}[sel], dtype=np.float32).reshape(n, -1)" for x in cs.state + cs.agent_state)
+            w("n = self.size if idx is None else len(idx)")
+            w("rows = (lambda x: x) if idx is None else (lambda x: b_take_rows(x, idx))")
+            parts = ", ".join(f"np.asarray(rows(v.{x.name}), dtype=np.float32).reshape(n, -1)" for x in cs.state + cs.agent_state)
             w(f"return np.concatenate([{parts}], axis=1)" if parts else "return np.zeros((n, 0), dtype=np.float32)")
         w("")
 

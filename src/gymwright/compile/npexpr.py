@@ -61,13 +61,14 @@ class NpEmitter:
 
     def __init__(self, symbols: dict[str, Symbol], kinds: dict[str, int], *, per_agent: bool = False,
                  overrides: dict[str, tuple[str, int]] | None = None,
-                 me_range: tuple[int, int] | None = None) -> None:
+                 me_range: tuple[int, int] | None = None, hoist: Callable[[str], str] | None = None) -> None:
         self.symbols = symbols
         self.kinds = kinds
         self.per_agent = per_agent
         self.overrides = overrides or {}
         self.me_range = me_range if per_agent else None  # `me` = arange(*me_range): x[me] is a slice
         self.shared: dict[int, tuple[str, int]] = {}  # id(node) -> (local name, kind) computed once
+        self.hoist = hoist  # code -> a local computed once before the statement (None: inline)
 
     def __call__(self, checked: Checked) -> V:
         return self.emit(checked.tree.body)
@@ -149,9 +150,28 @@ class NpEmitter:
 
     def compare(self, node: ast.Compare) -> tuple[str, int]:
         items = [node.left, *node.comparators]
+        mine = self.is_me(node)
+        if mine is not None:
+            return mine, 2
         codes, kind = self.aligned(items, len(_info(node).shape), numeric=True)
         parts = [f"({codes[i]} {_CMP[type(op)]} {codes[i + 1]})" for i, op in enumerate(node.ops)]
         return " & ".join(parts) if len(parts) > 1 else parts[0], kind
+
+    def is_me(self, node: ast.Compare) -> str | None:
+        """`me == x` / `me != x` (either order) for an int x per copy, as `b_is_me`: one flag per
+        copy and agent built directly, not by numpy's broadcast (a short inner loop per copy)."""
+        if len(node.ops) != 1 or type(node.ops[0]) not in (ast.Eq, ast.NotEq) or self.me_range is None:
+            return None
+        left, right = node.left, node.comparators[0]
+        other = right if isinstance(left, ast.Name) and left.id == "me" else left
+        if not (isinstance(left, ast.Name) and left.id == "me" or isinstance(right, ast.Name) and right.id == "me"):
+            return None
+        x = self.emit(other)
+        if x.kind != 1 or x.shape or x.dtype != "int" or isinstance(other, ast.Name) and other.id == "me":
+            return None
+        lo, hi = self.me_range
+        code = f"b_is_me({x.code}, {lo}, {hi - lo})"
+        return code if isinstance(node.ops[0], ast.Eq) else f"np.logical_not({code})"
 
     def ifexp(self, node: ast.IfExp) -> tuple[str, int]:
         rank = len(_info(node).shape)
@@ -385,15 +405,25 @@ def _grid_point(fn: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
 def _window(fn: str, source: str, fill: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
     def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
         p, r = e.emit(node.args[0]), e.emit(node.args[1])
+        if p.kind == 2 and fn == "agents_view_batch" and e.hoist is not None:
+            return f"window_sums_batch({e.hoist(_plan(p, r))})", 2
         if p.kind == 2:
             return f"{fn}({source}, {p.code}, {r.code}{fill})", 2
         return f"{fn}({source}, {pad(p, 1, 1)}[:, None, :], {r.code}{fill})[:, 0]", 1
     return emit
 
 
+def _plan(center: V, radius: V) -> str:
+    """Where the agents fall in the windows around one centre per agent (shared by the
+    `agents_view` / `agents_view_of` calls of a method with the same centres and radius)."""
+    return f"window_plan_batch(v.pos, {center.code}, {radius.code})"
+
+
 def _agents_view_of(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
     p, r, x = (e.emit(a) for a in node.args)
     kind = max(p.kind, x.kind, 1)
+    if p.kind == 2 and e.hoist is not None:
+        return f"window_sums_batch({e.hoist(_plan(p, r))}, {x.code})", 2
     center = p.code if p.kind == 2 else f"{pad(p, 1, 1)}[:, None, :]"
     code = f"agents_view_of_batch(v.pos, {center}, {r.code}, {x.code})"
     return (code, 2) if kind == 2 else (f"{code}[:, 0]", 1)

@@ -157,6 +157,54 @@ def b_choice(a, u):
     return np.take_along_axis(np.broadcast_to(a, i.shape + (n,)), i[..., None], axis=-1)[..., 0]
 
 
+# -- whole copies: gather and scatter the rows of finished copies (auto-reset, episode results)
+
+def _b_row_view(x):
+    """x (B, ...) as B opaque rows (a 1-D view of the same memory), or None where it cannot be:
+    numpy gathers and scatters such rows with one copy each, several times faster than
+    indexing the leading axis of a (B, n) array item by item."""
+    if x.ndim < 2 or not x.flags.c_contiguous or x.size == 0:
+        return None
+    return x.reshape(x.shape[0], -1).view(np.dtype((np.void, x.strides[0])))[:, 0]
+
+
+def b_take_rows(x, idx):
+    """x[idx] (a copy) for an index array idx of copies."""
+    rows = _b_row_view(x)
+    if rows is None:
+        return x[idx]
+    return rows[idx].view(x.dtype).reshape((len(idx),) + x.shape[1:])
+
+
+def b_put_rows(dst, idx, src):
+    """dst[idx] = src for an index array idx of copies (src: one row per index)."""
+    src = np.asarray(src)
+    rows = _b_row_view(dst)
+    same = src.dtype == dst.dtype and src.shape == (len(idx),) + dst.shape[1:]
+    from_rows = _b_row_view(src) if same else None
+    if rows is None or from_rows is None:
+        dst[idx] = src
+    else:
+        rows[idx] = from_rows
+
+
+def b_copy_rows(dst, src, idx):
+    """dst[idx] = src[idx] for an index array idx of copies (dst and src of one shape)."""
+    b_put_rows(dst, idx, b_take_rows(src, idx))
+
+
+def b_is_me(x, lo: int, n: int):
+    """(B, n) bool, [b, j] = (x[b] == lo + j) for an int x per copy: `me == x` of a role whose
+    agents are lo .. lo + n - 1, set copy by copy in one scatter (numpy's broadcast of ME
+    against x[:, None] runs a short inner loop of n per copy)."""
+    x = np.asarray(x)
+    out = np.zeros(x.shape + (n,), dtype=bool)
+    j = x.astype(np.int64) - lo
+    rows = np.flatnonzero((j >= 0) & (j < n))
+    out.reshape(-1)[rows * n + j.reshape(-1)[rows]] = True
+    return out
+
+
 def b_manhattan(a, b):
     d = np.abs(np.asarray(a) - np.asarray(b))
     return d[..., 0] + d[..., 1]  # not .sum(axis=-1): numpy reduces a short last axis row by row

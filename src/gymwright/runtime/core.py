@@ -435,9 +435,17 @@ def _values_pad(v, r: int, x):
 
 
 def rt_agents_view_of(v, p, r: int, x):
-    """The (2r+1)x(2r+1) window around p of x[j] summed over the agents j in each cell."""
+    """The (2r+1)x(2r+1) window around p of x[j] summed over the agents j in each cell.
+
+    For a centre on the grid it is a slice (a view: callers copy before they write) of the
+    grid of x kept on v for this value of x and v.pos (`_values_kept`): the agents of a role
+    that all pass the same x build that grid once."""
     side = 2 * r + 1
     x = np.asarray(x)
+    row, col = int(p[0]), int(p[1])
+    h, w = v.tiles.shape
+    if 0 <= row < h and 0 <= col < w:
+        return _values_kept(v, r, x)[row:row + side, col:col + side]
     out = np.zeros((side, side), dtype=np.float64 if x.dtype.kind == "f" else np.int64)
     r0, c0 = int(p[0]) - r, int(p[1]) - r
     for (row, col), value in zip(v.pos.tolist(), x.tolist(), strict=True):
@@ -445,6 +453,20 @@ def rt_agents_view_of(v, p, r: int, x):
         if 0 <= dr < side and 0 <= dc < side:
             out[dr, dc] += value
     return out
+
+
+def _values_kept(v, r: int, x):
+    """_values_pad(v, r, x), kept on v while v.pos is the same object, for each distinct value
+    of x (keyed by its bytes, so an x changed in place is never served a stale grid)."""
+    kept = getattr(v, "_values_by_x", None)
+    if kept is None or v._values_src is not v.pos or len(kept) > 8:
+        v._values_by_x = kept = {}
+        v._values_src = v.pos
+    key = (r, x.dtype.str, x.shape, x.tobytes())
+    grid = kept.get(key)
+    if grid is None:
+        grid = kept[key] = _values_pad(v, r, x)
+    return grid
 
 
 def rt_agents_view_of_rows(v, centers, r: int, x):

@@ -225,10 +225,14 @@ def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int) ->
     padded[:, border:height + border, :border] = fill
     padded[:, border:height + border, width + border:] = fill
     padded[:, border:height + border, border:width + border] = tiles
-    windows = np.lib.stride_tricks.sliding_window_view(padded, (side, side), axis=(1, 2))
+    # each window is the S x S block of `padded` at its top-left corner: one flat gather
     shift = border - radius
-    out = windows[np.arange(batch)[:, None], np.clip(rows + shift, 0, height + 2 * shift - 1),
-                  np.clip(cols + shift, 0, width + 2 * shift - 1)].astype(np.int64)
+    flat_h, flat_w = height + 2 * border, width + 2 * border
+    top = np.clip(rows + shift, 0, height + 2 * shift - 1)
+    left = np.clip(cols + shift, 0, width + 2 * shift - 1)
+    corner = top * flat_w + left + (np.arange(batch) * (flat_h * flat_w))[:, None]
+    block = (np.arange(side)[:, None] * flat_w + np.arange(side)).reshape(-1)
+    out = padded.reshape(-1)[corner[:, :, None] + block].reshape(center.shape[:2] + (side, side)).astype(np.int64)
     far = (rows < -radius) | (rows >= height + radius) | (cols < -radius) | (cols >= width + radius)
     if far.any():
         out[far] = fill
@@ -243,27 +247,45 @@ def _gb_window_centers(pos: np.ndarray, center: np.ndarray) -> tuple[np.ndarray,
     return pos, center
 
 
-def _gb_window_sums(pos: np.ndarray, center: np.ndarray, radius: int, x: np.ndarray | None = None) -> np.ndarray:
-    """Per cell of the window around each (copy, centre): the agents in it counted, or their
-    values `x` (broadcast to (B, K, N)) summed. (B, N, 2) positions, (B, K, 2) centres ->
-    (B, K, S, S), ``S = 2 * radius + 1``."""
+def window_plan_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> tuple:
+    """Where the agents at (B, N, 2) positions fall in the windows around (B, K, 2) centres:
+    the flat cell (into (B, K, S, S), ``S = 2 * radius + 1``) of every (centre, agent) pair
+    that lies in the window, which pairs those are, and the windows' shape. One plan serves
+    every `agents_view` / `agents_view_of` of the same positions, centres and radius
+    (`window_sums_batch`).
+
+    The pairwise offsets are computed with the copy axis last, (K, N, B): numpy then runs long
+    inner loops over the copies instead of one short loop of N or 2 per copy and centre."""
+    pos, center = _gb_window_centers(pos, center)
     side = 2 * radius + 1
     if side < 1:
         raise ValueError(f"radius must be >= 0, got {radius}")
     batch, k = center.shape[:2]
-    n_cells = batch * k * side * side
-    rel = pos[:, None, :, :] - center[:, :, None, :] + radius
-    ok = rel.view(np.uint64) < side  # 0 <= rel < side in one comparison
-    inside = ok[..., 0] & ok[..., 1]
-    window = np.arange(0, n_cells, side * side).reshape(batch, -1, 1)
-    flat = (rel[..., 0] * side + rel[..., 1] + window)[inside]
+    shape = (k, pos.shape[1], batch)
+    p_t, c_t = np.ascontiguousarray(pos.T), np.ascontiguousarray(center.T)  # (2, N, B), (2, K, B)
+    rows = np.broadcast_to(p_t[0][None] - c_t[0][:, None] + radius, shape)  # (K, N, B)
+    cols = np.broadcast_to(p_t[1][None] - c_t[1][:, None] + radius, shape)
+    inside = (rows.view(np.uint64) < side) & (cols.view(np.uint64) < side)  # 0 <= offset < side
+    window = (np.arange(batch) * (k * side * side))[None, None, :] + (np.arange(k) * (side * side))[:, None, None]
+    flat = (rows * side + cols + window)[inside]
+    return flat, inside, (batch, k, side, side)
+
+
+def window_sums_batch(plan: tuple, x: np.ndarray | None = None) -> np.ndarray:
+    """Per cell of each window of `plan` (`window_plan_batch`): the agents in it counted, or
+    their values `x` summed ((N,), (B, N) or per centre (B, K, N)) -> (B, K, S, S); int64
+    unless `x` is float."""
+    flat, inside, shape = plan
+    n_cells = shape[0] * shape[1] * shape[2] * shape[3]
     if x is None:
-        sums = np.bincount(flat, minlength=n_cells).astype(np.int64, copy=False)
-    else:
-        sums = np.bincount(flat, weights=np.broadcast_to(x, inside.shape)[inside].astype(np.float64), minlength=n_cells)
-        if x.dtype.kind != "f":
-            sums = np.rint(sums).astype(np.int64)
-    return sums.reshape((batch, k, side, side))
+        return np.bincount(flat, minlength=n_cells).astype(np.int64, copy=False).reshape(shape)
+    x = np.asarray(x)
+    x = x[None, None, :] if x.ndim == 1 else x[:, None, :] if x.ndim == 2 else x  # (B|1, K|1, N)
+    xt = np.moveaxis(np.broadcast_to(x, shape[:2] + inside.shape[1:2]), 0, -1)  # (K, N, B)
+    sums = np.bincount(flat, weights=xt[inside].astype(np.float64), minlength=n_cells)
+    if x.dtype.kind != "f":
+        sums = np.rint(sums, out=sums).astype(np.int64)
+    return sums.reshape(shape)
 
 
 def agents_view_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> np.ndarray:
@@ -271,19 +293,18 @@ def agents_view_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> np.nd
 
     Returns (B, K, S, S) int64 agent counts per window cell (``S = 2 * radius + 1``).
     """
-    return _gb_window_sums(*_gb_window_centers(pos, center), radius)
+    return window_sums_batch(window_plan_batch(pos, center, radius))
 
 
 def agents_view_of_batch(pos: np.ndarray, center: np.ndarray, radius: int, x: np.ndarray) -> np.ndarray:
     """``agents_view_of`` for every copy and centre: (B, N, 2) positions, (B, K, 2) centres and
     values (N,), (B, N) or per centre (B, K, N) -> (B, K, S, S): per window cell, the sum of x
     over the agents in it."""
-    pos, center = _gb_window_centers(pos, center)
     x = np.asarray(x)
-    x = x[None, None, :] if x.ndim == 1 else x[:, None, :] if x.ndim == 2 else x  # (B|1, K|1, N)
-    if x.shape[1] > center.shape[1]:  # one centre per copy, values per agent: one window each
-        center = np.broadcast_to(center, (pos.shape[0], x.shape[1], 2))
-    return _gb_window_sums(pos, center, radius, x)
+    center = np.asarray(center)
+    if x.ndim == 3 and x.shape[1] > center.shape[1]:  # one centre per copy, values per agent: one window each
+        center = np.broadcast_to(center, (center.shape[0], x.shape[1], 2))
+    return window_sums_batch(window_plan_batch(pos, center, radius), x)
 
 
 # --------------------------------------------------------------------------- lookups

@@ -77,6 +77,7 @@ class PyGenBase:
         self.cls = class_name(cs.spec.name)
         self._axis: dict[str, Any] = {}  # role -> its features over the agent axis (or None)
         self._axis_shared: dict[str, dict[str, str]] = {}  # role -> shared call code -> local
+        self._loop: dict[str, list[Any]] = {}  # role -> parts of its features the same for every agent
 
     def em(self, per_agent: bool = False, **overrides: str) -> PyEmitter:
         return PyEmitter(self.cs.symbols, per_agent=per_agent, overrides=overrides, nonzero=self.nonzero)

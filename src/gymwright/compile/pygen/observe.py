@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from gymwright.compile.agent_axis import AxisEmitter, NotOnAxis
+from gymwright.compile.agent_axis import NotOnAxis
 from gymwright.compile.pyexpr import PyEmitter
+from gymwright.compile.pygen.axis_values import ValuesAxisEmitter
 from gymwright.compile.pygen.base import PyGenBase, unconditional
 from gymwright.compile.sharing import repeated_calls
 from gymwright.spec.checked import CRole
@@ -28,6 +29,8 @@ class ObserveGen(PyGenBase):
             self.observe_role(r)
             if self.axis_features(r) is not None:
                 self.observe_all(r)
+            elif self.loop_invariants(r):
+                self.observe_loop(r)
 
     AXIS_MIN_AGENTS = 3  # roles this large with array features observe all their agents at once
 
@@ -41,7 +44,8 @@ class ObserveGen(PyGenBase):
     def _axis_features(self, r: CRole) -> list[tuple[Any, int, str | list[str]]] | None:
         if not self.unrolled or r.count < self.AXIS_MIN_AGENTS or all(not f.expr.info.shape for f in r.features):
             return None
-        em = AxisEmitter(self.cs.symbols, r.start, r.start + r.count, self.n, self.nonzero)
+        em = ValuesAxisEmitter(self.cs.symbols, r.start, r.start + r.count, self.n, self.nonzero,
+                               self.em(per_agent=True))
         out: list[tuple[Any, int, str | list[str]]] = []
         at = 0
         try:
@@ -83,17 +87,61 @@ class ObserveGen(PyGenBase):
             w("return o")
         w("")
 
+    def observed_together(self, r: CRole) -> bool:
+        """Whether `_observe_all__<role>` observes the role's agents at once (over the agent
+        axis, or in one loop with the parts shared by every agent computed once)."""
+        return self.axis_features(r) is not None or bool(self.loop_invariants(r))
+
     def observe_all_calls(self) -> None:
-        """Locals `obs_<role>` for the roles observed over their agent axis (see `obs_code`)."""
+        """Locals `obs_<role>` for the roles observed all at once (see `obs_code`)."""
         for r in self.cs.roles:
-            if self.axis_features(r) is not None:
+            if self.observed_together(r):
                 self.w(f"obs_{r.name} = self._observe_all__{r.name}()")
 
     def obs_code(self, i: int) -> str:
         r = self.cs.role_of(i)
-        if self.axis_features(r) is not None:
+        if self.observed_together(r):
             return f"obs_{r.name}[{i - r.start}]"
         return f"self._observe_{r.name}({i})"
+
+    def loop_invariants(self, r: CRole) -> list[ast.AST]:
+        """Where the agent-axis lowering does not cover a role of several agents: the largest
+        parts of its features that are the same for every agent (no `me`, no random draw) and
+        always evaluated, computed once per step instead of once per agent (an empty list when
+        there are none, or the role is observed over its axis)."""
+        if r.name not in self._loop:
+            found: list[ast.AST] = []
+            if self.axis_features(r) is None and self.unrolled and r.count >= self.AXIS_MIN_AGENTS:
+                for f in r.features:
+                    found += _invariant_parts(f.expr.tree.body)
+            self._loop[r.name] = found
+        return self._loop[r.name]
+
+    def observe_loop(self, r: CRole) -> None:
+        """`_observe_all__<role>()` as one loop over the role's agents: the same rows as
+        `_observe_<role>(me)`, with `loop_invariants` computed before the loop."""
+        w = self.w
+        em = self.em(per_agent=True)
+        with w.block(f"def _observe_all__{r.name}(self):"):
+            w("p, v = self.p, self.v")
+            names: dict[str, str] = {}
+            for node in self.loop_invariants(r):
+                code = em.emit(node)
+                if code not in names:
+                    names[code] = f"i{len(names)}"
+                    w(f"{names[code]} = {code}", comment="the same for every agent")
+                em.hoisted[id(node)] = names[code]
+            w(f"rows = np.empty(({r.count}, {r.obs_dim}), dtype=np.float32)")
+            with w.block(f"for me in range({r.start}, {r.start + r.count}):"):
+                for name, code in self.shared_calls(em, r):
+                    w(f"{name} = {code}", comment="used by several features")
+                w(f"o = rows[me - {r.start}]" if r.start else "o = rows[me]")
+                at = 0
+                for f in r.features:
+                    self.feature(em, f, at)
+                    at += f.size
+            w("return rows")
+        w("")
 
     def observe_role(self, r: CRole) -> None:
         w = self.w
@@ -148,3 +196,31 @@ class ObserveGen(PyGenBase):
             parts = ", ".join(f"np.asarray(v.{x.name}, dtype=np.float32).ravel()" for x in cs.state + cs.agent_state)
             w(f"return np.concatenate([{parts}])" if parts else "return np.zeros(0, dtype=np.float32)")
         w("")
+
+
+_CHEAP = (ast.Name, ast.Constant, ast.Subscript, ast.List, ast.Tuple, ast.Slice)
+
+
+def _invariant_parts(tree: ast.AST) -> list[ast.AST]:
+    """The largest subexpressions of `tree` without `me` or a random draw that are always
+    evaluated (not in a branch of `x if c else y`, not after the first operand of `and` / `or`),
+    read some variable or param, and cost more than a name, a constant or an indexing."""
+    out: list[ast.AST] = []
+
+    def free(node: ast.AST) -> bool:
+        names = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+        drawn = any(hasattr(n, "gw_site") for n in ast.walk(node))
+        return "me" not in names and not drawn and any(n not in ("True", "False") for n in names)
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.expr) and not isinstance(node, _CHEAP) and free(node):
+            out.append(node)
+            return
+        for child in ast.iter_child_nodes(node):
+            guarded = isinstance(node, ast.IfExp) and child is not node.test or \
+                isinstance(node, ast.BoolOp) and child is not node.values[0]
+            if not guarded:
+                visit(child)
+
+    visit(tree)
+    return out
