@@ -30,6 +30,7 @@ paired differences (same seeds) between each engineer and each baseline.
     python benchmarks/engineer.py --json benchmarks/results/engineer_latest.json   # the full run
     python benchmarks/engineer.py --model openai:gpt-4o-mini --ablation
     python benchmarks/engineer.py --tune                        # the base learner's tuning (fixed only)
+    python benchmarks/engineer.py --bounds --steps 800000       # what bounds any curriculum over these levers
 """
 
 from __future__ import annotations
@@ -351,6 +352,79 @@ def tune(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def tie_break_spec() -> dict[str, Any]:
+    """The frozen spec plus one input: which walkers in the window have priority (a lower index)."""
+    from gymwright.spec.loader import read_data
+
+    data, _ = read_data(SPEC)
+    data["observe"]["walker"].append({"name": "yield_to_near", "doc": "walkers with priority over me (a tie-break)",
+                                      "expr": "agents_view_of(pos[me], view_radius, arange(n_agents) < me)"})
+    return data
+
+
+def _judged(spec: Any, policy: Any, cfg: dict[str, Any], **change: Any) -> dict[str, float]:
+    from gymwright.engineer import measure_validation
+
+    cells = {k: {**v, **change} for k, v in EXPERIMENTS["in_distribution"].held_out.items()}
+    val = measure_validation(spec, cells, policy, "valid", cfg["validation_episodes"], 700_000, ("optimal",))
+    return {"valid": val.mean, "ci95": val.ci95, "optimal": val.secondary["optimal"]}
+
+
+def bound_one(name: str, seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
+    """One variant of `bounds` on one seed: train, then judge on the held-out cells."""
+    import torch
+
+    from gymwright.train import TrainConfig, load_policy, train
+
+    torch.set_num_threads(1)
+    exp = EXPERIMENTS["in_distribution"]
+    judged = [{**v, "layout_pool": 1000} for v in exp.held_out.values()]
+    spec, params, steps, extra = {
+        "fixed": (SPEC, dict(exp.start), cfg["steps"], {}),
+        "fixed, 4x the steps": (SPEC, dict(exp.start), 4 * cfg["steps"], {}),
+        "oracle: trained on the judged cells": (SPEC, judged, cfg["steps"], {}),
+        "tie-break input (yield_to_near)": (tie_break_spec(), dict(exp.start), cfg["steps"], {}),
+        "agent index (asymmetric conventions)": (SPEC, dict(exp.start), cfg["steps"], {"agent_index": True}),
+    }[name]
+    start = time.perf_counter()
+    res = train(TrainConfig(spec=spec, params=params, total_steps=steps, num_envs=NUM_ENVS, seed=seed,
+                            out=Path(cfg["out"]) / "bounds" / f"{name.split()[0].strip(',:')}-{len(name)}-seed{seed}",
+                            **{**LEARNER, **extra}))
+    policy = load_policy(res.checkpoint)
+    row = {"variant": name, "seed": seed, "env_steps": steps, **_judged(spec, policy, cfg, view_radius=2)}
+    if name == "fixed":  # the same policy with fewer walkers: how much of the loss is coordination
+        row["walkers"] = {n: _judged(spec, policy, cfg, view_radius=2, n_agents=n, layout_pool=200)["valid"]
+                          for n in (1, 2)}
+    row["train_s"] = time.perf_counter() - start
+    return row
+
+
+BOUND_VARIANTS = ("fixed", "fixed, 4x the steps", "oracle: trained on the judged cells",
+                  "tie-break input (yield_to_near)", "agent index (asymmetric conventions)")
+
+
+def bounds(cfg: dict[str, Any], seeds: int, jobs: int) -> dict[str, Any]:
+    """What bounds any curriculum over these levers (in_distribution): the fixed learner trained
+    4x longer, trained on the judged cells themselves (an oracle curriculum), with a tie-break
+    input or the agent index, and the fixed policy judged with 1 and 2 walkers."""
+    prepare_pools(["in_distribution"], jobs)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(bound_one, v, s, cfg) for s in range(seeds) for v in BOUND_VARIANTS]
+        rows = []
+        for f in futures:
+            rows.append(f.result())
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    fixed = {r["seed"]: r["valid"] for r in rows if r["variant"] == "fixed"}
+    summary = {}
+    for v in BOUND_VARIANTS:
+        mine = [r for r in rows if r["variant"] == v]
+        summary[v] = {"valid": mean_ci([r["valid"] for r in mine]), "optimal": mean_ci([r["optimal"] for r in mine]),
+                      "minus_fixed": mean_ci([r["valid"] - fixed[r["seed"]] for r in mine])}
+    walkers = {n: mean_ci([r["walkers"][n] for r in rows if "walkers" in r]) for n in (1, 2)}
+    return {"rows": rows, "summary": summary, "fixed_with_fewer_walkers": walkers, "seeds": seeds,
+            "budget_env_steps": cfg["steps"]}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--experiments", default="in_distribution,generalization")
@@ -367,6 +441,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="runs in parallel (processes)")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 1 seed, 2 stages, 24,000 steps, few episodes")
     ap.add_argument("--tune", action="store_true", help="only the base learner's tuning (the fixed baseline)")
+    ap.add_argument("--bounds", action="store_true", help="only what bounds any curriculum (longer training, an oracle, "
+                    "a tie-break input, the agent index, fewer walkers)")
     ap.add_argument("--out", type=Path, default=Path("runs/engineer-benchmark"))
     ap.add_argument("--json", type=Path, help="write every figure here (e.g. benchmarks/results/engineer_latest.json)")
     args = ap.parse_args(argv)
@@ -385,6 +461,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=1))
         if args.json:
             args.json.write_text(json.dumps(result, indent=1))
+        return 0
+    if args.bounds:
+        result = {"bounds": bounds(cfg, args.seeds, args.jobs), "command": " ".join(["python", *sys.argv])}
+        print(json.dumps(result["bounds"]["summary"], indent=1))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1, default=float))
         return 0
     names = [e.strip() for e in args.experiments.split(",") if e.strip()]
     pools_s = prepare_pools(names, args.jobs)
