@@ -6,6 +6,7 @@ import ast
 
 import numpy as np
 import pytest
+from playing import random_legal_actions
 
 from gymwright.compile import compile_spec, export_source
 from gymwright.errors import SpecError
@@ -19,11 +20,7 @@ def play(env, seed: int, policy_seed: int = 0, max_steps: int = 500) -> list:
     for _ in range(max_steps):
         if not env.agents:
             break
-        actions = {}
-        for a in env.agents:
-            legal = np.flatnonzero(infos[a]["action_mask"])
-            if len(legal):
-                actions[a] = int(rng.choice(legal))
+        actions = random_legal_actions(env, infos, rng)
         obs, rew, term, trunc, infos = env.step(actions)
         trace.append(({a: o.tolist() for a, o in obs.items()}, rew, term, trunc, env.state().tolist()))
     return trace

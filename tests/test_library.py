@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+from playing import random_legal_actions
 
 from gymwright.compile import compile_spec
 from gymwright.diagnostic import Severity
@@ -74,11 +75,7 @@ def test_random_legal_play_stays_in_spaces(name: str) -> None:
         while env.agents:
             for a, o in obs.items():
                 assert env.observation_space(a).contains(o), (a, o, env.observation_space(a))
-            actions = {}
-            for a in env.agents:
-                legal = np.flatnonzero(infos[a]["action_mask"])
-                if len(legal):
-                    actions[a] = int(rng.choice(legal))
+            actions = random_legal_actions(env, infos, rng)
             assert actions, "no agent has a legal action while the episode runs"
             obs, rew, term, trunc, infos = env.step(actions)
             assert all(np.isfinite(r) for r in rew.values())

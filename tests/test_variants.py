@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from playing import random_legal_actions
 from test_batch_differential import compare
 
 from gymwright.compile import compile_spec
@@ -56,11 +57,7 @@ def random_steps(env: Any, seed: int, steps: int, rng_seed: int = 1,
     for _ in range(steps):
         if not env.agents:
             break
-        actions = {}
-        for a in env.agents:
-            legal = np.flatnonzero(infos[a]["action_mask"])
-            if len(legal):
-                actions[a] = int(rng.choice(legal))
+        actions = random_legal_actions(env, infos, rng)
         _, rewards, _, _, infos = env.step(actions)
         out.append((actions, rewards, infos))
     return out

@@ -1,0 +1,17 @@
+"""Helpers the tests share for playing a live PettingZoo parallel env (imported as `playing`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def random_legal_actions(env: Any, infos: dict[str, Any], rng: np.random.Generator) -> dict[str, int]:
+    """A uniformly random legal action (per `infos[agent]["action_mask"]`) for every live agent that has one."""
+    actions = {}
+    for a in env.agents:
+        legal = np.flatnonzero(infos[a]["action_mask"])
+        if len(legal):
+            actions[a] = int(rng.choice(legal))
+    return actions
