@@ -16,8 +16,11 @@ from typer.testing import CliRunner
 from gymwright.cli import app
 from gymwright.codemode.sandbox import SandboxError
 from gymwright.errors import GymwrightError
+from gymwright.evaluate import assess
+from gymwright.evaluate.scorecard import NO_SPEC, SPEC_ONLY
 from gymwright.train import TrainConfig, train
 from gymwright.train import checkpoint as ck
+from gymwright.train.baselines import random_legal_policy
 from gymwright.train.episodes import play_episodes
 from gymwright.train.ppo import TIME_KEYS
 from gymwright.train.rollout import make_env
@@ -80,8 +83,71 @@ def test_train_evaluate_and_play_a_code_mode_design(tmp_path: Path) -> None:
     assert all(set(e["metrics"]) == {"met", "steps"} for e in episodes)
     render = invoke("play", path, "--policy", run, "--render")
     assert render.exit_code == 1 and "frames are not drawn" in render.output
+    # evaluation through the sandbox: the checks that need only episodes, the spec's n/a
+    evaluated = invoke("evaluate", path, "--policy", run, "--episodes", "8", "--json")
+    assert evaluated.exit_code == 0, evaluated.output
+    card = json.loads(evaluated.stdout)
+    assert card["spec"] == "meet_on_a_line" and card["task_metric"] == "met" and card["trained"]["episodes"] == 8
+    checks = {c["name"]: c for c in card["checks"]}
+    assert checks["learnability"]["verdict"] in ("ok", "fail")
+    assert set(checks["learnability"]["evidence"]["returns"]) == {"agent"}
+    assert checks["learnability"]["evidence"]["task_metric"]["random"] == card["random"]["metrics"]["met"]
+    assert checks["learning_curve"]["verdict"] == "n/a"  # 2 logged updates: too few for a slope
+    assert checks["difficulty"]["evidence"]["metric"] == "met"
+    assert {n for n, c in checks.items() if c["message"].startswith(NO_SPEC)} == set(SPEC_ONLY)
+    assert all(checks[n]["verdict"] == "n/a" for n in SPEC_ONLY)
+    assert json.loads((run / "eval" / "scorecard.json").read_text())["checks"] == card["checks"]
+    assert not (run / "eval" / "trajectories.jsonl").exists()  # no steps are recorded over the pipe
     # nothing of the module was imported into this process
     assert not [m for m in list(sys.modules.values()) if str(getattr(m, "__file__", "")).startswith(str(tmp_path))]
+
+
+def test_assess_judges_a_code_mode_design_by_its_episodes_and_its_log(tmp_path: Path) -> None:
+    """Random-legal play judged against itself (same seeds) learns nothing; a log whose return
+    rises gives a rising curve; `task_metric` names the metric the difficulty is judged by."""
+    path = str(design(tmp_path))
+    log = [{"env_steps": 1000 * k, "charts/return/agent": 0.1 * k, "metrics/steps": 20.0} for k in range(1, 6)]
+    card = assess(path, None, random_legal_policy(7), history=log, task_metric="steps", band=(0.0, 30.0),
+                  episodes=6, seed=7, out=tmp_path / "eval")
+    checks = {c.name: c for c in card.checks}
+    assert card.trained.returns == card.random.returns and checks["learnability"].verdict == "fail"
+    assert checks["learning_curve"].verdict == "ok" and checks["learning_curve"].evidence["points"] == 5
+    assert checks["difficulty"].verdict == "ok" and checks["difficulty"].evidence["metric"] == "steps"
+    # the return rose while `steps` stayed flat
+    assert checks["hacking.return_without_task"].verdict == "warning"
+    assert checks["hacking.reward_in_failures"].verdict == "n/a"  # every episode has steps > 0: no failures
+    assert card.scripted == {} and card.legend == [] and set(card.files) == {"scorecard"}
+    with pytest.raises(GymwrightError, match="code-mode module, which takes no params .given: size"):
+        assess(path, {"size": 5}, random_legal_policy(0), episodes=2)
+
+
+@pytest.mark.slow
+def test_a_policy_trained_in_the_sandbox_is_judged_learnable(tmp_path: Path) -> None:
+    """8,192 env steps on the fixture: trained play beats random legal play, the curve rises."""
+    path = str(design(tmp_path))
+    cfg = TrainConfig(spec=path, num_envs=8, rollout_len=32, total_steps=8192, hidden=(32,), out=str(tmp_path / "run"))
+    result = train(cfg)
+    card = assess(path, None, ck.load_policy(tmp_path / "run", path), history=result.history, episodes=100)
+    checks = {c.name: c for c in card.checks}
+    assert checks["learnability"].verdict == "ok", checks["learnability"]
+    assert checks["learning_curve"].verdict == "ok", checks["learning_curve"]
+    assert card.trained.metrics["met"] > card.random.metrics["met"]
+
+
+def test_options_that_need_a_spec_are_refused_on_a_code_mode_design(tmp_path: Path) -> None:
+    path, run = design(tmp_path), tmp_path / "run"
+    cases = {
+        ("train", path, "--backend", "rllib", "--out", run): "--backend rllib: ",
+        ("train", path, "--npc", "agent=random", "--out", run): "--npc: ",
+        ("evolve", path, "--engineer", "fixed", "--out", run): "no params for the engineer to move",
+        ("evolve", tmp_path / "missing.py", "--out", run): "missing.py is a code-mode module",  # not taken for a task
+        ("play", path, "--policy", run, "--gif", tmp_path / "a.gif"): "--gif ",
+    }
+    for args, message in cases.items():
+        result = invoke(*args)
+        assert result.exit_code == 1 and message in result.output, (args, result.output)
+        assert "code-mode module" in result.output and "YAML" not in result.output and "Traceback" not in result.output
+    assert not run.exists()
 
 
 def test_a_code_mode_design_takes_no_params(tmp_path: Path) -> None:

@@ -1,6 +1,8 @@
 """`gymwright evaluate SPEC --policy CKPT`: is this a good training environment? (registered in
 `gymwright.cli`). Prints the scorecard: each check with its verdict and the evidence in words;
-writes scorecard.json, trajectories.jsonl and (grid specs) GIFs of the selected episodes."""
+writes scorecard.json, trajectories.jsonl and (grid specs) GIFs of the selected episodes. A
+code-mode module (SPEC ending in .py) is played in sandbox workers; its scorecard has the checks
+that need only episodes and the training log (the others n/a) and no trajectories."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ def evaluate_command(
     spec: Annotated[str, typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False)],
     policy_path: Annotated[Path, typer.Option("--policy", help="A checkpoint file or run folder (`gymwright train`).")],
     param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="Override a param (non-structural).")] = None,
-    metric: Annotated[str | None, typer.Option("--metric", help="The task metric (default: the spec's first metric).")] = None,
+    metric: Annotated[str | None, typer.Option("--metric", help="The task metric (default: the spec's first metric; a code-mode module's: the first of its final infos' metrics).")] = None,
     band: Annotated[tuple[float, float], typer.Option("--band", help="Target band of the task metric.")] = (0.2, 0.8),
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=2, help="Evaluation episodes.")] = 200,
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for scorecard.json, trajectories and GIFs (default: RUN/eval).")] = None,
@@ -117,11 +119,15 @@ def play_gif(gif: Path, *, spec: str, policy_path: Path, episodes: int, seed: in
     the frames of the episodes it played, above their colour legend, to `gif`."""
     from gymwright.cli.common import Episode, domain_errors, fail, parse_params, print_episode
     from gymwright.cli.train import show_results
+    from gymwright.codemode.source import is_code_source
     from gymwright.compile import compile_spec
     from gymwright.evaluate.trajectories import frame_images, legend, record, write_gif
     from gymwright.train import checkpoint as ck
     from gymwright.train.npc import team_from
 
+    if is_code_source(spec):
+        fail([f"--gif {gif}: {spec} is a code-mode module; its frames are not drawn over the sandbox's pipe"],
+             f"drop --gif: `gymwright play {spec} --policy {policy_path}`", path="--gif")
     if str(policy_path).startswith("scripted:"):
         fail([f"--gif draws a trained policy's episodes, not a scripted baseline's ({policy_path})"],
              f"pass --policy RUN (a run folder or checkpoint.pt), or drop --gif: `gymwright play {spec} --policy {policy_path}`")

@@ -105,6 +105,7 @@ def evolve_command(
 
     check_backend(backend)
     with domain_errors(spec_or_task):
+        refuse_code_mode(spec_or_task)
         check_device_of(config)
         if edits and engineer == "fixed":
             raise GymwrightError("--edits needs an engineer that proposes (heuristic or llm), not fixed", path="--edits",
@@ -142,6 +143,20 @@ def evolve_command(
     for r in records:
         if r.edit is not None:
             out.print(Text(f"stage {r.index + 1} edit ({r.edit['status']}): {r.edit['summary']}"))
+
+
+def refuse_code_mode(spec_or_task: str) -> None:
+    """`evolve` redesigns an environment through its spec (its params, or an edit); a code-mode
+    module (a path ending in .py, existing or not) has neither, so it is refused before anything runs."""
+    from gymwright.codemode.source import is_code_source
+    from gymwright.errors import GymwrightError
+
+    if is_code_source(spec_or_task):
+        raise GymwrightError(
+            f"evolve: {spec_or_task} is a code-mode module: a code-mode design has no params for the engineer "
+            "to move and no spec for it to edit", path="SPEC",
+            hint=f"train it with `gymwright train {spec_or_task}` and judge it with `gymwright evaluate "
+                 f"{spec_or_task} --policy RUN`; to evolve the task, design it in spec mode (`gymwright design \"TASK\"`)")
 
 
 def check_backend(backend: str) -> None:

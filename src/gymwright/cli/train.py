@@ -112,6 +112,7 @@ def train_command(
              f"e.g. `gymwright train {label} --algo mappo`", path=choice.where("algo"))
     if backend not in BACKENDS:
         fail([f"unknown --backend {backend!r}; choose one of {', '.join(BACKENDS)}"], path="--backend")
+    refuse_for_code(source, backend, values, choice)
     folder = Path(values.get("out") or default_out(source, algo, seed))
     if backend == "rllib":
         train_on_rllib(source, label, values, choice, folder, ray_address, as_json)
@@ -151,6 +152,25 @@ def train_command(
         out.print(Text(f"  fixed    {fixed} (not trained; train.jsonl: trained/return/ROLE, npc/return/ROLE)"))
     out.print(f"Wrote {result.checkpoint}, {folder / 'train.jsonl'} and {saved}.")
     out.print(f"Next: `gymwright play {label} --policy {result.checkpoint} --render --episodes 1`.")
+
+
+def refuse_for_code(source: Any, backend: str, values: dict[str, Any], choice: ConfigChoice) -> None:
+    """A code-mode module (SPEC ending in .py) trains on the built-in trainer only, without NPCs:
+    the RLlib adapter and the NPCs are built on a spec, which a code-mode design has not."""
+    from gymwright.cli.common import fail
+    from gymwright.codemode.source import is_code_source
+
+    if not is_code_source(source):
+        return
+    if backend == "rllib":
+        fail([f"--backend rllib: {source} is a code-mode module; the RLlib adapter builds its envs by "
+              "compiling a spec, and a code-mode module runs only in the built-in trainer's sandbox workers"],
+             f"use the built-in trainer (the default): `gymwright train {source}`", path="--backend")
+    if values.get("npc"):
+        fail([f"{choice.where('npc')}: {source} is a code-mode module; fixed-policy agents (NPCs) are "
+              "resolved on a spec's roles and baselines, which a code-mode design has not"],
+             f"drop --npc: `gymwright train {source}` trains every agent, or design the task in spec mode",
+             path=choice.where("npc"))
 
 
 def with_params(base: dict[str, Any] | list[dict[str, Any]], given: list[str] | None) -> Any:

@@ -4,6 +4,10 @@ Learnability (trained vs random-legal play, the learning curve), difficulty (the
 against a target band), reward hacking (three signs), degeneracy under trained play, and the
 recorded trajectories with the best, the worst and typical failures. The spec's scripted
 baselines (`baselines:`) are evaluated alongside, by the same `play_episodes`, for comparison.
+
+A code-mode design (a module ending in `.py`) has no spec: `assess` plays it through the sandbox
+(`play_episodes` on its `SandboxedBatchEnv`; its code is never imported here) and runs the checks
+that need only episodes and the training log; those that need the spec are reported n/a.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gymwright.atomic import write_atomic
+from gymwright.codemode.source import check_no_params, is_code_source
 from gymwright.compile import compile_spec
 from gymwright.evaluate.checks import Check
 from gymwright.evaluate.degeneracy import trained_degeneracy
@@ -90,6 +95,12 @@ def assess(spec: Any, params: dict[str, Any] | None, policy: Actor, *, history: 
            seed: int = 10_000, record_episodes: int = 20, out: Path | None = None) -> Scorecard:
     """Every check for `policy` on `spec` with `params` (evaluation seeds differ from training's)."""
     params = dict(params or {})
+    if is_code_source(spec):
+        card = assess_code(str(spec), params, policy, history=history, task_metric=task_metric, band=band,
+                           episodes=episodes, seed=seed)
+        if out is not None:
+            card.files = save_outputs(card, out)
+        return card
     compiled = compile_spec(spec, params)
     metric = task_metric or default_task_metric(compiled)
     roles = [r.name for r in compiled.checked.roles]
@@ -111,10 +122,44 @@ def assess(spec: Any, params: dict[str, Any] | None, policy: Actor, *, history: 
     return card
 
 
+NO_SPEC = "a code-mode design has no spec: "
+SPEC_ONLY = {  # the checks that read the spec, and what each would need of it
+    "baselines": "no scripted baselines (`baselines:`) to play alongside",
+    "hacking.dominant_shaping": "its reward has no named terms (`rewards:` with `kind:`) to weigh against each other",
+    "degeneracy": "the degeneracy checks under trained play (constant rewards, frozen features, never-legal "
+                  "or dead choices) read the spec's observations, actions and params",
+}
+
+
+def assess_code(path: str, params: dict[str, Any], policy: Actor, *, history: list[dict[str, Any]] | None,
+                task_metric: str | None, band: tuple[float, float], episodes: int, seed: int) -> Scorecard:
+    """`assess` for a code-mode module: trained and random-legal play in sandbox workers, the
+    task metric from the final infos' `metrics` (default: the first one the env reports)."""
+    check_no_params(path, [params])
+    trained = play_episodes(path, params, policy, episodes, seed)
+    rand = play_episodes(path, params, random_legal_policy(seed), episodes, seed)
+    metric = task_metric or next(iter(trained.episode_metrics), None)
+    roles = list(trained.returns)
+    summaries = episode_summaries(trained, seed)
+    checks = [learnability(trained, rand, metric), learning_curve(history or [], roles),
+              difficulty(trained, metric, band), return_without_task(history or [], roles, metric),
+              reward_in_failures(summaries, metric),
+              *(Check(name, "n/a", NO_SPEC + why) for name, why in SPEC_ONLY.items())]
+    return Scorecard(Path(path).stem, params, metric, checks, trained, rand)
+
+
+def episode_summaries(result: EvalResult, seed: int) -> list[Trajectory]:
+    """Each played episode's returns (per agent) and metrics, without its steps (episode i is
+    the one of seed `seed + i`, as `play_episodes` plays them)."""
+    return [Trajectory(seed + i, returns={a: float(r) for a, r in zip(result.agents, row, strict=True)},
+                       metrics={k: float(x[i]) for k, x in result.episode_metrics.items()})
+            for i, row in enumerate(result.episode_returns)]
+
+
 def save_outputs(card: Scorecard, out: Path) -> dict[str, str]:
     """scorecard.json, trajectories.jsonl, and PNG frames + GIFs of the selected grid episodes."""
     out.mkdir(parents=True, exist_ok=True)
-    files = {"trajectories": str(write_jsonl(card.trajectories, out / "trajectories.jsonl"))}
+    files = {"trajectories": str(write_jsonl(card.trajectories, out / "trajectories.jsonl"))} if card.trajectories else {}
     picks = {"best": card.selected.get("best"), "worst": card.selected.get("worst")}
     picks |= {f"failure{i}": tr for i, tr in enumerate(card.selected.get("failures", []))}
     for name, tr in picks.items():
