@@ -120,6 +120,7 @@ def gymwright(args: list[str], limit: int | None = None) -> subprocess.Completed
                           env=env, timeout=120)
 
 
+@pytest.mark.slow  # over 5 s, and not its stage's one smoke test (the default suite's 4-minute budget)
 def test_export_on_a_full_disk_leaves_no_truncated_module_and_the_next_export_works(tmp_path: Path) -> None:
     module = tmp_path / "env.py"
     failed = gymwright(["export", "stag_hunt", "-o", str(module)], limit=LIMIT)

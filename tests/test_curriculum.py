@@ -47,6 +47,7 @@ def test_evolve_runs_stages_and_records_them(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "stage1" / "checkpoint.pt").exists()
 
 
+@pytest.mark.slow  # over 5 s, and not its stage's one smoke test (the default suite's 4-minute budget)
 def test_the_fixed_engineer_keeps_every_stage_the_same(tmp_path: Path) -> None:
     opts = CurriculumOptions(stages=2, steps_per_stage=4096, num_envs=32, eval_episodes=30)
     records = evolve("mapf_frozenlake", MAPF, FixedEngineer(), tmp_path / "run", opts)

@@ -151,6 +151,7 @@ def test_no_orphan_server_when_its_parent_is_killed(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- the designer
+@pytest.mark.slow  # over 5 s, and not its stage's one smoke test (the default suite's 4-minute budget)
 def test_design_through_the_real_local_path_with_smollm2() -> None:
     """SmolLM2's content is poor; asserted: the pipeline ran, every reply matched its schema."""
     result = design("two robots divide a pie by taking turns making offers",

@@ -143,6 +143,7 @@ def test_mappo_on_a_size_mixture_says_to_use_ippo(tmp_path: Path) -> None:
         train(mixed_cfg(tmp_path, algo="mappo"))
 
 
+@pytest.mark.slow  # over 5 s, and not its stage's one smoke test (the default suite's 4-minute budget)
 def test_resume_a_mixed_run_bit_for_bit(tmp_path: Path) -> None:
     full = train(mixed_cfg(tmp_path, out=tmp_path / "full", total_steps=8 * 8 * 4, checkpoint_every=2))
 

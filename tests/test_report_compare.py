@@ -148,6 +148,7 @@ def test_evaluate_reads_the_log_of_every_stage_before_the_one_it_judges(tmp_path
 
 
 # --------------------------------------------------------------------------- the comparison page
+@pytest.mark.slow  # over 5 s, and not its stage's one smoke test (the default suite's 4-minute budget)
 def test_a_comparison_of_seeds_and_configs_renders_with_hand_checked_intervals(
         four: list[Path], chromium: str, tmp_path: Path) -> None:  # noqa: F811
     report = write_comparison(four, tmp_path / "compare.html", x="time")
