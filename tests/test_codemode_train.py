@@ -142,6 +142,8 @@ def test_options_that_need_a_spec_are_refused_on_a_code_mode_design(tmp_path: Pa
         ("evolve", path, "--engineer", "fixed", "--out", run): "no params for the engineer to move",
         ("evolve", tmp_path / "missing.py", "--out", run): "missing.py is a code-mode module",  # not taken for a task
         ("play", path, "--policy", run, "--gif", tmp_path / "a.gif"): "--gif ",
+        ("validate", path): "this is a code-mode module (Python), not a spec",
+        ("verify", path): "this is a code-mode module (Python), not a spec",
     }
     for args, message in cases.items():
         result = invoke(*args)

@@ -63,6 +63,10 @@ def read_data(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]
         limits.check_text_size(text, label)
     else:
         path = resolve(source)
+        if path.suffix == ".py":
+            raise SpecError([error(STAGE, str(path), "this is a code-mode module (Python), not a spec",
+                                   "`gymwright train`, `evaluate`, `play` and `export` take a code-mode module; "
+                                   "this command takes a spec file (.yaml or .json)")])
         text, label = limits.read_spec_file(path), str(path)
     data = _parse(text, label)
     if not isinstance(data, dict):
