@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -34,10 +33,10 @@ from typing import Any
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from bargaining_theory import spe  # noqa: E402
+from engineer import mean_ci  # noqa: E402  (the 95% t-interval over seeds)
 
 PARAMS = {"discount": 0.5, "max_rounds": 10, "offer_levels": 11}
-OUTSIDE = 0.4
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
+OUTSIDE = 0.4  # the default outside value (`--outside`)
 EPISODES = 2000
 
 
@@ -47,14 +46,14 @@ def edited_spec() -> dict[str, Any]:
     return apply_variant("cake_negotiation", "outside_option", PARAMS).spec
 
 
-def judge(spec: Any, policy: Any, seed: int) -> dict[str, float]:
+def judge(spec: Any, policy: Any, seed: int, outside: float) -> dict[str, float]:
     import numpy as np
 
     from gymwright.train import play_episodes
 
-    ev = play_episodes(spec, {**PARAMS, "outside_value": OUTSIDE}, policy, episodes=EPISODES, seed=10**6 + seed,
+    ev = play_episodes(spec, {**PARAMS, "outside_value": outside}, policy, episodes=EPISODES, seed=10**6 + seed,
                        deterministic=True)
-    eq = spe(PARAMS["discount"], PARAMS["max_rounds"], PARAMS["offer_levels"], outside=OUTSIDE)
+    eq = spe(PARAMS["discount"], PARAMS["max_rounds"], PARAMS["offer_levels"], outside=outside)
     first, second = ev.episode_returns[:, 0], ev.episode_returns[:, 1]
     return {"deal": float(np.mean(ev.episode_metrics["agreed"])),
             "outside_taken": float(np.mean(ev.episode_metrics["outside_taken"])),
@@ -63,7 +62,7 @@ def judge(spec: Any, policy: Any, seed: int) -> dict[str, float]:
             "distance": float(abs(first.mean() - float(eq.first)) + abs(second.mean() - float(eq.second)))}
 
 
-def one_seed(seed: int, steps: int, out: Path) -> dict[str, dict[str, float]]:
+def one_seed(seed: int, steps: int, out: Path, outside: float) -> dict[str, dict[str, float]]:
     import torch
 
     from gymwright.train import TrainConfig, load_policy, train
@@ -71,7 +70,7 @@ def one_seed(seed: int, steps: int, out: Path) -> dict[str, dict[str, float]]:
 
     torch.set_num_threads(1)
     child = edited_spec()
-    child_params = {**PARAMS, "outside_value": OUTSIDE}
+    child_params = {**PARAMS, "outside_value": outside}
     base = {"num_envs": 128, "gamma": 1.0, "seed": seed}
     rows: dict[str, dict[str, float]] = {}
     start = time.perf_counter()
@@ -82,22 +81,14 @@ def one_seed(seed: int, steps: int, out: Path) -> dict[str, dict[str, float]]:
     for name, (n, init) in runs.items():
         res = train(TrainConfig(spec=child, params=child_params, total_steps=n, init_from=init,
                                 out=out / f"{name.replace(' ', '')}-{seed}", **base))
-        rows[name] = judge(child, load_policy(res.checkpoint), seed)
-    rows["parent (not trained on the edit)"] = judge(child, load_policy(carried.checkpoint), seed)
+        rows[name] = judge(child, load_policy(res.checkpoint), seed, outside)
+    rows["parent (not trained on the edit)"] = judge(child, load_policy(carried.checkpoint), seed, outside)
     print(f"seed {seed}: {time.perf_counter() - start:.0f} s " + json.dumps(rows), file=sys.stderr, flush=True)
     return rows
 
 
-def mean_ci(xs: list[float]) -> tuple[float, float]:
-    m = sum(xs) / len(xs)
-    if len(xs) < 2:
-        return m, float("nan")
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
-    return m, T975.get(len(xs) - 1, 1.96) * sd / math.sqrt(len(xs))
-
-
-def table(per_seed: list[dict[str, dict[str, float]]]) -> str:
-    eq = spe(PARAMS["discount"], PARAMS["max_rounds"], PARAMS["offer_levels"], outside=OUTSIDE)
+def table(per_seed: list[dict[str, dict[str, float]]], outside: float) -> str:
+    eq = spe(PARAMS["discount"], PARAMS["max_rounds"], PARAMS["offer_levels"], outside=outside)
     keys = ("first_share", "deal", "outside_taken", "first_value", "second_value", "distance")
     lines = [f"Equilibrium (backward induction): first share {float(eq.offer[0]):.3f}, values "
              f"{float(eq.first):.3f} / {float(eq.second):.3f}, deal at once.\n",
@@ -113,19 +104,17 @@ def table(per_seed: list[dict[str, dict[str, float]]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global OUTSIDE
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=100_000, help="env steps of the parent, and of each run on the edit")
-    ap.add_argument("--outside", type=float, default=0.4, help="the outside option's value (0.4: the equilibrium moves)")
+    ap.add_argument("--outside", type=float, default=OUTSIDE, help="the outside option's value (0.4: the equilibrium moves)")
     ap.add_argument("--out", type=Path, default=Path("runs/carryover-benchmark"))
     ap.add_argument("--json", type=Path, help="write every figure here")
     args = ap.parse_args(argv)
-    OUTSIDE = args.outside
-    per_seed = [one_seed(s, args.steps, args.out) for s in range(args.seeds)]
-    print(table(per_seed))
+    per_seed = [one_seed(s, args.steps, args.out, args.outside) for s in range(args.seeds)]
+    print(table(per_seed, args.outside))
     if args.json:
-        args.json.write_text(json.dumps({"params": PARAMS, "outside_value": OUTSIDE, "table": table(per_seed), "steps": args.steps,
+        args.json.write_text(json.dumps({"params": PARAMS, "outside_value": args.outside, "table": table(per_seed, args.outside), "steps": args.steps,
                                          "seeds": per_seed}, indent=1))
     return 0
 
