@@ -79,14 +79,15 @@ def test_one_config_proposal_carries_the_edit_too() -> None:
 
 
 def test_the_next_stuck_stage_takes_the_next_variant(tmp_path: Path) -> None:
-    """On the cake with its outside option, still stuck: private values (the option gave it a second term)."""
+    """On the cake with its outside option, still stuck: two flavours, the seed's next harder version (and
+    the library's next variant that applies)."""
     first = HeuristicEngineer(edits=True).propose_stage(stage(1.0, flat_knobs())).variant
     assert first is not None
     path = tmp_path / "cake_outside.yaml"
     path.write_text(first.to_yaml())
     knobs = knobs_of(str(path), {}, {"offer_levels"})
     p = HeuristicEngineer(edits=True).propose_stage(stage(1.0, knobs, spec=str(path)))
-    assert p.variant is not None and p.variant.variant == "private_values" and p.variant.parent == "cake_negotiation"
+    assert p.variant is not None and p.variant.variant == "two_flavours" and p.variant.parent == "cake_negotiation"
 
 
 def test_when_no_variant_applies_the_engineer_says_which_and_why() -> None:

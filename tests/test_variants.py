@@ -185,8 +185,32 @@ def show_obstacles(parent: str, edit: Edit) -> None:
     assert laid > 0
 
 
+def show_two_flavours(parent: str, edit: Edit) -> None:
+    """With different tastes a deal pays each agent its own mix of the two shares; at taste gap 0 a split
+    of (x, x) pays what the offer x pays in the parent."""
+    spec = edit.spec
+    propose = functools.partial(action_index, spec, "bargainer", "propose")
+
+    def deal(env: Any, share: float, share_b: float) -> dict[str, float]:
+        env.reset(seed=0)
+        env.step({"bargainer_0": propose(share=share, share_b=share_b)})
+        _, rewards, terms, _, _ = env.step({"bargainer_1": action_index(spec, "bargainer", "accept")})
+        assert all(terms.values())
+        return rewards
+
+    env = compile_spec(spec).parallel_env(taste_gap=0.5)
+    assert deal(env, 0.7, 0.2) == pytest.approx({"bargainer_0": 0.75 * 0.7 + 0.25 * 0.2,
+                                                 "bargainer_1": 0.25 * 0.3 + 0.75 * 0.8})
+    assert np.allclose(env.v.likes_a, [0.75, 0.25]) and env.v.offer_b == pytest.approx(0.2)
+    plain = compile_spec(parent).parallel_env()
+    plain.reset(seed=0)
+    plain.step({"bargainer_0": action_index(parent, "bargainer", "propose", share=0.7)})
+    _, expect, _, _, _ = plain.step({"bargainer_1": action_index(parent, "bargainer", "accept")})
+    assert deal(compile_spec(spec).parallel_env(taste_gap=0.0), 0.7, 0.7) == pytest.approx(expect)
+
+
 SHOW: dict[str, Callable[[str, Edit], None]] = {
-    "outside_option": show_outside_option, "private_values": show_private_values,
+    "outside_option": show_outside_option, "two_flavours": show_two_flavours, "private_values": show_private_values,
     "observation_noise": show_observation_noise, "discount": show_discount,
     "one_more_agent": show_one_more_agent, "obstacles": show_obstacles,
 }
@@ -247,6 +271,10 @@ def test_a_variant_whose_precondition_fails_is_refused_saying_why(case: tuple[st
 @pytest.mark.parametrize("spec, name, reason", [
     ("mapf_frozenlake", "outside_option", "not a bargaining game with a split action: no role has both a choice with "
      "arguments (the split) and an `accept` choice"),
+    ("multi_issue_negotiation", "two_flavours", "its split `propose` has 3 arguments (keep0, keep1, keep2): it "
+     "divides several items already"),
+    ("mapf_frozenlake", "two_flavours", "not a bargaining game: no role has both a choice with arguments (the split) "
+     "and an `accept` choice"),
     ("cake_negotiation", "private_values", "every role's reward has a single term: a private weight on it would only "
      "rescale the reward (the same game); add a second term first (e.g. the outside option)"),
     ("sealed_bid_auction", "private_values", "it already has private information (agent_state `value` is private)"),
@@ -283,6 +311,20 @@ def test_a_variant_whose_result_does_not_verify_is_refused_with_the_report() -> 
     assert e.value.message == ("variant `outside_option` applied to cake_negotiation did not verify: "
                                "rewards.bargainer[2].name: reward term `outside` appears twice")
     assert e.value.value.passed is False and e.value.value.stopped_at == "static"
+
+
+def test_two_flavours_on_the_cake_splits_each_flavour_and_keeps_the_parent_s_probes() -> None:
+    edit = apply_variant("cake_negotiation", "two_flavours", verify_it=False)
+    assert edit.spec["actions"]["bargainer"][0]["args"] == {"share": "linspace(0, 1, offer_levels)",
+                                                            "share_b": "linspace(0, 1, offer_levels)"}
+    assert edit.spec["rewards"]["bargainer"][0]["expr"] == (
+        "deal * discount ** round * (likes_a[me] * offer + (1 - likes_a[me]) * offer_b if me == proposer "
+        "else 1 - (likes_a[me] * offer + (1 - likes_a[me]) * offer_b))")
+    assert edit.spec["baselines"]["greedy_agreeable"]["bargainer"][0]["action"] == "propose(share=0.9, share_b=0.9)"
+    assert [p.get("params") for p in edit.spec["probes"]] == [{"taste_gap": 0.0}] * 2 + [None]
+    assert edit.spec["metrics"]["first_share_b"]["expr"] == "offer_b if round == 0 else 0.0"
+    assert edit.spaces.differences == ["bargainer: actions 13 -> 123", "bargainer: observation size 4 -> 6"]
+    show_two_flavours("cake_negotiation", edit)
 
 
 def test_variants_compose_and_do_not_apply_twice() -> None:

@@ -20,6 +20,7 @@ from gymwright.compile.build import check
 from gymwright.engineer.edits import SpecEdit
 from gymwright.engineer.variants.bargaining import OUTSIDE_OPTION
 from gymwright.engineer.variants.base import Draft, Variant, VariantRefused
+from gymwright.engineer.variants.flavours import TWO_FLAVOURS
 from gymwright.engineer.variants.grid import OBSTACLES
 from gymwright.engineer.variants.observation import OBSERVATION_NOISE
 from gymwright.engineer.variants.population import ONE_MORE_AGENT
@@ -32,7 +33,7 @@ from gymwright.verify.report import VerificationReport
 from gymwright.verify.verifier import DEFAULT_EPISODES, verify
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
-    OUTSIDE_OPTION, PRIVATE_VALUES, OBSERVATION_NOISE, ONE_MORE_AGENT, OBSTACLES, DISCOUNT)}
+    OUTSIDE_OPTION, TWO_FLAVOURS, PRIVATE_VALUES, OBSERVATION_NOISE, ONE_MORE_AGENT, OBSTACLES, DISCOUNT)}
 """In the heuristic engineer's order of preference: the most direct change of the game's incentives first."""
 
 Source = EnvSpec | str | Path | dict[str, Any]
