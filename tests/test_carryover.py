@@ -105,3 +105,28 @@ def test_a_centralized_critic_restarts_and_the_actors_carry_over(tmp_path: Path)
     (rc,) = res.roles
     assert res.restart is None and rc.critic.startswith("a centralized critic reads the global state")
     assert rc.kept_actions == ["cooperate", "defect"] and "critic restarts" in res.summary()
+
+
+def test_a_choice_that_gains_an_argument_starts_from_the_parent_s_action(tmp_path: Path) -> None:
+    """The cake's split gains a second flavour (`two_flavours`): every (share, share_b) starts from the
+    parent's `propose(share)`, so each share is drawn as often as before and share_b uniformly."""
+    from gymwright.engineer.variants import apply_variant
+
+    params = {"discount": 0.5, "max_rounds": 4, "offer_levels": 5}
+    parent = train(TrainConfig(spec="cake_negotiation", params=params, total_steps=2 * 16 * 8, num_envs=8,
+                               out=tmp_path / "parent", seed=1))
+    child = apply_variant("cake_negotiation", "two_flavours", params, verify_it=False).spec
+    res = carry_over(parent.checkpoint, "cake_negotiation", child, params, tmp_path / "carried.pt")
+    (rc,) = res.roles
+    assert rc.kept_actions == ["accept", "reject"] and rc.new_actions == [] and rc.dropped_actions == []
+    assert len(rc.extended_actions) == 25 and rc.extended_actions[1] == "propose(share=0.0, share_b=0.25)"
+    assert "25 actions extend the parent's by a new argument" in res.summary()
+    x = np.random.default_rng(0).random((64, 4)).astype(np.float32)  # phase, proposer, offer, progress
+    y = np.concatenate([x, np.random.default_rng(1).random((64, 2))], axis=-1).astype(np.float32)  # + offer_b, likes_a
+    with torch.no_grad():
+        p = torch.softmax(load_policy(parent.checkpoint).model.nets[0].actor(torch.as_tensor(x)), -1)
+        k = torch.softmax(load_policy(res.checkpoint).model.nets[0].actor(torch.as_tensor(y)), -1)
+    by_share = k[:, :25].reshape(64, 5, 5)  # propose: share major, share_b minor
+    torch.testing.assert_close(by_share.sum(-1), p[:, :5], rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(by_share, by_share[..., :1].expand(-1, -1, 5), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(k[:, 25:], p[:, 5:], rtol=1e-5, atol=1e-6)

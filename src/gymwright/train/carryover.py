@@ -11,6 +11,10 @@ start from scratch. `carry_over` matches the parent's and the child's networks b
 - actions by choice name and argument values: a kept action keeps its output row, a new one
   starts with zero weights and a logit `NEW_ACTION_LOGIT` below the parent's lowest output bias
   (rarely drawn at first), a removed one is dropped;
+- a choice that gained an argument (a split that now divides two flavours): each of its actions
+  starts from the parent's action with the same values of the arguments both have, its logit
+  lowered by log(k) for the k actions that share that parent, so the choice is drawn as often as
+  before and the new argument uniformly;
 - hidden layers as they are (same sizes); value normalizers by role.
 
 A centralized (MAPPO) critic reads the global state, whose layout an edit changes with no names
@@ -21,6 +25,7 @@ The result is written as a checkpoint of the child spec, for `TrainConfig.init_f
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +53,8 @@ class RoleCarry:
     new_inputs: list[str] = field(default_factory=list)
     dropped_inputs: list[str] = field(default_factory=list)
     kept_actions: list[str] = field(default_factory=list)
+    extended_actions: list[str] = field(default_factory=list)
+    """actions of a choice that gained an argument, each started from the parent's action it extends"""
     new_actions: list[str] = field(default_factory=list)
     dropped_actions: list[str] = field(default_factory=list)
     critic: str = "kept"  # "kept", or why it restarted
@@ -69,6 +76,8 @@ class CarryOver:
         parts = [f"{r.role}: kept {len(r.kept_inputs)} inputs and {len(r.kept_actions)} actions"
                  + (f", new inputs {r.new_inputs}" if r.new_inputs else "")
                  + (f", dropped inputs {r.dropped_inputs}" if r.dropped_inputs else "")
+                 + (f", {len(r.extended_actions)} actions extend the parent's by a new argument"
+                    if r.extended_actions else "")
                  + (f", new actions {r.new_actions}" if r.new_actions else "")
                  + (f", dropped actions {r.dropped_actions}" if r.dropped_actions else "")
                  + ("" if r.critic == "kept" else f", critic restarts ({r.critic})") for r in self.roles]
@@ -97,6 +106,24 @@ def action_names(role: CRole) -> list[str]:
     return out
 
 
+def _extensions(old: CRole, new: CRole, taken: set[int]) -> list[tuple[int, int, float]]:
+    """(new index, old index, logit offset) of each new action (not in `taken`) whose choice gained
+    arguments: it extends the parent's action with the same values of the parent's arguments."""
+    old_names = action_names(old)
+    at = {name: i for i, name in enumerate(old_names)}
+    parents: dict[int, int] = {}
+    for c in new.choices:
+        before = next((o for o in old.choices if o.name == c.name), None)
+        if before is None or not before.args or not {a.name for a in before.args} < {a.name for a in c.args}:
+            continue
+        for j, combo in enumerate(c.combos()):
+            args = ", ".join(f"{a.name}={combo[a.name]!r}" for a in before.args if a.name in combo)
+            if c.offset + j not in taken and f"{c.name}({args})" in at:
+                parents[c.offset + j] = at[f"{c.name}({args})"]
+    shares = {i: list(parents.values()).count(i) for i in set(parents.values())}
+    return [(j, i, -math.log(shares[i])) for j, i in parents.items()]
+
+
 def _first_config(params: Any) -> dict[str, Any]:
     return dict(params[0]) if isinstance(params, list) and params else dict(params or {})
 
@@ -118,17 +145,18 @@ def _take_columns(w: torch.Tensor, cols: list[tuple[int, int]], width: int) -> t
     return out
 
 
-def _take_rows(w: torch.Tensor, b: torch.Tensor, rows: list[tuple[int, int]], height: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Kept rows as they were; new rows with zero weights and a low bias."""
+def _take_rows(w: torch.Tensor, b: torch.Tensor, rows: list[tuple[int, int, float]], height: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Kept (and extended) rows as they were, their bias moved by the row's offset; new rows with
+    zero weights and a low bias."""
     out_w = torch.zeros(height, w.shape[1], dtype=w.dtype)
     out_b = torch.full((height,), float(b.min()) - NEW_ACTION_LOGIT, dtype=b.dtype)
-    for j, i in rows:
-        out_w[j], out_b[j] = w[i], b[i]
+    for j, i, offset in rows:
+        out_w[j], out_b[j] = w[i], b[i] + offset
     return out_w, out_b
 
 
 def _map_mlp(new: torch.nn.Sequential, old: dict[str, torch.Tensor], prefix: str, cols: list[tuple[int, int]],
-             rows: list[tuple[int, int]] | None) -> None:
+             rows: list[tuple[int, int, float]] | None) -> None:
     """Copy an MLP: the first layer's input columns by `cols`, the hidden layers as they are, the
     last layer's output rows by `rows` (None: all of them)."""
     linears = [(k, m) for k, m in new.named_children() if isinstance(m, torch.nn.Linear)]
@@ -149,11 +177,16 @@ def _carry_role(net: Any, old_state: dict[str, torch.Tensor], k: int, old_role: 
     old_in = input_names(old_cr) + _index_names(old_role, reads_index)
     new_in = input_names(new_cr) + _index_names(role, reads_index)
     old_act, new_act = action_names(old_cr), action_names(new_cr)
-    cols, rows = _columns(old_in, new_in), _columns(old_act, new_act)
-    _map_mlp(net.actor, old_state, f"nets.{k}.actor", cols, rows)
+    cols, kept = _columns(old_in, new_in), _columns(old_act, new_act)
+    extended = _extensions(old_cr, new_cr, {j for j, _ in kept})
+    _map_mlp(net.actor, old_state, f"nets.{k}.actor", cols, [(j, i, 0.0) for j, i in kept] + extended)
+    ext = {j for j, _, _ in extended}
+    used = {i for _, i in kept} | {i for _, i, _ in extended}
     rc = RoleCarry(role.name, [n for n in new_in if n in old_in], [n for n in new_in if n not in old_in],
                    [n for n in old_in if n not in new_in], [a for a in new_act if a in old_act],
-                   [a for a in new_act if a not in old_act], [a for a in old_act if a not in new_act])
+                   [new_act[j] for j in sorted(ext)],
+                   [a for j, a in enumerate(new_act) if a not in old_act and j not in ext],
+                   [a for i, a in enumerate(old_act) if i not in used])
     if centralized:
         rc.critic = "a centralized critic reads the global state, whose layout changed"
     else:
@@ -213,6 +246,6 @@ def _restart_reason(result: CarryOver) -> str | None:
         return "no role of the parent spec is in the edited spec"
     if not any(r.kept_inputs for r in result.roles):
         return "no observation input of the parent spec persists in the edited spec"
-    if not any(r.kept_actions for r in result.roles):
+    if not any(r.kept_actions or r.extended_actions for r in result.roles):
         return "no action of the parent spec persists in the edited spec"
     return None
