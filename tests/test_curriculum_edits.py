@@ -106,3 +106,25 @@ def test_a_model_that_keeps_the_game_makes_no_edit(tmp_path: Path) -> None:
     llm, _ = script(tmp_path, [proposal(None)])
     records = evolve("cake_negotiation", PIE, LLMEngineer(llm, edits=True), tmp_path / "run", quick())
     assert records[1].edit is None and records[0].rationale.startswith("agreement is already certain")
+
+
+@pytest.mark.slow
+def test_cli_evolve_edits_trains_on_the_variant_and_says_so(tmp_path: Path) -> None:
+    """`gymwright evolve SPEC --edits` from the command line: the second stage trains on the heuristic's
+    variant; each stage's JSON line carries `spec_sha` and `edit` (null when the spec stayed)."""
+    from typer.testing import CliRunner
+
+    from gymwright.cli import app
+
+    run = tmp_path / "run"
+    result = CliRunner().invoke(app, ["evolve", "cake_negotiation", "--edits", "-k", "2", "--steps", "1024",
+                                      "--knob", "discount", "--band", "0.4", "0.8", "-p", "max_rounds=10",
+                                      "--num-envs", "16", "-o", str(run), "--json"])
+    assert result.exit_code == 0, result.output
+    first, second = lines(run)
+    assert first["edit"] is None and first["spec_sha"] == spec_hash(CAKE)
+    assert second["edit"]["status"] == "applied" and second["edit"]["variant"]["variant"] == "outside_option"
+    assert second["spec_sha"] == second["edit"]["spec_sha"] != first["spec_sha"]
+    assert (run / "stage1" / "spec.yaml").exists()
+    fixed = CliRunner().invoke(app, ["evolve", "cake_negotiation", "--edits", "-e", "fixed", "-o", str(tmp_path / "x")])
+    assert fixed.exit_code == 1 and "--edits needs an engineer that proposes" in fixed.output
