@@ -3,7 +3,8 @@
 The file is read as text, never imported: `read_code` gives its text (the limit of vetting
 applies), `code_identity` its sha256 and name (what a checkpoint pins, as `spec_identity` does
 for a spec), `batch_env` its sandboxed batch copies (`vector.SandboxedBatchEnv`) and
-`parallel_env` one sandboxed instance (`proxy.SandboxedParallelEnv`) with its own worker.
+`parallel_env` one sandboxed instance (`proxy.SandboxedParallelEnv`) with its own worker
+(`parallel_env_of` the same from the module's text).
 """
 
 from __future__ import annotations
@@ -67,10 +68,15 @@ class OwnedParallelEnv(SandboxedParallelEnv):
 
 def parallel_env(path: str | Path) -> OwnedParallelEnv:
     """One sandboxed instance of the module at `path` (the caller closes it)."""
-    code = read_code(path)
+    return parallel_env_of(read_code(path), str(path))
+
+
+def parallel_env_of(code: str, label: str = "the module") -> OwnedParallelEnv:
+    """One sandboxed instance of the module whose text is `code` (e.g. a stored code-mode
+    design); `label` names it in a vetting error. The caller closes it."""
     vetted = vet_source(code)
     if not vetted.passed:
-        raise vetting_error(str(path), vetted.diagnostics)
+        raise vetting_error(label, vetted.diagnostics)
     sandbox = load_module(code, vetted.env_class)
     try:
         return OwnedParallelEnv(sandbox)
@@ -79,4 +85,5 @@ def parallel_env(path: str | Path) -> OwnedParallelEnv:
         raise
 
 
-__all__ = ["batch_env", "check_no_params", "code_identity", "is_code_source", "parallel_env", "read_code"]
+__all__ = ["batch_env", "check_no_params", "code_identity", "is_code_source", "parallel_env", "parallel_env_of",
+           "read_code"]

@@ -4,7 +4,9 @@ A *run folder* (`gymwright train --out RUN`) holds `train.jsonl` and `checkpoint
 `gymwright evaluate` an `eval/` folder (`scorecard.json`, `trajectories.jsonl`, `frames/*.gif`).
 A *curriculum folder* (`gymwright evolve`) holds `curriculum.jsonl` and one run folder per stage
 (`stage0/`, `stage1/`, ...). Either may hold `design.json` (a design result). A part that is
-missing or unreadable is left empty and named in `notes`; the page says "not recorded".
+missing or unreadable is left empty and named in `notes`; the page says "not recorded". A run of
+a code-mode module (`code_mode`) has no trajectories.jsonl or frames: its evaluation plays in
+sandbox workers, and no steps come back over the pipe.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gymwright.codemode.source import is_code_source
 from gymwright.errors import GymwrightError
+from gymwright.evaluate.scorecard import NO_SPEC
 from gymwright.evaluate.trajectories import Step, Trajectory
 
 TRAIN_LOG = "train.jsonl"
@@ -63,6 +67,17 @@ class RunFolder:
             if source and source.get("spec_name", source.get("spec")):
                 return str(source.get("spec_name", source.get("spec")))
         return (self.design or {}).get("spec_name")
+
+    @property
+    def code_mode(self) -> bool:
+        """A run of a code-mode module: designed in code mode, trained on a `.py` module, or
+        evaluated as one (its scorecard's spec checks say a code-mode design has no spec)."""
+        if (self.design or {}).get("mode") == "code":
+            return True
+        if is_code_source(((self.checkpoint or {}).get("config") or {}).get("spec")):
+            return True
+        return any(str(c.get("message", "")).startswith(NO_SPEC) for c in (self.scorecard or {}).get("checks") or []
+                   if isinstance(c, dict))
 
     @property
     def params(self) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from gymwright.report.cohort import Cohort, read_cohort
 from gymwright.report.compared import SECTIONS as COMPARED
 from gymwright.report.folder import RunFolder, read_run
 from gymwright.report.markup import Html, join, tag
-from gymwright.report.sections import SECTIONS, Material, NotRecorded
+from gymwright.report.sections import SECTIONS, Material, NotApplicable, NotRecorded
 from gymwright.report.spec_source import find_spec, verification
 
 CSS = """
@@ -91,27 +91,37 @@ class Report:
     sections: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    not_applicable: list[str] = field(default_factory=list)  # of `missing`, those the run cannot have (code mode)
 
 
 def render(run: RunFolder, *, run_verifier: bool = True, progress: Callable[[str], None] | None = None,
            x: str = "steps") -> tuple[str, list[str], list[str]]:
     """(the page, the sections with evidence, the sections not recorded); `x` is the curves' axis
     (`steps`: env steps, `time`: seconds of training)."""
+    page, have, missing, _ = render_run(run, run_verifier=run_verifier, progress=progress, x=x)
+    return page, have, missing
+
+
+def render_run(run: RunFolder, *, run_verifier: bool = True, progress: Callable[[str], None] | None = None,
+               x: str = "steps") -> tuple[str, list[str], list[str], list[str]]:
+    """`render`, and of the sections not recorded those not applicable to the run."""
     say = progress or (lambda _: None)
     spec = find_spec(run)
     if spec is not None and not (run.design or {}).get("report") and run_verifier:
         say(f"verifying {spec.label}")
     verdict, source = verification(run, spec, run_verifier)
     material = Material(run, spec, verdict, source, charts.X_KEYS[x])
-    body, have, missing = [], [], []
+    body, have, missing, na = [], [], [], []
     say("drawing the learning curves and writing the page")
     for s in SECTIONS:
         content = s.render(material)
         (missing if isinstance(content, NotRecorded) else have).append(s.title)
+        if isinstance(content, NotApplicable):
+            na.append(s.title)
         body.append(tag("section", tag("h2", s.title), content, id=s.id))
     title = f"gymwright report: {run.spec_name or run.root.name}"
-    sub = f"Run folder {run.root.resolve()}"
-    return shell(title, sub, [(s.id, s.title) for s in SECTIONS], body, run.notes), have, missing
+    sub = f"Run folder {run.root.resolve()}" + (" (a code-mode design)" if run.code_mode else "")
+    return shell(title, sub, [(s.id, s.title) for s in SECTIONS], body, run.notes), have, missing, na
 
 
 def render_comparison(cohort: Cohort, *, x: str = "steps",
@@ -150,9 +160,9 @@ def write_report(run: str | Path | RunFolder, output: str | Path | None = None, 
     nothing to report."""
     folder = run if isinstance(run, RunFolder) else read_run(Path(run))
     path = Path(output) if output is not None else folder.root / "report.html"
-    page, have, missing = render(folder, run_verifier=run_verifier, progress=progress, x=x)
+    page, have, missing, na = render_run(folder, run_verifier=run_verifier, progress=progress, x=x)
     write_atomic(path, page)
-    return Report(path, len(page.encode("utf-8")), have, missing, list(folder.notes))
+    return Report(path, len(page.encode("utf-8")), have, missing, list(folder.notes), na)
 
 
 def write_comparison(runs: list[str | Path] | Cohort, output: str | Path | None = None, *,

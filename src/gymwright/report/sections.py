@@ -1,6 +1,8 @@
 """The report's sections, in page order: each a function of the `Material`, returning `Html`.
 
-A section whose evidence is missing says "not recorded" and what would record it.
+A section whose evidence is missing says "not recorded" and what would record it; one that a
+run cannot have (a code-mode run's recorded episodes, failure kinds, curriculum) says "not
+applicable" and why.
 """
 
 from __future__ import annotations
@@ -55,14 +57,27 @@ def not_recorded(why: str) -> NotRecorded:
     return NotRecorded(tag("p", tag("em", "Not recorded"), f": {why}", class_="missing"))
 
 
+class NotApplicable(NotRecorded):
+    """A section's whole content when the run cannot have its evidence (counted as missing)."""
+
+
+def not_applicable(why: str) -> NotApplicable:
+    return NotApplicable(tag("p", badge("n/a"), " ", tag("em", "Not applicable"), f": {why}", class_="missing"))
+
+
+CODE_NO_STEPS = ("a code-mode evaluation plays the module in sandbox workers, and only each episode's returns "
+                 "and final metrics come back over the pipe, not its steps, so it records no trajectories.jsonl")
+CODE_NO_PARAMS = "none (a code-mode module takes no params)"
+
+
 def kv(pairs: list[tuple[str, Any]]) -> Html:
     """A two-column table of labels and values (values left as given: text or Html)."""
     return tag("table", *(tag("tr", tag("th", k), tag("td", v)) for k, v in pairs if v not in (None, "")),
                class_="kv")
 
 
-def params_text(params: dict[str, Any] | None) -> str:
-    return ", ".join(f"{k}={v}" for k, v in (params or {}).items()) or "defaults"
+def params_text(params: dict[str, Any] | None, code_mode: bool = False) -> str:
+    return ", ".join(f"{k}={v}" for k, v in (params or {}).items()) or (CODE_NO_PARAMS if code_mode else "defaults")
 
 
 def pre(text: str) -> Html:
@@ -106,7 +121,7 @@ def task_section(m: Material) -> Html:
     parts.append(tag("h3", "The run"))
     parts.append(kv([("folder", str(run.root)),
                      ("spec", run.spec_name or "unknown"),
-                     ("params", params_text(run.params) + (" (the last stage)" if run.curriculum else "")),
+                     ("params", params_text(run.params, run.code_mode) + (" (the last stage)" if run.curriculum else "")),
                      ("algorithm", ck.get("algo")),
                      ("trained", trained),
                      ("stages", len(run.curriculum) if run.curriculum else None),
@@ -119,13 +134,32 @@ def task_section(m: Material) -> Html:
 def spec_section(m: Material) -> Html:
     if m.spec is None:
         tried = ", ".join(str(c) for c in _candidates(m)) or "nothing to go on"
+        if m.run.code_mode:
+            return not_recorded(f"the code-mode module was not found (tried: {tried}); a relative path is "
+                                "relative to the folder training ran in: write the report from there, or keep "
+                                "the module where training read it")
         return not_recorded(f"the spec was not found (tried: {tried})")
+    if m.spec.code:
+        return code_section(m.spec)
     lines = m.spec.text.count("\n") + 1
     parts = [tag("p", "From ", tag("code", m.spec.label), ".")]
     if m.spec.note:
         parts.append(tag("p", m.spec.note, class_="warn"))
     parts.append(tag("details", tag("summary", f"{m.spec.data.get('name', 'spec')} ({lines} lines of YAML)"),
                      pre(m.spec.text)))
+    return join(parts)
+
+
+def code_section(spec: SpecText) -> Html:
+    """A code-mode design's module, as escaped text: the report reads it, never runs or imports it."""
+    lines = spec.text.count("\n") + 1
+    parts = [tag("p", "A code-mode design: the environment is this Python module (from ", tag("code", spec.label),
+                 "), not a spec. It is shown as text; the report never imports or runs it (the checks run it "
+                 "only in a sandbox worker).")]
+    if spec.note:
+        parts.append(tag("p", spec.note, class_="warn"))
+    parts.append(tag("details", tag("summary", f"{spec.data.get('name', 'module')} ({lines} lines of Python)"),
+                     pre(spec.text)))
     return join(parts)
 
 
@@ -149,7 +183,8 @@ def verification_section(m: Material) -> Html:
     stages = table(["stage", "time"], [[s, f"{1000 * float(timings.get(s, 0)):.0f} ms"] for s in v.get("stages") or []],
                    class_="compact") if v.get("stages") else Html("")
     diags = v.get("diagnostics") or []
-    rows = [[badge(str(d.get("severity", ""))), d.get("stage", ""), tag("code", d.get("path") or "<spec>"),
+    whole = "<module>" if m.run.code_mode else "<spec>"
+    rows = [[badge(str(d.get("severity", ""))), d.get("stage", ""), tag("code", d.get("path") or whole),
              join([d.get("message", ""), tag("br") if d.get("hint") else "",
                    tag("small", "fix: ", d["hint"]) if d.get("hint") else ""])] for d in diags]
     findings = table(["severity", "stage", "where", "finding"], rows) if rows else tag("p", "No findings.")
@@ -161,7 +196,7 @@ CURVES = (  # (row key prefix, title, how to draw, caption)
     ("charts/return/", "Return per role", "line",
      "The mean episode return of each role's agents, over the episodes that ended in each update."),
     ("metrics/", "Metrics", "multiples",
-     "The spec's metrics, mean over the episodes that ended in each update."),
+     "The metrics, mean over the episodes that ended in each update."),
     ("losses/", "Losses", "multiples", "PPO's losses and diagnostics, per update."),
 )
 
@@ -176,10 +211,14 @@ def curves_section(m: Material) -> Html:
         c = charts.curves(segs, prefix, m.x_key)
         if c.series:
             figures.append(figure(draw[kind](c, title), title, caption))
-        if prefix == "charts/return/":
+        if prefix == "charts/return/" and not m.run.code_mode:
             figures += reward_term_figures(segs, m.x_key)
     note = (tag("p", f"{len(segs)} stages laid end to end; a dashed line marks where each stage begins.")
             if len(segs) > 1 else Html(""))
+    if m.run.code_mode:
+        note = join([note, tag("p", "No reward-term charts: a code-mode env's reward has no named terms (the "
+                                    "trainer logs the reward itself as its one term). The metrics are those of "
+                                    "the env's final infos.")])
     return join([note, *figures]) if figures else not_recorded("train.jsonl has no curves")
 
 
@@ -228,8 +267,11 @@ def evaluation_section(m: Material) -> Html:
                  *[num(sc.get("length")) for sc in scripted.values()]])
     n = f"{tr.get('episodes', '?')} episodes each"
     head = tag("p", "Verdict: ", badge(str(card.get("verdict", "n/a"))), f" on {card.get('spec', '?')} "
-               f"with {params_text(card.get('params'))}; task metric: {metric or 'none'}; {n}. "
+               f"with {params_text(card.get('params'), m.run.code_mode)}; task metric: {metric or 'none'}; {n}. "
                "± is the 95% confidence half-width over episodes.")
+    if m.run.code_mode:
+        head = join([head, tag("p", "A code-mode design: trained and random legal play ran in sandbox workers; the "
+                                    "checks that read a spec are n/a (below, with why).")])
     check_rows = [[c.get("name", ""), badge(str(c.get("verdict", "n/a"))), c.get("message", "")]
                   for c in whole_run_checks(m.run, card)]
     columns = ["", "trained", "random legal", "gain", *[f"scripted {name}" for name in scripted]]
@@ -255,6 +297,10 @@ def whole_run_checks(run: RunFolder, card: dict[str, Any]) -> list[dict[str, Any
 # --------------------------------------------------------------------------- failures
 def failures_section(m: Material) -> Html:
     metric = (m.run.scorecard or {}).get("task_metric")
+    if not m.run.trajectories and m.run.code_mode and m.run.scorecard:
+        return not_applicable(f"{CODE_NO_STEPS}. A failure's kind is read from a failed episode's steps and "
+                              "metrics, so there is none to sort; the evaluation above counts failed episodes in "
+                              "`hacking.reward_in_failures`.")
     if not m.run.trajectories:
         return not_recorded("no eval/trajectories.jsonl (run `gymwright evaluate SPEC --policy RUN`)")
     if not metric:
@@ -282,6 +328,10 @@ def max_steps(m: Material) -> int | None:
 # --------------------------------------------------------------------------- trajectories
 def trajectories_section(m: Material) -> Html:
     trajs = m.run.trajectories
+    if not trajs and not m.run.gifs and m.run.code_mode and m.run.scorecard:
+        return not_applicable(f"{CODE_NO_STEPS}, and a code-mode env draws no frames over the pipe (no GIFs). "
+                              "`gymwright play MODULE.py --policy RUN` plays episodes and prints their returns "
+                              "and metrics.")
     if not trajs and not m.run.gifs:
         return not_recorded("no eval/trajectories.jsonl (run `gymwright evaluate SPEC --policy RUN`)")
     picked = select(trajs, (m.run.scorecard or {}).get("task_metric")) if trajs else {}
@@ -381,6 +431,9 @@ def _plain(value: Any) -> str:
 # --------------------------------------------------------------------------- curriculum
 def curriculum_section(m: Material) -> Html:
     recs = m.run.curriculum
+    if not recs and m.run.code_mode:
+        return not_applicable("`gymwright evolve` refuses a code-mode design: it has no params for the engineer "
+                              "to move and no spec for it to edit")
     if not recs:
         return not_recorded("no curriculum.jsonl: this run was a single stage (`gymwright evolve` records one)")
     rows = []
@@ -434,6 +487,9 @@ def _stage_configs(r: dict[str, Any]) -> tuple[Html, Html]:
 
 # --------------------------------------------------------------------------- curricula compared
 def comparison_section(m: Material) -> Html:
+    if not m.run.comparison and m.run.code_mode:
+        return not_applicable("`gymwright demo` judges the engineer's curriculum against the fixed environment, "
+                              "and a code-mode design can have no curriculum (see above)")
     if not m.run.comparison:
         return not_recorded("no comparison.json: `gymwright demo` trains the engineer's curriculum and, for the "
                             "same budget, the fixed environment, and judges both on held-out configurations")
