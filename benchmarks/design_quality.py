@@ -7,7 +7,9 @@ with `DesignOptions(max_repairs=2)` and a per-design timeout. Each design is sco
 task's expected template and stated params, and a markdown table (one row per designer) and a
 per-task list of failures are printed. Tasks with hand-worked scenarios in `benchmarks/behaviour/`
 (`benchmarks/scenarios.py`) are also replayed against every verified design: the second table
-gives per designer verified, fits the task and behaves right (scenarios passed / total).
+gives per designer verified, fits the task and behaves right (scenarios passed / total). A
+code-mode design's module is played in a sandbox worker by action indices
+(`benchmarks/code_scenarios.py`); the scenarios it cannot check are counted apart.
 
     python benchmarks/design_quality.py                      # every designer, every task
     python benchmarks/design_quality.py --quick              # offline + 5 tasks of the 0.5B model
@@ -18,9 +20,9 @@ gives per designer verified, fits the task and behaves right (scenarios passed /
     python benchmarks/design_quality.py --prompt-sizes       # no design: the spec-stage prompt sizes
     python benchmarks/design_quality.py --designers 'local:qwen2.5-coder-0.5b@template[4]' --with-scenarios
 
-A designer is `MODEL@MODE[N]`: MODEL is `offline` or a `--model` name, MODE `template` or `spec`
-(spec mode runs only the tasks marked `spec_subset`), and `[N]` keeps that designer's first N
-tasks. The tasks are interleaved (one paraphrase of every library spec, then a few off-library
+A designer is `MODEL@MODE[N]`: MODEL is `offline` or a `--model` name, MODE `template`, `spec` or
+`code` (spec and code mode run only the tasks marked `spec_subset`), and `[N]` keeps that
+designer's first N tasks. The tasks are interleaved (one paraphrase of every library spec, then a few off-library
 tasks, three times), so the first N are a fair sample.
 """
 
@@ -43,6 +45,7 @@ from typing import Any
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import yaml  # noqa: E402
+from code_scenarios import NOT_CHECKABLE, load_code_actions, run_code_scenarios  # noqa: E402
 from scenarios import NO_SPEC, PASSED, UNMATCHED, load_scenarios, run_scenarios, scenario_file  # noqa: E402
 
 TASKS_FILE = Path(__file__).with_name("design_tasks.yaml")
@@ -52,6 +55,8 @@ DESIGN_TIMEOUT = 600.0  # seconds per design; a hung design is stopped and score
 FLOAT_TOL = 1e-6
 QUICK_LOCAL_TASKS = 5
 LOCAL_MODELS = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
+NEW_DESIGN_MODES = ("spec", "code")  # write a new design (no template): the spec_subset tasks only
+CODE_FITS_NOTE = "code mode has no task-fit review: fits the task is unknown"
 
 
 # ----------------------------------------------------------------------------- tasks
@@ -82,7 +87,7 @@ class Designer:
     """`model` None is the offline designer; `limit` keeps the first N of its tasks."""
 
     model: str | None
-    mode: str  # offline, template, spec
+    mode: str  # offline, template, spec, code
     limit: int | None = None
 
     @property
@@ -92,13 +97,13 @@ class Designer:
         return f"{self.model} --mode {self.mode}"
 
     def tasks(self, tasks: list[Task], cap: int | None) -> list[Task]:
-        chosen = [t for t in tasks if t.spec_subset] if self.mode == "spec" else list(tasks)
+        chosen = [t for t in tasks if t.spec_subset] if self.mode in NEW_DESIGN_MODES else list(tasks)
         limit = self.limit if self.limit is not None else cap
         return chosen[:limit] if limit is not None else chosen
 
 
 def parse_designer(text: str) -> Designer:
-    """`offline`, `MODEL@MODE`, `MODEL@MODE[N]` (MODE: template or spec; default template)."""
+    """`offline`, `MODEL@MODE`, `MODEL@MODE[N]` (MODE: template, spec or code; default template)."""
     text = text.strip()
     limit = None
     if text.endswith("]") and "[" in text:
@@ -108,8 +113,8 @@ def parse_designer(text: str) -> Designer:
     if model == "offline":
         return Designer(None, "offline", limit)
     mode = mode or "template"
-    if mode not in ("template", "spec"):
-        raise SystemExit(f"designer {text!r}: mode must be template or spec, not {mode!r}")
+    if mode not in ("template", *NEW_DESIGN_MODES):
+        raise SystemExit(f"designer {text!r}: mode must be template, spec or code, not {mode!r}")
     return Designer(model, mode, limit)
 
 
@@ -137,7 +142,7 @@ def default_designers(notes: list[str]) -> list[Designer]:
     else:
         notes.append(f"local:qwen2.5-coder-1.5b skipped: {why}")
     for name in filter(None, (m.strip() for m in os.environ.get(BENCH_MODELS_ENV, "").split(","))):
-        designers += [Designer(name, "template"), Designer(name, "spec")]
+        designers += [Designer(name, "template"), Designer(name, "spec"), Designer(name, "code")]
     return designers
 
 
@@ -250,7 +255,7 @@ def run_design(designer: Designer, task: Task, provider: Any | None, timeout: fl
     if result is None:
         out.status = "timeout" if out.timed_out else "error"
         out.error = box.get("error", "the design did not finish")
-        out.scenarios = check_behaviour(task.id, None)
+        out.scenarios = check_behaviour(task.id, None, designer.mode)
         return out
     out.passed = bool(result.passed) and not out.timed_out
     out.verified = bool(getattr(result, "verified", result.passed)) and not out.timed_out
@@ -269,14 +274,19 @@ def run_design(designer: Designer, task: Task, provider: Any | None, timeout: fl
                    + (f" [{short(a.parse_error, 200)}]" if a.parse_error else "")
                    for a in result.attempts if a.reply is not None]
     out.error = box.get("error", "")
-    out.scenarios = check_behaviour(task.id, result.spec if out.verified else None)
+    out.scenarios = check_behaviour(task.id, result.spec if out.verified else None, designer.mode)
     return out
 
 
-def check_behaviour(task_id: str, spec: dict[str, Any] | None) -> list[dict[str, str]]:
-    """The task's hand-worked scenarios replayed against a verified spec (None: all fail)."""
-    return [{"name": r.name, "kind": r.kind, "reason": short(r.reason, 300)}
-            for r in run_scenarios(spec, load_scenarios(task_id))]
+def check_behaviour(task_id: str, spec: dict[str, Any] | None, mode: str = "spec") -> list[dict[str, str]]:
+    """The task's hand-worked scenarios replayed against a verified spec, or in code mode against
+    the verified module in a sandbox (None: all fail)."""
+    scenarios = load_scenarios(task_id)
+    if mode == "code":
+        results = run_code_scenarios(spec["code"] if spec else None, scenarios, load_code_actions(task_id))
+    else:
+        results = run_scenarios(spec, scenarios)
+    return [{"name": r.name, "kind": r.kind, "reason": short(r.reason, 300)} for r in results]
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -349,26 +359,33 @@ class Behaviour:
     unmatched: int  # failed: the design lacks a name, or refuses a start value
     wrong: int  # failed: ran, and an expectation was false (or an action illegal)
     no_spec: int  # failed: no verified spec to run
+    not_checkable: int = 0  # code mode: needs what a module does not expose (out of the totals above)
 
 
 def behaviour(outcomes: list[Outcome]) -> Behaviour:
+    """Scenarios passed over those that could be checked; a design passes every scenario only if
+    none was left unchecked."""
     checked = [o for o in outcomes if o.scenarios]
     kinds = [s["kind"] for o in checked for s in o.scenarios]
 
     def passed(lib: bool) -> tuple[int, int]:
-        runs = [s for o in checked if (o.expected_template is not None) == lib for s in o.scenarios]
+        runs = [s for o in checked if (o.expected_template is not None) == lib for s in o.scenarios
+                if s["kind"] != NOT_CHECKABLE]
         return sum(s["kind"] == PASSED for s in runs), len(runs)
 
     (lp, lt), (op, ot) = passed(True), passed(False)
     return Behaviour(len(checked), sum(all(s["kind"] == PASSED for s in o.scenarios) for o in checked),
-                     lp, lt, op, ot, kinds.count(UNMATCHED), kinds.count("wrong"), kinds.count(NO_SPEC))
+                     lp, lt, op, ot, kinds.count(UNMATCHED), kinds.count("wrong"), kinds.count(NO_SPEC),
+                     kinds.count(NOT_CHECKABLE))
 
 
 def score(designer: str, mode: str, outcomes: list[Outcome], note: str = "") -> Row:
     lib = [o for o in outcomes if o.expected_template is not None]
     off = [o for o in outcomes if o.expected_template is None]
-    applicable = mode != "spec"
+    applicable = mode not in NEW_DESIGN_MODES
     rights = [params_right(o) for o in lib]
+    if mode == "code":
+        note = "; ".join(filter(None, (note, CODE_FITS_NOTE)))
     walls = [o.wall_s for o in outcomes]
     return Row(
         designer=designer, mode=mode, tasks=len(outcomes), library_tasks=len(lib),
@@ -415,7 +432,7 @@ def markdown_table(rows: Iterable[Row]) -> str:
             f"| {r.designer}{' (' + r.note + ')' if r.note else ''} | {r.tasks} "
             f"| {frac(r.verified, r.library_tasks)} | {frac(r.right_template, r.library_tasks)} "
             f"| {frac(r.params_all_right, r.library_tasks)} | {share} "
-            f"| {frac(r.off_refused, r.off_library) if r.mode != 'spec' else 'n/a'} "
+            f"| {frac(r.off_refused, r.off_library) if r.mode not in NEW_DESIGN_MODES else 'n/a'} "
             f"| {frac(r.off_verified, r.off_library)} | {r.fits} "
             f"| {per_verified(r.calls, r.verified_total, is_model)} "
             f"| {per_verified(r.tokens, r.verified_total, is_model, 0)} "
@@ -427,14 +444,16 @@ def behaviour_table(rows: Iterable[Row]) -> str:
     """Per designer: verified, fits the task, behaves right (the hand-worked scenarios)."""
     lines = ["| designer | verified (all tasks) | fits the task (yes/no/unknown, of verified) "
              "| behaves right: library tasks (scenarios passed) | behaves right: off-library tasks "
-             "| designs passing every scenario | failed scenarios: unmatched names / wrong / no verified spec |",
-             "|" + " --- |" * 7]
+             "| designs passing every scenario | failed scenarios: unmatched names / wrong / no verified spec "
+             "| not checkable on a code module (out of the counts) |",
+             "|" + " --- |" * 8]
     for r in rows:
         b = r.behaviour or behaviour([])
         lines.append(
             f"| {r.designer}{' (' + r.note + ')' if r.note else ''} | {frac(r.verified_total, r.tasks)} "
             f"| {r.fits} | {frac(b.lib_passed, b.lib_total)} | {frac(b.off_passed, b.off_total)} "
-            f"| {frac(b.designs_right, b.designs)} | {b.unmatched} / {b.wrong} / {b.no_spec} |")
+            f"| {frac(b.designs_right, b.designs)} | {b.unmatched} / {b.wrong} / {b.no_spec} "
+            f"| {b.not_checkable if r.mode == 'code' else 'n/a'} |")
     return "\n".join(lines)
 
 
@@ -463,11 +482,14 @@ def failure_reason(o: Outcome) -> str | None:
 
 
 def scenario_failures(o: Outcome) -> str | None:
-    """The scenarios a verified design failed, or None when it failed none."""
-    failed = [s for s in o.scenarios if s["kind"] != PASSED]
+    """The scenarios a verified design failed, or None when it failed none (a code-mode design's
+    scenarios that could not be checked are named, but are no failure)."""
+    failed = [s for s in o.scenarios if s["kind"] not in (PASSED, NOT_CHECKABLE)]
+    unchecked = sum(s["kind"] == NOT_CHECKABLE for s in o.scenarios)
     if not failed:
         return None
-    return (f"{len(failed)} of {len(o.scenarios)} scenarios failed: "
+    tail = f" ({unchecked} not checkable on the module)" if unchecked else ""
+    return (f"{len(failed)} of {len(o.scenarios)} scenarios failed{tail}: "
             + "; ".join(f"{s['name']} ({s['kind']}: {short(s['reason'], 120)})" for s in failed))
 
 

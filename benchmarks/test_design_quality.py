@@ -334,7 +334,7 @@ def test_behaviour_counts_scenarios_per_designer() -> None:
     assert (b.lib_passed, b.lib_total, b.off_passed, b.off_total) == (3, 5, 0, 2)
     assert (b.unmatched, b.wrong, b.no_spec) == (1, 1, 2)
     row = dq.behaviour_table([dq.score("d", "template", outs)]).splitlines()[2]
-    assert row == "| d | 3/4 (75%) | 0/0/3 | 3/5 (60%) | 0/2 (0%) | 1/3 (33%) | 1 / 1 / 2 |"
+    assert row == "| d | 3/4 (75%) | 0/0/3 | 3/5 (60%) | 0/2 (0%) | 1/3 (33%) | 1 / 1 / 2 | n/a |"
     assert dq.failure_reason(outs[1]) == "2 of 3 scenarios failed: s1 (wrong: why); s2 (unmatched: why)"
 
 
