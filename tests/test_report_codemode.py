@@ -108,7 +108,10 @@ def test_report_of_a_trained_and_evaluated_code_mode_run(run: Path, tmp_path: Pa
     summary = json.loads(done.stdout)
     assert summary["sections"] == ["The task", "The spec", "Verification", "Learning curves", "Training config",
                                    "Evaluation"]
-    assert summary["missing"] == NOT_APPLICABLE and summary["notes"] == []
+    assert summary["missing"] == summary["not_applicable"] == NOT_APPLICABLE and summary["notes"] == []
+    shown = invoke("report", run, "-o", tmp_path / "again.html")
+    assert "Not applicable to this run: " + ", ".join(NOT_APPLICABLE) in " ".join(shown.output.split())
+    assert "Not recorded" not in shown.output
     page = out.read_text()
     # the module is on the page as text, escaped (as in the design-only report above)
     assert html.escape(f"SIZE = 7  # {EVIL}") in section(page, "spec") and EVIL not in page

@@ -63,11 +63,16 @@ def report_command(
             report = write_comparison(cohort, path, x=x.value, progress=say)
     if as_json:
         typer.echo(to_json({"report": str(report.path), "bytes": report.bytes, "sections": report.sections,
-                            "missing": report.missing, "notes": report.notes}))
+                            "missing": report.missing, "not_applicable": report.not_applicable,
+                            "notes": report.notes}))
         return
     out.print(f"Wrote {report.path} ({report.bytes / 1024:.0f} KiB, self-contained): {', '.join(report.sections)}.")
-    if report.missing:
-        out.print(Text(f"Not recorded: {', '.join(report.missing)} (each section says what would record it).",
+    unrecorded = [s for s in report.missing if s not in report.not_applicable]
+    if unrecorded:
+        out.print(Text(f"Not recorded: {', '.join(unrecorded)} (each section says what would record it).",
+                       style="yellow"))
+    if report.not_applicable:
+        out.print(Text(f"Not applicable to this run: {', '.join(report.not_applicable)} (each section says why).",
                        style="yellow"))
     for note in report.notes:
         out.print(Text(f"- {note}", style="yellow"))
