@@ -15,7 +15,8 @@ of the cake, the second at 0.25), and the policy carries over each edit
 Every policy is judged greedily on the final version (2,000 episodes) against its subgame-perfect
 equilibrium (`bargaining_theory.spe`, exact backward induction): the first offer (both shares),
 deals, outside options taken, each agent's value, and `distance` = |first proposer's value -
-equilibrium| + |responder's value - equilibrium|. Means over seeds with 95% t-intervals; paired
+equilibrium| + |responder's value - equilibrium|, and `joint_value` the sum of both values (the
+gains from trade a split of two flavours can find). Means over seeds with 95% t-intervals; paired
 differences per seed. With `--model` the LLM engineer (`LLMEngineer(edits=True)`) runs the same
 curriculum; its final version is judged against its own equilibrium where the theory covers it.
 
@@ -42,7 +43,8 @@ PARAMS = {"discount": 0.5, "max_rounds": 10, "offer_levels": 11}
 VARIANTS = ("outside_option", "two_flavours")
 STAGES = 3
 EPISODES = 2000
-KEYS = ("first_share", "first_share_b", "deal", "outside_taken", "first_value", "second_value", "distance")
+KEYS = ("first_share", "first_share_b", "deal", "outside_taken", "first_value", "second_value", "joint_value",
+        "distance")
 
 
 def engineer_for(method: str, model: str | None) -> Any:
@@ -103,7 +105,7 @@ def judge(spec: Any, params: dict[str, Any], checkpoint: str, seed: int) -> dict
 
     return {"first_share": mean("first_share"), "first_share_b": mean("first_share_b"), "deal": mean("agreed"),
             "outside_taken": mean("outside_taken"), "first_value": float(first.mean()),
-            "second_value": float(second.mean()),
+            "second_value": float(second.mean()), "joint_value": float(first.mean() + second.mean()),
             "distance": float(abs(first.mean() - float(eq.first)) + abs(second.mean() - float(eq.second)))}
 
 
@@ -136,10 +138,10 @@ def one_seed(seed: int, steps: int, out: Path, methods: list[str], model: str | 
 def table(per_seed: list[dict[str, Any]]) -> str:
     eq = per_seed[0]["equilibrium"]
     lines = [f"Equilibrium of the final version (backward induction): first offer {eq['offer']}, values "
-             f"{eq['first']:.3f} / {eq['second']:.3f}.\n",
+             f"{eq['first']:.3f} / {eq['second']:.3f} (joint {eq['first'] + eq['second']:.3f}).\n",
              "| policy | " + " | ".join(KEYS) + " |", "|---|" + "---:|" * len(KEYS)]
     for name in per_seed[0]["rows"]:
-        cells = [mean_ci([s["rows"][name][k] for s in per_seed]) for k in KEYS]
+        cells = [mean_ci([_value(s["rows"][name], k) for s in per_seed]) for k in KEYS]
         lines.append(f"| {name} | " + " | ".join(f"{m:.3f} ± {h:.3f}" for m, h in cells) + " |")
     lines += ["", "| paired (per seed) | distance diff | 95% CI |", "|---|---:|---|"]
     engineers = [n for n in per_seed[0]["rows"] if not n.startswith("scratch")]
@@ -148,6 +150,11 @@ def table(per_seed: list[dict[str, Any]]) -> str:
             m, h = mean_ci([s["rows"][a]["distance"] - s["rows"][b]["distance"] for s in per_seed])
             lines.append(f"| {a} - {b} | {m:+.3f} | [{m - h:+.3f}, {m + h:+.3f}] |")
     return "\n".join(lines)
+
+
+def _value(row: dict[str, float], key: str) -> float:
+    """A row's figure (`joint_value`, the sum of both agents' values, for rows written before it was kept)."""
+    return row[key] if key in row else row["first_value"] + row["second_value"]
 
 
 def main(argv: list[str] | None = None) -> int:
