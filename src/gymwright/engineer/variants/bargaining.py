@@ -5,33 +5,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from gymwright.engineer.variants.base import Draft, Variant, declared, role
+from gymwright.engineer.variants.base import Draft, Variant, already_declared, role, split_choice
 from gymwright.spec.checked import CheckedSpec
 
 NAMES = ("outside_value", "take_outside", "opted_out", "outside_taken")
 
 
-def _bargaining_role(data: dict[str, Any]) -> str | None:
-    """The first role with a split action (a choice with arguments) and an `accept` choice."""
-    for name, choices in data.get("actions", {}).items():
-        if any(c.get("args") for c in choices) and any(c.get("name") == "accept" for c in choices):
-            return name
-    return None
-
-
 def refuse(data: dict[str, Any], cs: CheckedSpec) -> str | None:
-    if _bargaining_role(data) is None:
+    if split_choice(data) is None:
         return ("not a bargaining game with a split action: no role has both a choice with arguments "
                 "(the split) and an `accept` choice")
-    taken = sorted(set(NAMES) & declared(data, cs))
-    if taken:
-        return f"it already declares {', '.join(f'`{n}`' for n in taken)} (an outside option was added before)"
-    return None
+    return already_declared(data, cs, NAMES, "an outside option was added")
 
 
 def build(draft: Draft, cs: CheckedSpec, params: dict[str, Any]) -> None:
-    r = _bargaining_role(draft.data)
-    assert r is not None
+    split = split_choice(draft.data)
+    assert split is not None
+    r = split[0]
     agents = role(cs, r).agent_ids
     draft.add("params", "outside_value", {
         "default": 0.25, "min": 0.0, "max": 1.0,

@@ -112,3 +112,21 @@ def declared(data: dict[str, Any], cs: CheckedSpec) -> set[str]:
 
 def role(cs: CheckedSpec, name: str) -> CRole:
     return next(r for r in cs.roles if r.name == name)
+
+
+def split_choice(data: dict[str, Any]) -> tuple[str, int, list[str]] | None:
+    """A bargaining game's split: (role, index of the choice, its argument names) of the first role
+    with both a choice with arguments (the split) and an `accept` choice; None if there is none."""
+    for name, choices in data.get("actions", {}).items():
+        if not any(c.get("name") == "accept" for c in choices):
+            continue
+        for i, c in enumerate(choices):
+            if c.get("args"):
+                return name, i, list(c["args"])
+    return None
+
+
+def already_declared(data: dict[str, Any], cs: CheckedSpec, names: tuple[str, ...], what: str) -> str | None:
+    """Why a variant that adds `names` does not apply again (None: none of them is declared yet)."""
+    taken = sorted(set(names) & declared(data, cs))
+    return f"it already declares {', '.join(f'`{n}`' for n in taken)} ({what} before)" if taken else None

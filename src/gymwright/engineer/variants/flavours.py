@@ -19,23 +19,11 @@ import ast
 import re
 from typing import Any
 
-from gymwright.engineer.variants.base import Draft, Variant, declared, role
+from gymwright.engineer.variants.base import Draft, Variant, already_declared, role, split_choice
 from gymwright.spec.checked import CheckedSpec
 
 ARG, OFFER_B, LIKES, GAP = "share_b", "offer_b", "likes_a", "taste_gap"
 NAMES = (ARG, OFFER_B, LIKES, GAP)
-
-
-def _split_choice(data: dict[str, Any]) -> tuple[str, int, list[str]] | None:
-    """(role, index of the split choice, its arguments): the first role with a choice with arguments
-    and an `accept` choice."""
-    for name, choices in data.get("actions", {}).items():
-        if not any(c.get("name") == "accept" for c in choices):
-            continue
-        for i, c in enumerate(choices):
-            if c.get("args"):
-                return name, i, list(c["args"])
-    return None
 
 
 def _rules(step: list[dict[str, Any]], path: str = "step") -> list[tuple[str, dict[str, Any]]]:
@@ -74,7 +62,7 @@ def _substitute(expr: str, name: str, by: str) -> str:
 
 
 def refuse(data: dict[str, Any], cs: CheckedSpec) -> str | None:
-    split = _split_choice(data)
+    split = split_choice(data)
     if split is None:
         return ("not a bargaining game: no role has both a choice with arguments (the split) and an `accept` "
                 "choice")
@@ -90,14 +78,11 @@ def refuse(data: dict[str, Any], cs: CheckedSpec) -> str | None:
         return f"no step rule puts the share `{arg}` on the table (sets a state variable from it)"
     if not any(_reads(t["expr"], table[1]) for t in data.get("rewards", {}).get(r, [])):
         return f"no reward term of `{r}` reads the offer on the table (`{table[1]}`)"
-    taken = sorted(set(NAMES) & declared(data, cs))
-    if taken:
-        return f"it already declares {', '.join(f'`{n}`' for n in taken)} (the flavours were added before)"
-    return None
+    return already_declared(data, cs, NAMES, "the flavours were added")
 
 
 def build(draft: Draft, cs: CheckedSpec, params: dict[str, Any]) -> None:
-    split = _split_choice(draft.data)
+    split = split_choice(draft.data)
     assert split is not None
     r, ci, (arg,) = split
     path, offer, expr = _table_rule(draft.data, arg) or ("", "", "")
