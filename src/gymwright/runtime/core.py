@@ -38,8 +38,17 @@ def stream_key(seed: int, episode: int, step: int, site: int) -> int:
     return mix64(k + site + 1)
 
 
+# Up to this many values, `uniforms` and `rt_manhattan_rows` compute on Python ints: the same
+# integer arithmetic, without numpy's cost per call, which dominates for one env's few values.
+FEW_VALUES = 8
+
+
 def uniforms(seed: int, episode: int, step: int, site: int, start: int, n: int) -> np.ndarray:
     """n floats in [0, 1) for element indices start .. start+n-1."""
+    if n <= FEW_VALUES:  # the same 64-bit arithmetic, on Python ints
+        k = stream_key(seed, episode, step, site)
+        return np.array([(mix64(i * 0x9E3779B97F4A7C15 + k) >> 11) * _U53 for i in range(start, start + n)],
+                        dtype=np.float64)
     key = np.uint64(stream_key(seed, episode, step, site))
     idx = np.arange(start, start + n, dtype=np.uint64)
     h = mix64_array(idx * np.uint64(0x9E3779B97F4A7C15) + key)
@@ -376,21 +385,6 @@ def _agents_pad(v, r: int):
     return grid
 
 
-_WINDOW_OFFSETS: dict = {}
-
-
-def _window_rows(pad, cells, o: int, r: int):
-    """The (2r+1)x(2r+1) windows of `pad` around each (row, col) of `cells` (shifted by o), as
-    one gather: (n, S, S)."""
-    side = 2 * r + 1
-    width = pad.shape[1]
-    offsets = _WINDOW_OFFSETS.get((width, side))
-    if offsets is None:
-        offsets = _WINDOW_OFFSETS[width, side] = (np.arange(side)[:, None] * width + np.arange(side)).ravel()
-    starts = np.array([(a + o) * width + b + o for a, b in cells], dtype=np.int64)
-    return pad.reshape(-1)[starts[:, None] + offsets].reshape(len(cells), side, side)
-
-
 def _grid_cells(v, centers):
     """`centers` (n, 2) as a list of int (row, col) pairs (truncated like int()), or None when
     one lies off the grid."""
@@ -403,24 +397,88 @@ def _grid_cells(v, centers):
     return cells
 
 
-def _stacked_windows(v, centers, r: int, one, padded, margin: str):
-    """one(v, c, r) for each row c of `centers` (n, 2), stacked (n, S, S): cut from the grid
-    `padded(v, r)` (padded by `getattr(v, margin)` cells) when every centre is on the grid."""
-    cells = _grid_cells(v, centers)
-    if cells is None:
-        return np.stack([one(v, c, r) for c in centers])
-    grid = padded(v, r)
-    return _window_rows(grid, cells, getattr(v, margin) - r, r)
+def _centres(v, centers):
+    """(key, cells, kept, centers) of `centers` (n, 2): `_grid_cells` of them, and a dict of what the
+    window helpers derive from them (`_window_rows`, `_window_pairs`). Kept on v for the last
+    centres seen (keyed by their type and bytes: the features of one role share them; an env's
+    grid keeps its shape)."""
+    kept = getattr(v, "_centres_kept", None)
+    if kept is not None and centers is v.pos and kept[3] is centers:
+        return kept  # the agents' own cells, and v.pos is replaced, never written in place
+    c = np.asarray(centers)
+    key = (c.dtype.char, c.shape, c.tobytes())
+    if kept is None or kept[0] != key:
+        kept = (key, _grid_cells(v, c), {}, centers)
+    elif kept[3] is not centers:
+        kept = (*kept[:3], centers)
+    v._centres_kept = kept
+    return kept
+
+
+_WINDOW_OFFSETS: dict = {}
+
+
+def _window_rows(pad, centres, o: int, r: int):
+    """The (2r+1)x(2r+1) windows of `pad` around each cell of `centres` (from `_centres`,
+    shifted by o), as one gather: (n, S, S)."""
+    _, cells, kept, _ = centres
+    width = pad.shape[1]
+    index = kept.get((width, o, r))
+    if index is None:
+        side = 2 * r + 1
+        offsets = _WINDOW_OFFSETS.get((width, side))
+        if offsets is None:
+            offsets = _WINDOW_OFFSETS[width, side] = np.arange(side)[:, None] * width + np.arange(side)
+        starts = np.array([(a + o) * width + b + o for a, b in cells], dtype=np.int64)
+        index = kept[width, o, r] = starts[:, None, None] + offsets
+    return pad.reshape(-1)[index]
 
 
 def rt_view_rows(v, centers, r: int):
     """rt_view(v, c, r) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
-    return _stacked_windows(v, centers, r, rt_view, _tiles_pad, "_pad_r")
+    centres = _centres(v, centers)
+    if centres[1] is None:
+        return np.stack([rt_view(v, c, r) for c in centers])
+    return _window_rows(_tiles_pad(v, r), centres, v._pad_r - r, r)
+
+
+# Up to this many (window cell, agent) pairs, `rt_agents_view_of_rows` adds the values one by one
+# in Python; above it, with one np.add.at (the same additions, in the same order).
+FEW_PAIRS = 16
+
+
+def _window_pairs(v, centres, r: int):
+    """(slots, agents, slot array, agent array): for every agent j that stands in the window
+    around centre i (centres i in order, and for each the agents j in order), the window cell
+    as a flat index i * S * S + k into the (n, S, S) windows, and j; as lists and as int64
+    arrays. Kept with `centres` while v.pos is the same object: every window over the agents
+    is then one bincount, or a few additions."""
+    _, cells, kept, _ = centres
+    pairs = kept.get(("pairs", r))
+    if pairs is not None and pairs[0] is v.pos:
+        return pairs[1:]
+    side = 2 * r + 1
+    slots, agents = [], []
+    positions = v.pos.tolist()
+    for i, (a, b) in enumerate(cells):
+        for j, (pr, pc) in enumerate(positions):
+            dr, dc = pr - a + r, pc - b + r
+            if 0 <= dr < side and 0 <= dc < side:
+                slots.append((i * side + dr) * side + dc)
+                agents.append(j)
+    pairs = kept["pairs", r] = (v.pos, slots, agents, np.array(slots, dtype=np.int64), np.array(agents, dtype=np.int64))
+    return pairs[1:]
 
 
 def rt_agents_view_rows(v, centers, r: int):
     """rt_agents_view_v(v, c, r) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
-    return _stacked_windows(v, centers, r, rt_agents_view_v, _agents_pad, "_agents_r")
+    centres = _centres(v, centers)
+    if centres[1] is None:
+        return np.stack([rt_agents_view_v(v, c, r) for c in centers])
+    slots = _window_pairs(v, centres, r)[2]
+    side = 2 * r + 1
+    n = len(centres[1])
+    return np.bincount(slots, minlength=n * side * side).astype(np.int64, copy=False).reshape(n, side, side)
 
 
 def _values_pad(v, r: int, x):
@@ -471,15 +529,38 @@ def _values_kept(v, r: int, x):
 
 def rt_agents_view_of_rows(v, centers, r: int, x):
     """rt_agents_view_of(v, c, r, x) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
-    cells = _grid_cells(v, centers)
-    if cells is None:
+    centres = _centres(v, centers)
+    if centres[1] is None:
         return np.stack([rt_agents_view_of(v, c, r, x) for c in centers])
-    return _window_rows(_values_pad(v, r, x), cells, 0, r)
+    x = np.asarray(x)
+    if len(x) != len(v.pos):
+        raise ValueError(f"agents_view_of takes one value per agent ({len(v.pos)}), got {len(x)}")
+    slots, agents, slot_array, agent_array = _window_pairs(v, centres, r)
+    side = 2 * r + 1
+    n = len(centres[1])
+    out = np.zeros(n * side * side, dtype=np.float64 if x.dtype.kind == "f" else np.int64)
+    if len(slots) <= FEW_PAIRS:  # in agent order, as rt_agents_view_of adds them
+        values = x.tolist()
+        for slot, j in zip(slots, agents, strict=True):
+            out[slot] += values[j]
+    else:
+        np.add.at(out, slot_array, x[agent_array].astype(out.dtype, copy=False))
+    return out.reshape(n, side, side)
 
 
 def rt_manhattan(a, b):
     out = np.abs(np.asarray(a) - np.asarray(b)).sum(axis=-1)
     return out if out.shape else int(out)
+
+
+def rt_manhattan_rows(a, b):
+    """manhattan(a[i], b[i]) of (n, 2) integer cells: (n,) int64. For a few rows in Python, else
+    the columns added (a numpy sum over a last axis of two costs several times more)."""
+    if len(a) <= FEW_VALUES:
+        return np.array([abs(r - s) + abs(c - d) for (r, c), (s, d) in zip(a.tolist(), b.tolist(), strict=True)],
+                        dtype=np.int64)
+    d = np.abs(np.subtract(a, b))
+    return d[:, 0] + d[:, 1]
 
 
 def rt_int(x):
@@ -510,24 +591,37 @@ def resolve_moves_small(pos, delta, can_move, passable, collision, kinds=None):
     D = delta.tolist() if isinstance(delta, np.ndarray) else delta
     h, w = passable.shape
     n = len(P)
-    target = [(P[i][0] + D[i][0], P[i][1] + D[i][1]) for i in range(n)]
-    attempt = [bool(can_move[i]) and (D[i][0] != 0 or D[i][1] != 0) and 0 <= target[i][0] < h
-               and 0 <= target[i][1] < w for i in range(n)]
-    for i in range(n):
-        if attempt[i]:
-            at = passable[target[i][0], target[i][1]]
-            attempt[i] = bool(at if kinds is None else kinds[at])
+    target = []
+    attempt = []
+    for (r, c), (dr, dc), can in zip(P, D, can_move, strict=True):
+        tr, tc = r + dr, c + dc
+        target.append((tr, tc))
+        ok = bool(can) and (dr != 0 or dc != 0) and 0 <= tr < h and 0 <= tc < w
+        if ok:
+            at = passable[tr, tc]
+            ok = bool(at if kinds is None else kinds[at])
+        attempt.append(ok)
     conflict = [False] * n
-    while collision == "block":
+    standing: dict = {}  # cell -> the agents that start the step on it (for swaps)
+    if collision == "block" and True in attempt:  # (nobody moving: nothing to cancel)
+        for j, cell in enumerate(P):
+            standing.setdefault(cell, []).append(j)
+    while collision == "block" and True in attempt:
         final = [target[i] if attempt[i] else P[i] for i in range(n)]
-        cancel = [attempt[i] and any(j != i and (final[j] == final[i] or attempt[j] and target[i] == P[j]
-                                                 and target[j] == P[i]) for j in range(n))
-                  for i in range(n)]
+        ending: dict = {}  # cell -> how many agents end the step on it (vertex conflicts)
+        for cell in final:
+            ending[cell] = ending.get(cell, 0) + 1
+        cancel = [attempt[i] and (ending[final[i]] > 1 or any(
+            j != i and attempt[j] and target[j] == P[i] for j in standing.get(target[i], ())))
+            for i in range(n)]
         if not any(cancel):
             break
         attempt = [a and not c for a, c in zip(attempt, cancel, strict=True)]
         conflict = [a or c for a, c in zip(conflict, cancel, strict=True)]
-    new_pos = np.array([target[i] if attempt[i] else P[i] for i in range(n)], dtype=np.int64).reshape(n, 2)
+    new_pos = np.array(pos, dtype=np.int64).reshape(n, 2)  # a copy; the moves that stand, written in
+    for i in range(n):
+        if attempt[i]:
+            new_pos[i] = target[i]
     return new_pos, np.array(attempt, dtype=bool), np.array(conflict, dtype=bool)
 
 

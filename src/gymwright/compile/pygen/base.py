@@ -38,6 +38,17 @@ def all_trees(cs: CheckedSpec) -> list[ast.AST]:
     return [c.tree for c in found if c is not None]
 
 
+def draws_after_reset(cs: CheckedSpec) -> bool:
+    """Whether the env may draw random numbers after `reset` (a random call in any expression
+    but the variables' start values, the baselines' included, or a mechanics module): only then
+    does `step` keep its draws' step counter (`v._rng.step`) up to date."""
+    inits = {id(var.init.tree) for var in cs.state + cs.agent_state if var.init is not None}
+    trees = [t for t in all_trees(cs) if id(t) not in inits]
+    trees += [c.tree for b in cs.baselines for rules in b.rules.values() for rule in rules
+              for c in ([rule.when] if rule.when is not None else []) + [x for _, x in rule.args]]
+    return cs.grid is not None or cs.vocab is not None or any(hasattr(n, "gw_site") for t in trees for n in ast.walk(t))
+
+
 IMPLICIT = {"tiles", "pos"}  # read by grid functions (tile, view, agents_view) without being named
 
 

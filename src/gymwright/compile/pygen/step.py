@@ -12,6 +12,7 @@ from gymwright.compile.pygen.base import (
     IMPLICIT,
     PyGenBase,
     as_bool,
+    draws_after_reset,
     is_true,
     unconditional,
     uses_me_or_random,
@@ -29,7 +30,8 @@ class StepGen(PyGenBase):
             with w.block("if not self.agents:"):
                 w("raise RuntimeError('the episode is over (no live agents); call reset() first')")
             w("p, v = self.p, self.v")
-            w("v._rng.step = v.t + 1")
+            if draws_after_reset(cs):
+                w("v._rng.step = v.t + 1")
             self.decode()
             if cs.grid:
                 self.grid_step()
