@@ -611,7 +611,7 @@ def subset_note(mode: str, n: int, total: int, library: int, off: int, scenarios
     only those ran."""
     if n == total:
         return ""
-    which = "the spec-mode subset" if mode == "spec" else f"the first {n}"
+    which = "the spec-mode subset" if mode in NEW_DESIGN_MODES else f"the first {n}"
     if scenarios is not None:
         which = "the tasks with scenarios" if n == scenarios else f"{which} of the tasks with scenarios"
     return f"{which}: {n} of {total} tasks ({library} library, {off} off-library)"
