@@ -26,28 +26,20 @@ ARG, OFFER_B, LIKES, GAP = "share_b", "offer_b", "likes_a", "taste_gap"
 NAMES = (ARG, OFFER_B, LIKES, GAP)
 
 
-def _rules(step: list[dict[str, Any]], path: str = "step") -> list[tuple[str, dict[str, Any]]]:
-    """Every rule of the step list with its spec path (the rules of `first:` groups too)."""
-    out = []
-    for i, entry in enumerate(step):
-        if "first" in entry:
-            out += _rules(entry["first"], f"{path}[{i}].first")
-        else:
-            out.append((f"{path}[{i}]", entry))
-    return out
-
-
-def _reads(expr: Any, name: str) -> bool:
-    return bool(re.search(rf"\b{re.escape(name)}\b", str(expr)))
-
-
-def _table_rule(data: dict[str, Any], arg: str) -> tuple[str, str, str] | None:
-    """(rule path, state variable, its expression): the step rule that puts the split on the table."""
-    for path, rule in _rules(data.get("step", [])):
-        for var, expr in rule.get("set", {}).items():
-            if var in data.get("state", {}) and _reads(expr, arg):
-                return path, var, str(expr)
+def _table_rule(cs: CheckedSpec, arg: str) -> tuple[str, str, str] | None:
+    """(rule path, state variable, its expression): the step rule that puts the split on the table
+    (sets a global state variable from the split's argument)."""
+    for rule in cs.rules:
+        for var, expr in rule.sets:
+            if not rule.per_agent and arg in expr.names:
+                return rule.path, var, expr.source
     return None
+
+
+def _readers(cs: CheckedSpec, role_name: str, offer: str) -> tuple[list[str], list[str]]:
+    """The names of the role's reward terms and of the metrics that read the offer, in spec order."""
+    terms = [t.name for t in role(cs, role_name).terms if offer in t.expr.names]
+    return terms, [m.name for m in cs.metrics if offer in m.expr.names]
 
 
 def _substitute(expr: str, name: str, by: str) -> str:
@@ -73,10 +65,10 @@ def refuse(data: dict[str, Any], cs: CheckedSpec) -> str | None:
     arg = args[0]
     if role(cs, r).count != 2:
         return f"its bargaining role `{r}` has {role(cs, r).count} agents: the tastes are written for two"
-    table = _table_rule(data, arg)
+    table = _table_rule(cs, arg)
     if table is None:
         return f"no step rule puts the share `{arg}` on the table (sets a state variable from it)"
-    if not any(_reads(t["expr"], table[1]) for t in data.get("rewards", {}).get(r, [])):
+    if not _readers(cs, r, table[1])[0]:
         return f"no reward term of `{r}` reads the offer on the table (`{table[1]}`)"
     return already_declared(data, cs, NAMES, "the flavours were added")
 
@@ -85,7 +77,10 @@ def build(draft: Draft, cs: CheckedSpec, params: dict[str, Any]) -> None:
     split = split_choice(draft.data)
     assert split is not None
     r, ci, (arg,) = split
-    path, offer, expr = _table_rule(draft.data, arg) or ("", "", "")
+    table = _table_rule(cs, arg)
+    assert table is not None
+    path, offer, expr = table
+    terms, metrics = _readers(cs, r, offer)
     value = f"({LIKES}[me] * {offer} + (1 - {LIKES}[me]) * {OFFER_B})"
     draft.add("params", GAP, {
         "default": 0.5, "min": 0.0, "max": 1.0,
@@ -99,11 +94,12 @@ def build(draft: Draft, cs: CheckedSpec, params: dict[str, Any]) -> None:
     draft.set(f"actions.{r}[{ci}].args.{ARG}", draft.data["actions"][r][ci]["args"][arg])
     draft.set(f"{path}.set.{OFFER_B}", _substitute(expr, arg, ARG))
     for i, term in enumerate(draft.data["rewards"][r]):
-        if _reads(term["expr"], offer):
-            draft.set(f"rewards.{r}[{i}].expr", _substitute(term["expr"], offer, value))
-    for name, metric in list(draft.data.get("metrics", {}).items()):
-        if _reads(metric["expr"], offer) and f"{name}_b" not in draft.data["metrics"]:
-            draft.add("metrics", f"{name}_b", {**metric, "expr": _substitute(metric["expr"], offer, OFFER_B),
+        if term["name"] in terms:
+            draft.set(f"rewards.{r}[{i}].expr", _substitute(str(term["expr"]), offer, value))
+    for name in metrics:
+        metric = draft.data["metrics"][name]
+        if f"{name}_b" not in draft.data["metrics"]:  # a metric the spec already has for flavour B stays
+            draft.add("metrics", f"{name}_b", {**metric, "expr": _substitute(str(metric["expr"]), offer, OFFER_B),
                                                "doc": f"{metric.get('doc') or name}, of flavour B"})
     draft.append("observe", r, {"expr": OFFER_B})
     draft.append("observe", r, {"name": LIKES, "expr": f"{LIKES}[me]", "low": 0.0, "high": 1.0,
