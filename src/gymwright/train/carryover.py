@@ -26,6 +26,7 @@ The result is written as a checkpoint of the child spec, for `TrainConfig.init_f
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,29 +99,29 @@ def input_names(role: CRole) -> list[str]:
 
 def action_names(role: CRole) -> list[str]:
     """One name per flat action: the choice, with its argument values."""
-    out = []
-    for c in role.choices:
-        for combo in c.combos():
-            args = ", ".join(f"{k}={v!r}" for k, v in combo.items())
-            out.append(f"{c.name}({args})" if combo else c.name)
-    return out
+    return [_action_name(c.name, combo) for c in role.choices for combo in c.combos()]
+
+
+def _action_name(choice: str, combo: dict[str, Any]) -> str:
+    """`choice(arg=value, ...)`, or the choice alone when it takes no arguments."""
+    args = ", ".join(f"{k}={v!r}" for k, v in combo.items())
+    return f"{choice}({args})" if combo else choice
 
 
 def _extensions(old: CRole, new: CRole, taken: set[int]) -> list[tuple[int, int, float]]:
     """(new index, old index, logit offset) of each new action (not in `taken`) whose choice gained
     arguments: it extends the parent's action with the same values of the parent's arguments."""
-    old_names = action_names(old)
-    at = {name: i for i, name in enumerate(old_names)}
+    at = {name: i for i, name in enumerate(action_names(old))}
     parents: dict[int, int] = {}
     for c in new.choices:
         before = next((o for o in old.choices if o.name == c.name), None)
         if before is None or not before.args or not {a.name for a in before.args} < {a.name for a in c.args}:
             continue
         for j, combo in enumerate(c.combos()):
-            args = ", ".join(f"{a.name}={combo[a.name]!r}" for a in before.args if a.name in combo)
-            if c.offset + j not in taken and f"{c.name}({args})" in at:
-                parents[c.offset + j] = at[f"{c.name}({args})"]
-    shares = {i: list(parents.values()).count(i) for i in set(parents.values())}
+            name = _action_name(c.name, {a.name: combo[a.name] for a in before.args})
+            if c.offset + j not in taken and name in at:
+                parents[c.offset + j] = at[name]
+    shares = Counter(parents.values())
     return [(j, i, -math.log(shares[i])) for j, i in parents.items()]
 
 
