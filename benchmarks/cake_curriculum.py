@@ -91,6 +91,9 @@ def theory(spec: Any, params: dict[str, Any]) -> Equilibrium:
 
 
 def judge(spec: Any, params: dict[str, Any], checkpoint: str, seed: int) -> dict[str, float]:
+    """The checkpoint's greedy play of the cake version `spec` at `params` (2,000 episodes) against
+    the version's equilibrium: the first offer, deals, outside options taken, each agent's value
+    and the distance (`benchmarks/carryover.py` judges its policies with it too)."""
     import numpy as np
 
     from gymwright.train import load_policy, play_episodes
@@ -100,12 +103,11 @@ def judge(spec: Any, params: dict[str, Any], checkpoint: str, seed: int) -> dict
     m = ev.episode_metrics
     first, second = ev.episode_returns[:, 0], ev.episode_returns[:, 1]
 
-    def mean(name: str) -> float:
-        return float(np.mean(m[name])) if name in m else float("nan")
-
-    return {"first_share": mean("first_share"), "first_share_b": mean("first_share_b"), "deal": mean("agreed"),
-            "outside_taken": mean("outside_taken"), "first_value": float(first.mean()),
-            "second_value": float(second.mean()), "joint_value": float(first.mean() + second.mean()),
+    shown = {"first_share": "first_share", "first_share_b": "first_share_b", "deal": "agreed",
+             "outside_taken": "outside_taken"}  # the version's metrics that it has
+    return {**{k: float(np.mean(m[name])) for k, name in shown.items() if name in m},
+            "first_value": float(first.mean()), "second_value": float(second.mean()),
+            "joint_value": float(first.mean() + second.mean()),
             "distance": float(abs(first.mean() - float(eq.first)) + abs(second.mean() - float(eq.second)))}
 
 
@@ -153,8 +155,11 @@ def table(per_seed: list[dict[str, Any]]) -> str:
 
 
 def _value(row: dict[str, float], key: str) -> float:
-    """A row's figure (`joint_value`, the sum of both agents' values, for rows written before it was kept)."""
-    return row[key] if key in row else row["first_value"] + row["second_value"]
+    """A row's figure (`joint_value`, the sum of both agents' values, for rows written before it was
+    kept; nan for a metric the version does not have)."""
+    if key == "joint_value" and key not in row:
+        return row["first_value"] + row["second_value"]
+    return row.get(key, float("nan"))
 
 
 def main(argv: list[str] | None = None) -> int:

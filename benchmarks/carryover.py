@@ -33,11 +33,11 @@ from typing import Any
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from bargaining_theory import spe  # noqa: E402
+from cake_curriculum import judge  # noqa: E402  (greedy play against the equilibrium)
 from engineer import mean_ci  # noqa: E402  (the 95% t-interval over seeds)
 
 PARAMS = {"discount": 0.5, "max_rounds": 10, "offer_levels": 11}
 OUTSIDE = 0.4  # the default outside value (`--outside`)
-EPISODES = 2000
 
 
 def edited_spec() -> dict[str, Any]:
@@ -46,26 +46,10 @@ def edited_spec() -> dict[str, Any]:
     return apply_variant("cake_negotiation", "outside_option", PARAMS).spec
 
 
-def judge(spec: Any, policy: Any, seed: int, outside: float) -> dict[str, float]:
-    import numpy as np
-
-    from gymwright.train import play_episodes
-
-    ev = play_episodes(spec, {**PARAMS, "outside_value": outside}, policy, episodes=EPISODES, seed=10**6 + seed,
-                       deterministic=True)
-    eq = spe(PARAMS["discount"], PARAMS["max_rounds"], PARAMS["offer_levels"], outside=outside)
-    first, second = ev.episode_returns[:, 0], ev.episode_returns[:, 1]
-    return {"deal": float(np.mean(ev.episode_metrics["agreed"])),
-            "outside_taken": float(np.mean(ev.episode_metrics["outside_taken"])),
-            "first_share": float(np.mean(ev.episode_metrics["first_share"])),
-            "first_value": float(first.mean()), "second_value": float(second.mean()),
-            "distance": float(abs(first.mean() - float(eq.first)) + abs(second.mean() - float(eq.second)))}
-
-
 def one_seed(seed: int, steps: int, out: Path, outside: float) -> dict[str, dict[str, float]]:
     import torch
 
-    from gymwright.train import TrainConfig, load_policy, train
+    from gymwright.train import TrainConfig, train
     from gymwright.train.carryover import carry_over
 
     torch.set_num_threads(1)
@@ -81,8 +65,8 @@ def one_seed(seed: int, steps: int, out: Path, outside: float) -> dict[str, dict
     for name, (n, init) in runs.items():
         res = train(TrainConfig(spec=child, params=child_params, total_steps=n, init_from=init,
                                 out=out / f"{name.replace(' ', '')}-{seed}", **base))
-        rows[name] = judge(child, load_policy(res.checkpoint), seed, outside)
-    rows["parent (not trained on the edit)"] = judge(child, load_policy(carried.checkpoint), seed, outside)
+        rows[name] = judge(child, child_params, res.checkpoint, seed)
+    rows["parent (not trained on the edit)"] = judge(child, child_params, carried.checkpoint, seed)
     print(f"seed {seed}: {time.perf_counter() - start:.0f} s " + json.dumps(rows), file=sys.stderr, flush=True)
     return rows
 
