@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from library_sample import every_spec
 
 from gymwright.compile import compile_spec
 from gymwright.compile.batch import compile_batch
@@ -84,7 +85,7 @@ def test_backends_agree_on_library_specs(name: str) -> None:
     compare(name, {}, size=6, seed=11, steps=60, policy_seed=0)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", every_spec(NAMES))
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**40), policy_seed=st.integers(0, 1000), draw=st.integers(0, 10**6))
 def test_backends_agree_under_random_params(name: str, seed: int, policy_seed: int, draw: int) -> None:

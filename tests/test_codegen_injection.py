@@ -19,12 +19,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from library_sample import every_spec
 
 from gymwright.compile.batch_backend import generate_batch
 from gymwright.compile.python_backend import generate
 from gymwright.errors import SpecError
 from gymwright.spec.checker import check_spec
-from gymwright.spec.loader import library_names, load_spec, read_data
+from gymwright.spec.loader import load_spec, read_data
 
 SEPARATORS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
 MARK = "gwpayload"
@@ -92,7 +93,7 @@ def payload_names(source: str) -> set[str]:
 
 
 @pytest.mark.parametrize("make", PAYLOADS, ids=lambda f: f.__name__)
-@pytest.mark.parametrize("name", library_names())
+@pytest.mark.parametrize("name", every_spec())
 def test_no_free_text_of_a_library_spec_becomes_code(name: str, make: Any) -> None:
     data, _ = read_data(name)
     fields = leaves(data)

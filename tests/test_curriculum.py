@@ -20,6 +20,7 @@ from gymwright.train.checkpoint import CheckpointError, load
 MAPF = {"size": 3, "n_agents": 2, "max_steps": 12}
 
 
+@pytest.mark.slow
 def test_a_warm_start_carries_the_policy_over_to_other_params(tmp_path: Path) -> None:
     first = train(TrainConfig(spec="mapf_frozenlake", params=MAPF, total_steps=4096, num_envs=32, out=tmp_path / "a"))
     frozen = train(TrainConfig(spec="mapf_frozenlake", params={**MAPF, "max_steps": 20}, total_steps=1024,

@@ -120,6 +120,7 @@ def test_cli_evolve_trains_a_mixture(tmp_path: Path) -> None:
     assert bad.exit_code != 0 and "NAME=V1,V2" in bad.output
 
 
+@pytest.mark.slow
 def test_a_policy_of_one_shared_role_acts_for_more_agents(tmp_path: Path) -> None:
     from gymwright.train import TrainConfig, load_policy, play_episodes, train
 

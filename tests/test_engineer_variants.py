@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gymwright.engineer import Evidence, HeuristicEngineer, Knob, knobs_of
 from gymwright.engineer.evidence import StageEvidence
 from gymwright.engineer.mixture import Bucket, Mixture
@@ -78,6 +80,7 @@ def test_one_config_proposal_carries_the_edit_too() -> None:
     assert HeuristicEngineer().propose(Evidence(CAKE, {}, "agreed", 1.0, BAND, knobs=flat_knobs())).edit is None
 
 
+@pytest.mark.slow
 def test_the_next_stuck_stage_takes_the_next_variant(tmp_path: Path) -> None:
     """On the cake with its outside option, still stuck: two flavours, the seed's next harder version (and
     the library's next variant that applies)."""

@@ -138,6 +138,7 @@ def test_end_to_end_a_hackable_shaping_term_and_dead_actions_are_caught(hackable
     assert '"spin"' in lines[0] and "spin_bonus" in lines[0]
 
 
+@pytest.mark.slow
 def test_end_to_end_without_the_bonus_the_task_is_learned_and_not_flagged(hackable: Path, tmp_path: Path) -> None:
     spec = yaml.safe_load(HACKABLE)
     spec["params"]["bonus"]["default"] = 0.0

@@ -86,6 +86,7 @@ def test_torchrl_recipe_keeps_to_legal_actions(tmp_path, monkeypatch):
     assert mask.gather(-1, action.unsqueeze(-1)).all()  # none was taken
 
 
+@pytest.mark.slow
 def test_torchrl_fails_on_the_agent_without_a_legal_action_as_the_page_says():
     pytest.importorskip("torchrl")
     from torchrl.envs.libs.pettingzoo import PettingZooWrapper

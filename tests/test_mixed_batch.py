@@ -119,6 +119,7 @@ def test_env_state_round_trip_of_a_mixed_batch() -> None:
         assert np.array_equal(ia.get("done_idx", []), ib.get("done_idx", []))
 
 
+@pytest.mark.slow
 def test_train_on_a_size_mixture_then_play_another_size(tmp_path: Path) -> None:
     result = train(mixed_cfg(tmp_path))
     assert result.updates == 3

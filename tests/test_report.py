@@ -138,6 +138,7 @@ def assert_renders(binary: str, page: Path, tmp: Path, min_images: int) -> str:
     return dom
 
 
+@pytest.mark.slow
 def test_the_harness_sees_console_errors_and_broken_images(chromium: str, tmp_path: Path) -> None:
     """The checks below could pass vacuously; they do not on a page that is broken."""
     from gymwright.report.page import SCRIPT

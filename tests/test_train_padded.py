@@ -18,6 +18,7 @@ TWO = {"size": 3, "n_agents": 2, "max_steps": 12}
 THREE = {"size": 4, "n_agents": 3, "max_steps": 12}
 
 
+@pytest.mark.slow
 def test_each_copy_replays_its_own_env_and_the_padding_never_acts() -> None:
     params = [TWO, THREE, TWO, THREE]
     padded = make_env("mapf_frozenlake", params, 4)
