@@ -362,6 +362,31 @@ def tie_break_spec() -> dict[str, Any]:
     return data
 
 
+def memory_spec() -> dict[str, Any]:
+    """The frozen spec plus a memory of one number: how many steps in a row the walker has not moved
+    (capped at 4), so a memoryless policy can learn "go after waiting long enough" (a deadlock breaker)."""
+    from gymwright.spec.loader import read_data
+
+    data, _ = read_data(SPEC)
+    data["agent_state"]["still"] = {"type": "int", "init": 0, "min": 0, "max": 4,
+                                    "doc": "steps in a row it has not moved (capped at 4)"}
+    data["step"].append({"set": {"still": "0 if moved[me] else min(still[me] + 1, 4)"}})
+    data["observe"]["walker"].append({"name": "still_steps", "doc": "steps in a row I have not moved, over 4",
+                                      "expr": "still[me] / 4"})
+    return data
+
+
+def team_spec(weight: float = 2.0) -> dict[str, Any]:
+    """The frozen spec with the team reward (everybody home) weighted `weight` instead of 0.5."""
+    from gymwright.spec.loader import read_data
+
+    data, _ = read_data(SPEC)
+    for term in data["rewards"]["walker"]:
+        if term["name"] == "team":
+            term["weight"] = weight
+    return data
+
+
 def _judged(spec: Any, policy: Any, cfg: dict[str, Any], **change: Any) -> dict[str, float]:
     from gymwright.engineer import measure_validation
 
@@ -385,6 +410,10 @@ def bound_one(name: str, seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
         "oracle: trained on the judged cells": (SPEC, judged, cfg["steps"], {}),
         "tie-break input (yield_to_near)": (tie_break_spec(), dict(exp.start), cfg["steps"], {}),
         "agent index (asymmetric conventions)": (SPEC, dict(exp.start), cfg["steps"], {"agent_index": True}),
+        "centralized critic (mappo)": (SPEC, dict(exp.start), cfg["steps"], {"algo": "mappo"}),
+        "memory input (steps not moved)": (memory_spec(), dict(exp.start), cfg["steps"], {}),
+        "team reward 2.0 (from 0.5)": (team_spec(2.0), dict(exp.start), cfg["steps"], {}),
+        "oracle with the memory input": (memory_spec(), judged, cfg["steps"], {}),
     }[name]
     start = time.perf_counter()
     res = train(TrainConfig(spec=spec, params=params, total_steps=steps, num_envs=NUM_ENVS, seed=seed,
@@ -400,23 +429,38 @@ def bound_one(name: str, seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 BOUND_VARIANTS = ("fixed", "fixed, 4x the steps", "oracle: trained on the judged cells",
-                  "tie-break input (yield_to_near)", "agent index (asymmetric conventions)")
+                  "tie-break input (yield_to_near)", "agent index (asymmetric conventions)",
+                  "centralized critic (mappo)", "memory input (steps not moved)", "team reward 2.0 (from 0.5)",
+                  "oracle with the memory input")
 
 
-def bounds(cfg: dict[str, Any], seeds: int, jobs: int) -> dict[str, Any]:
+def pick_variants(text: str | None) -> tuple[str, ...]:
+    """The variants `--variants` names (each matched by a prefix or a word in parentheses), `fixed` first."""
+    if not text:
+        return BOUND_VARIANTS
+    picked = ["fixed"]
+    for want in (w.strip().lower() for w in text.split(",") if w.strip()):
+        hits = [v for v in BOUND_VARIANTS if v.lower() == want or v.lower().startswith(want) or f"({want})" in v]
+        if not hits:
+            raise SystemExit(f"--variants: no variant {want!r}; the variants: {', '.join(BOUND_VARIANTS)}")
+        picked += [h for h in hits[:1] if h not in picked]
+    return tuple(picked)
+
+
+def bounds(cfg: dict[str, Any], seeds: int, jobs: int, variants: tuple[str, ...] = BOUND_VARIANTS) -> dict[str, Any]:
     """What bounds any curriculum over these levers (in_distribution): the fixed learner trained
     4x longer, trained on the judged cells themselves (an oracle curriculum), with a tie-break
     input or the agent index, and the fixed policy judged with 1 and 2 walkers."""
     prepare_pools(["in_distribution"], jobs)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(bound_one, v, s, cfg) for s in range(seeds) for v in BOUND_VARIANTS]
+        futures = [pool.submit(bound_one, v, s, cfg) for s in range(seeds) for v in variants]
         rows = []
         for f in futures:
             rows.append(f.result())
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     fixed = {r["seed"]: r["valid"] for r in rows if r["variant"] == "fixed"}
-    summary = {}
-    for v in BOUND_VARIANTS:
+    summary: dict[str, Any] = {}
+    for v in variants:
         mine = [r for r in rows if r["variant"] == v]
         summary[v] = {"valid": mean_ci([r["valid"] for r in mine]), "optimal": mean_ci([r["optimal"] for r in mine]),
                       "minus_fixed": mean_ci([r["valid"] - fixed[r["seed"]] for r in mine])}
@@ -443,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tune", action="store_true", help="only the base learner's tuning (the fixed baseline)")
     ap.add_argument("--bounds", action="store_true", help="only what bounds any curriculum (longer training, an oracle, "
                     "a tie-break input, the agent index, fewer walkers)")
+    ap.add_argument("--variants", help="with --bounds: a comma-separated subset of the variants (by their first "
+                    "words: fixed, oracle, mappo ...); `fixed` is always run, every difference is paired with it")
     ap.add_argument("--out", type=Path, default=Path("runs/engineer-benchmark"))
     ap.add_argument("--json", type=Path, help="write every figure here (e.g. benchmarks/results/engineer_latest.json)")
     args = ap.parse_args(argv)
@@ -463,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
             args.json.write_text(json.dumps(result, indent=1))
         return 0
     if args.bounds:
-        result = {"bounds": bounds(cfg, args.seeds, args.jobs), "command": " ".join(["python", *sys.argv])}
+        result = {"bounds": bounds(cfg, args.seeds, args.jobs, pick_variants(args.variants)), "command": " ".join(["python", *sys.argv])}
         print(json.dumps(result["bounds"]["summary"], indent=1))
         if args.json:
             args.json.write_text(json.dumps(result, indent=1, default=float))

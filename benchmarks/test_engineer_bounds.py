@@ -1,0 +1,58 @@
+"""`engineer.py --bounds`: the learner variants change what benchmarks/README.md says they change.
+
+Run with `pytest benchmarks/test_engineer_bounds.py` (not part of the main suite).
+"""
+
+from __future__ import annotations
+
+import engineer
+import numpy as np
+import pytest
+
+from gymwright.compile import compile_spec
+from gymwright.spec.loader import read_data
+
+MOVES = {0: (0, -1), 1: (1, 0), 2: (0, 1), 3: (-1, 0)}  # left, down, right, up, as the spec lists them
+WAIT = 4
+
+
+def _free_move(pos: np.ndarray, other: np.ndarray, size: int) -> int:
+    for action, (dr, dc) in MOVES.items():
+        r, c = int(pos[0]) + dr, int(pos[1]) + dc
+        if 0 <= r < size and 0 <= c < size and (r, c) != tuple(int(x) for x in other):
+            return action
+    raise AssertionError("no free move")
+
+
+def test_the_memory_input_counts_the_steps_a_walker_has_not_moved_capped_at_4() -> None:
+    env = compile_spec(engineer.memory_spec(), {"hole_density": 0.0, "n_agents": 2, "size": 4}).parallel_env()
+    obs, _ = env.reset(seed=3)
+    assert obs["walker_0"][-1] == 0.0 and obs["walker_1"][-1] == 0.0
+    for _ in range(2):
+        obs, *_ = env.step({"walker_0": WAIT, "walker_1": WAIT})
+    assert obs["walker_0"][-1] == 0.5 and obs["walker_1"][-1] == 0.5
+    move = _free_move(env.v.pos[0], env.v.pos[1], 4)
+    before = env.v.pos[0].copy()
+    obs, *_ = env.step({"walker_0": move, "walker_1": WAIT})
+    assert not np.array_equal(env.v.pos[0], before)
+    assert obs["walker_0"][-1] == 0.0 and obs["walker_1"][-1] == 0.75
+    for _ in range(3):
+        obs, *_ = env.step({"walker_0": WAIT, "walker_1": WAIT})
+    assert obs["walker_0"][-1] == 0.75 and obs["walker_1"][-1] == 1.0  # capped at 4 steps
+
+
+def test_the_team_variant_weights_everybody_home_2_instead_of_0_5() -> None:
+    def team(data: dict) -> float:
+        return next(t["weight"] for t in data["rewards"]["walker"] if t["name"] == "team")
+
+    assert team(read_data(engineer.SPEC)[0]) == 0.5
+    assert team(engineer.team_spec(2.0)) == 2.0
+
+
+def test_variants_are_picked_by_a_word_and_fixed_always_comes_first() -> None:
+    assert engineer.pick_variants("mappo,memory") == ("fixed", "centralized critic (mappo)",
+                                                      "memory input (steps not moved)")
+    assert engineer.pick_variants("oracle with") == ("fixed", "oracle with the memory input")
+    assert engineer.pick_variants(None) == engineer.BOUND_VARIANTS
+    with pytest.raises(SystemExit, match="no variant 'lstm'.*the variants: fixed"):
+        engineer.pick_variants("lstm")
