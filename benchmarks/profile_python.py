@@ -2,6 +2,8 @@
 
     python benchmarks/profile_python.py cake mapf --steps 20000 --top 20
     python benchmarks/profile_python.py mapf --statements step _observe_all__walker
+    python benchmarks/profile_python.py cake mapf public_goods --save /tmp/before  # modules of today
+    python benchmarks/profile_python.py cake mapf public_goods --against /tmp/before  # after a change
 
 Prints, per game and backend, the wall time of the profiled loop and the top functions by own
 time (tottime), then by cumulative time. The loop is throughput.py's: random legal actions
@@ -13,6 +15,11 @@ clock, in the same loop: microseconds per call of the method, the clock's own co
 first) taken off, largest first. cProfile charges a call overhead to every small function, which
 misleads on code made of many cheap numpy calls; this does not add one. (A timed method called
 by another timed one adds its own clock readings to the caller's statement: time them apart.)
+
+`--save DIR` writes each game's generated module to DIR/<game>.py; `--against DIR` is then the
+A/B of a change: the hand-written env, the saved module and the module generated now, in one
+process, `--rounds` interleaved rounds of `--round-steps` env steps each, this thread's CPU time,
+the minimum per step of each (on a shared machine the minimum is the steadiest figure).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import argparse
 import ast
 import cProfile
 import io
+import math
 import pstats
 import sys
 import time
@@ -31,7 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from throughput import GAMES, Game, ParallelRunner  # noqa: E402
 
+from gymwright.atomic import write_atomic  # noqa: E402
 from gymwright.compile import compile_spec  # noqa: E402
+from gymwright.compile.build import load_module  # noqa: E402
 
 
 def profile(runner: ParallelRunner, steps: int, top: int) -> str:
@@ -107,6 +117,35 @@ def statements(game: Game, methods: list[str], steps: int, top: int) -> str:
     return out.getvalue()
 
 
+def save_sources(games: list[Game], folder: Path) -> list[Path]:
+    """Write each game's generated module to folder/<game>.py (for a later `against`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return [write_atomic(folder / f"{g.key}.py", compile_spec(g.spec, g.params).source) for g in games]
+
+
+def against(game: Game, saved_source: str, rounds: int, steps: int) -> dict[str, float]:
+    """CPU microseconds per env step of the hand-written env, of the saved module and of the
+    module generated now: the minimum over `rounds` interleaved rounds of `steps` steps each."""
+    saved = load_module(saved_source, f"{game.key}_saved").parallel_env(**game.params)
+    runners = {"hand": ParallelRunner(game.hand()), "saved": ParallelRunner(saved),
+               "now": ParallelRunner(compile_spec(game.spec, game.params).parallel_env())}
+    for runner in runners.values():
+        runner.run(max(1, steps // 2))  # warm-up
+    best = dict.fromkeys(runners, math.inf)
+    for _ in range(rounds):
+        for name, runner in runners.items():
+            start = time.thread_time()
+            runner.run(steps)
+            best[name] = min(best[name], (time.thread_time() - start) / steps * 1e6)
+    return best
+
+
+def against_line(game: Game, us: dict[str, float]) -> str:
+    hand, saved, now = us["hand"], us["saved"], us["now"]
+    return (f"{game.key}: hand {hand:.1f} us, saved {saved:.1f} us ({hand / saved:.3f}x hand), "
+            f"now {now:.1f} us ({hand / now:.3f}x hand), now vs saved {saved / now:.3f}x")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("games", nargs="*", default=["cake", "mapf"],
@@ -116,8 +155,24 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--backend", choices=["hand", "python", "both"], default="both")
     ap.add_argument("--statements", nargs="+", metavar="METHOD",
                     help="time each statement of these methods of the generated env (e.g. step)")
+    ap.add_argument("--save", type=Path, metavar="DIR", help="write the generated modules to DIR/<game>.py")
+    ap.add_argument("--against", type=Path, metavar="DIR", help="A/B: the modules saved in DIR vs today's")
+    ap.add_argument("--rounds", type=int, default=25, help="--against: interleaved rounds")
+    ap.add_argument("--round-steps", type=int, default=2000, help="--against: env steps per round")
     args = ap.parse_args(argv)
-    for game in (g for g in GAMES if g.key in args.games):
+    games = [g for g in GAMES if g.key in args.games]
+    if args.save:
+        for path in save_sources(games, args.save):
+            print(f"wrote {path}")
+        return
+    if args.against:
+        for game in games:
+            path = args.against / f"{game.key}.py"
+            if not path.is_file():
+                ap.error(f"--against {args.against}: no {path.name} there (write it first with --save {args.against})")
+            print(against_line(game, against(game, path.read_text(), args.rounds, args.round_steps)), flush=True)
+        return
+    for game in games:
         if args.statements:
             print(f"===== {game.key}: python, per statement =====")
             print(statements(game, args.statements, args.steps, args.top))

@@ -7,9 +7,11 @@ Run with `pytest benchmarks/test_profile_python.py` (not part of the main suite)
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import profile_python
+import pytest
 from throughput import GAMES, ParallelRunner
 
 from gymwright.compile import compile_spec
@@ -40,3 +42,23 @@ def test_statements_report_lists_the_costs_of_each_method() -> None:
     assert any("_observe_all__walker" in r for r in rows)  # the observation is among the top costs
     step = type(compile_spec(game.spec, game.params).parallel_env()).step
     assert not step.__code__.co_filename.startswith("<timed")  # the compiled class is left as it was
+
+
+def test_against_times_the_saved_module_the_module_of_now_and_the_hand_env(tmp_path: Path) -> None:
+    game = next(g for g in GAMES if g.key == "cake")
+    (path,) = profile_python.save_sources([game], tmp_path / "before")
+    source = compile_spec(game.spec, game.params).source
+    assert path == tmp_path / "before" / "cake.py" and path.read_text() == source
+    edited = source.replace("Do not edit.", "Do not edit (saved).")  # another module, the same game
+    us = profile_python.against(game, edited, rounds=2, steps=30)
+    assert set(us) == {"hand", "saved", "now"} and all(0 < x < 1e5 for x in us.values())
+    line = profile_python.against_line(game, us)
+    assert re.fullmatch(r"cake: hand [\d.]+ us, saved [\d.]+ us \([\d.]+x hand\), now [\d.]+ us "
+                        r"\([\d.]+x hand\), now vs saved [\d.]+x", line), line
+
+
+def test_against_without_a_saved_module_says_how_to_make_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        profile_python.main(["cake", "--against", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert "no cake.py there" in err and f"--save {tmp_path}" in err

@@ -205,8 +205,8 @@ class _Gen(ConstantsGen, StepGen, ActionsGen, RewardsGen, ObserveGen, BaselinesG
         full = (self.n, *var.shape)
         if not uses_me_or_random(var.init):
             code = self.em(per_agent=True)(var.init)
-            w(f"v.{var.name} = np.array(np.broadcast_to({code}, {full!r}), dtype={NP_DTYPE[var.dtype]})",
-              comment=f"{var.path}.init: {var.init.source}")
+            fill = f"np.zeros({full!r}" if code in ("False", "0", "0.0") else f"np.full({full!r}, {code}"
+            w(f"v.{var.name} = {fill}, dtype={NP_DTYPE[var.dtype]})", comment=f"{var.path}.init: {var.init.source}")
             return
         w(f"v.{var.name} = np.zeros({full!r}, dtype={NP_DTYPE[var.dtype]})", comment=f"{var.path}.init: {var.init.source}")
         with w.block(f"for me in range({self.n}):"):
@@ -226,7 +226,8 @@ class _Gen(ConstantsGen, StepGen, ActionsGen, RewardsGen, ObserveGen, BaselinesG
     def list_actions(self) -> set[str]:
         """Action names read only as `x[scalar]`: plain lists are faster than numpy for those."""
         names = set(self.cs.choice_names) | set(self.cs.arg_names) | {"action"}
-        names -= {c.name for r in self.cs.roles for c in r.choices if c.move is not None}
+        if self.cs.grid is not None and self.n > 16:  # grid_step's `delta[v.<choice>] = move`
+            names -= {c.name for r in self.cs.roles for c in r.choices if c.move is not None}
         for tree in all_trees(self.cs):
             parents = {id(ch): node for node in ast.walk(tree) for ch in ast.iter_child_nodes(node)}
             for node in ast.walk(tree):

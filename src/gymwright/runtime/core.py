@@ -598,31 +598,38 @@ def resolve_moves_small(pos, delta, can_move, passable, collision, kinds=None):
         target.append((tr, tc))
         ok = bool(can) and (dr != 0 or dc != 0) and 0 <= tr < h and 0 <= tc < w
         if ok:
-            at = passable[tr, tc]
+            at = passable.item(tr, tc)
             ok = bool(at if kinds is None else kinds[at])
         attempt.append(ok)
+    if True not in attempt:  # nobody moves: every agent stays, nothing to cancel
+        return np.array(pos, dtype=np.int64).reshape(n, 2), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     conflict = [False] * n
-    standing: dict = {}  # cell -> the agents that start the step on it (for swaps)
-    if collision == "block" and True in attempt:  # (nobody moving: nothing to cancel)
+    if collision == "block":
+        standing: dict = {}  # cell -> the agents that start the step on it (for swaps)
         for j, cell in enumerate(P):
             standing.setdefault(cell, []).append(j)
-    while collision == "block" and True in attempt:
-        final = [target[i] if attempt[i] else P[i] for i in range(n)]
-        ending: dict = {}  # cell -> how many agents end the step on it (vertex conflicts)
-        for cell in final:
-            ending[cell] = ending.get(cell, 0) + 1
-        cancel = [attempt[i] and (ending[final[i]] > 1 or any(
-            j != i and attempt[j] and target[j] == P[i] for j in standing.get(target[i], ())))
-            for i in range(n)]
-        if not any(cancel):
-            break
-        attempt = [a and not c for a, c in zip(attempt, cancel, strict=True)]
-        conflict = [a or c for a, c in zip(conflict, cancel, strict=True)]
-    new_pos = np.array(pos, dtype=np.int64).reshape(n, 2)  # a copy; the moves that stand, written in
-    for i in range(n):
-        if attempt[i]:
-            new_pos[i] = target[i]
-    return new_pos, np.array(attempt, dtype=bool), np.array(conflict, dtype=bool)
+        while True:
+            final = [t if a else p for t, a, p in zip(target, attempt, P, strict=True)]
+            ending: dict = {}  # cell -> how many agents end the step on it (vertex conflicts)
+            for cell in final:
+                ending[cell] = ending.get(cell, 0) + 1
+            cancel = []  # the moves in a vertex conflict or a swap, all found before any is cancelled
+            for i in range(n):
+                if attempt[i]:
+                    if ending[final[i]] > 1:
+                        cancel.append(i)
+                        continue
+                    for j in standing.get(target[i], ()):
+                        if j != i and attempt[j] and target[j] == P[i]:
+                            cancel.append(i)
+                            break
+            if not cancel:
+                break
+            for i in cancel:
+                attempt[i] = False
+                conflict[i] = True
+    final = [t if a else p for t, a, p in zip(target, attempt, P, strict=True)]
+    return np.array(final, dtype=np.int64).reshape(n, 2), np.array(attempt, dtype=bool), np.array(conflict, dtype=bool)
 
 
 POOL_SEED = 0x5EED5EED5EED5EED

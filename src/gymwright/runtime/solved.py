@@ -10,7 +10,17 @@ import io
 
 import numpy as np
 
-_UNPACKED: dict = {}
+_KEYS: dict = {}  # the arguments of solved_key -> its name (formatting the floats costs more)
+_WHOLE: dict = {}  # (pool name, its baked text or None) -> every layout, as solved_layouts returns them
+
+
+def _pool_name(size, height, width, n_agents, densities, blocked, wait_ratio):
+    """solved_key, kept per arguments (every reset asks for it)."""
+    args = (size, height, width, n_agents, tuple(densities), tuple(blocked), wait_ratio)
+    key = _KEYS.get(args)
+    if key is None:
+        key = _KEYS[args] = solved_key(size, height, width, n_agents, densities, blocked, wait_ratio)
+    return key
 
 
 def solved_key(size, height, width, n_agents, densities, blocked, wait_ratio):
@@ -32,22 +42,37 @@ def unpack_pool(text):
 def solved_layouts(size, height, width, n_agents, densities, blocked, wait_ratio, index, baked=None):
     """Layouts `index` (an int array) of the pool of `size` optimally solved MAPF instances of this
     config (`grid.solve`): tiles, starts, goals and optimal sums of arrival times, each with the
-    leading axis of `index`. `baked`: the pools this module carries (name -> packed text)."""
-    key = solved_key(size, height, width, n_agents, densities, blocked, wait_ratio)
-    holes = [k for k, b in enumerate(blocked) if b]
+    leading axis of `index`. `baked`: the pools this module carries (name -> packed text).
+
+    Once every layout of a pool is known (a baked pool, or a solver's pool with every slot
+    filled: its layouts never change) the whole pool is kept in this form, and a draw is one
+    gather (a copy) of each."""
+    key = _pool_name(size, height, width, n_agents, densities, blocked, wait_ratio)
+    source = (key, baked.get(key) if baked else None)
     idx = np.asarray(index, dtype=np.int64)
-    if baked and key in baked:
-        if key not in _UNPACKED:
-            _UNPACKED[key] = unpack_pool(baked[key])
-        lake, starts, goals, cost = (x[idx] for x in _UNPACKED[key])
-    else:
-        lake, starts, goals, cost = _solve(key, baked, size, height, width, n_agents, densities, holes, wait_ratio, idx)
-    tiles = np.where(lake, holes[0], 0).astype(np.int64)
-    return tiles, starts.copy(), goals.copy(), cost.copy()
+    whole = _WHOLE.get(source)
+    if whole is None:
+        holes = [k for k, b in enumerate(blocked) if b]
+        if source[1] is not None:
+            lake, starts, goals, cost = unpack_pool(source[1])
+        else:
+            drawn, pool = _solve(key, baked, size, height, width, n_agents, densities, holes, wait_ratio, idx)
+            if pool is None:  # some slots not solved yet: the layouts drawn (copies)
+                lake, starts, goals, cost = drawn
+                return _tiles(lake, holes), starts, goals, cost
+            lake, starts, goals, cost = pool
+        whole = _WHOLE[source] = (_tiles(lake, holes), starts, goals, cost)
+    return tuple(x[idx] for x in whole)
+
+
+def _tiles(lake, holes):
+    """Tile kinds of the hole maps `lake`: the first blocked kind on a hole, 0 elsewhere."""
+    return np.where(lake, holes[0], 0).astype(np.int64)
 
 
 def _solve(key, baked, size, height, width, n_agents, densities, holes, wait_ratio, idx):
-    """The layouts from gymwright's solver (the pools of other params than the baked ones)."""
+    """The layouts `idx` from gymwright's solver (the pools of other params than the baked ones),
+    and the whole pool (holes, starts, goals, costs) once all its slots are filled, else None."""
     try:
         from gymwright.mapf import MapfError, PoolConfig
         from gymwright.mapf.lazy import solved_pool
@@ -62,8 +87,10 @@ def _solve(key, baked, size, height, width, n_agents, densities, holes, wait_rat
     wait_ratio = wait_ratio if n_agents > 1 else 0.0
     try:
         pool = solved_pool(PoolConfig(int(height), int(n_agents), ratio, float(wait_ratio)), int(size))
-        return pool.take(idx)
+        drawn = pool.take(idx)
     except MapfError as err:  # gymwright's own error type: the CLI reports it without a traceback
         raise MapfError(f"no solved layouts for a {height}x{width} lake, {n_agents} agents, hole ratio "
                         f"{ratio:g}, wait ratio {wait_ratio:g}: {err.message}", path="grid.solve",
                         hint=err.hint or "change the params") from err
+    whole = (pool.holes, pool.starts, pool.goals, pool.optimal_soc) if pool.ready.all() else None
+    return drawn, whole

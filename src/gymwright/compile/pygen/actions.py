@@ -81,6 +81,9 @@ class ActionsGen(PyGenBase):
                 shared = self.shared_flags(r) if scalar else {}
                 for k, (code, name) in enumerate(shared.items()):
                     w(f"{name} = {as_bool(code)}", comment="" if k else f"actions.{r.name}: flags that are the same for every agent")
+                legal = [c.legal.tree.body for c in r.choices if c.legal is not None]
+                for k, flag in enumerate(self.flags_from_lists(self.em(per_agent=True), legal) if scalar else []):
+                    w(f"{flag}_ = v.{flag}.tolist()", comment="flags read per agent, from lists" if k == 0 else "")
                 with w.block(f"for me in range({r.start}, {r.start + r.count}):", comment=f"actions.{r.name}"):
                     if scalar:
                         self.cached_mask(r, shared)
@@ -98,9 +101,15 @@ class ActionsGen(PyGenBase):
             w("return m")
         w("")
 
-    def legal_code(self, r: CRole, c: Any) -> str:
-        over = {a.name: f"p._argv_{r.name}__{c.name}__{a.name}" for a in c.args}
-        return "True" if is_true(c.legal) else self.em(per_agent=True, **over)(c.legal)  # type: ignore[arg-type]
+    def legal_code(self, r: CRole, c: Any, listed: bool = False) -> str:
+        """Code of `c`'s legal flag for agent `me`; `listed`: reading per-agent flags from the lists
+        `x_` made before the agents' loop (`flags_from_lists`)."""
+        if is_true(c.legal):
+            return "True"
+        em = self.em(per_agent=True, **{a.name: f"p._argv_{r.name}__{c.name}__{a.name}" for a in c.args})
+        if listed:
+            self.flags_from_lists(em, [c.legal.tree.body])
+        return em(c.legal)
 
     def shared_flags(self, r: CRole) -> dict[str, str]:
         """Legal flags of role `r` that do not depend on `me` (and cannot raise: no indexing,
@@ -119,10 +128,10 @@ class ActionsGen(PyGenBase):
         w, cs = self.w, self.cs
         codes: dict[str, str] = dict(shared)  # legal code -> its local flag (choices often share one)
         for c in r.choices:
-            code = self.legal_code(r, c)
+            code = self.legal_code(r, c, listed=True)
             if code not in codes and code != "True":
                 codes[code] = f"f{len(codes)}"
-        flags = ", ".join("True" if (code := self.legal_code(r, c)) == "True" else codes[code] for c in r.choices)
+        flags = ", ".join("True" if (code := self.legal_code(r, c, listed=True)) == "True" else codes[code] for c in r.choices)
         comment = "; ".join(f"{c.path}.legal: {c.legal.source if c.legal else True}" for c in r.choices)
         ctx = w.block("if me == active:") if cs.active is not None else nullcontext()
         with ctx:

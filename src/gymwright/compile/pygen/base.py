@@ -107,6 +107,22 @@ class PyGenBase:
                 out.add(name)
         return frozenset(n for n in out if n in self.cs.symbols)
 
+    def flags_from_lists(self, em: PyEmitter, trees: list[ast.AST], me: str = "me") -> list[str]:
+        """The per-agent bool variables that `trees` read one agent at a time (`x[me]`), to be read
+        from a list `x_ = v.x.tolist()` made before them (a numpy scalar read costs several times a
+        list's): maps those reads on `em` to `x_[<me>]` and returns the names, in order of reading."""
+        flags = {var.name for var in self.cs.agent_state if var.dtype == "bool" and not var.shape}
+        found: list[str] = []
+        for tree in trees:
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in flags
+                        and isinstance(node.slice, ast.Name) and node.slice.id == "me"
+                        and em.emit(node.value) == f"v.{node.value.id}"):
+                    em.hoisted[id(node)] = f"{node.value.id}_[{me}]"
+                    if node.value.id not in found:
+                        found.append(node.value.id)
+        return found
+
     def hook(self, path: str) -> None:
         if self.instrument:
             with self.w.block("if self._hook is not None:"):

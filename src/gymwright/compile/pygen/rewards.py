@@ -38,10 +38,14 @@ class RewardsGen(PyGenBase):
         cs, w = self.cs, self.w
         for r in cs.roles:
             em = self.em(per_agent=True)
-            for name, code in hoist(em, [t.expr.tree.body for t in r.terms], f"h_{r.name}_"):
+            trees = [t.expr.tree.body for t in r.terms]
+            for name, code in hoist(em, trees, f"h_{r.name}_"):
                 w(f"{name} = {code}", comment="the same for every agent")
+            for k, flag in enumerate(self.flags_from_lists(em, trees)):
+                w(f"{flag}_ = v.{flag}.tolist()", comment="flags read per agent, from lists" if k == 0 else "")
             for i in range(r.start, r.start + r.count):
                 em.overrides["me"] = str(i)
+                self.flags_from_lists(em, trees, str(i))
                 w("", comment=f"rewards.{r.name} of {cs.agent_ids[i]}")
                 for j, term in enumerate(r.terms):
                     w(f"x{i}_{j} = float({em(term.expr)})",

@@ -141,6 +141,8 @@ class StepGen(PyGenBase):
             w(f"{name} = {code}", comment="the same for every agent")
         for j, target in enumerate(targets):
             w(f"new{j} = v.{target}.copy()")
+        for k, flag in enumerate(self.flags_from_lists(em, trees)):
+            w(f"{flag}_ = v.{flag}.tolist()", comment="flags read per agent, from lists" if k == 0 else "")
         with w.block(f"for me in range({self.n}):"):
             for k, rule in enumerate(group):
                 cond = None if is_true(rule.when) else em(rule.when)
