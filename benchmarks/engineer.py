@@ -376,6 +376,20 @@ def memory_spec() -> dict[str, Any]:
     return data
 
 
+def goal_in_way_spec() -> dict[str, Any]:
+    """The frozen spec plus one input: whether my goal lies in the rectangle between another walker
+    still on its way and that walker's goal (on some shortest route of it), so a policy can learn to
+    wait before it parks there."""
+    from gymwright.spec.loader import read_data
+
+    data, _ = read_data(SPEC)
+    box = ("(goal[me, 0] - pos[:, 0]) * (goal[me, 0] - goal[:, 0]) <= 0 and "
+           "(goal[me, 1] - pos[:, 1]) * (goal[me, 1] - goal[:, 1]) <= 0")
+    data["observe"]["walker"].append({"name": "goal_in_way", "doc": "my goal is on a shortest route of another walker",
+                                      "expr": f"any({box} and not reached and arange(n_agents) != me)"})
+    return data
+
+
 def team_spec(weight: float = 2.0) -> dict[str, Any]:
     """The frozen spec with the team reward (everybody home) weighted `weight` instead of 0.5."""
     from gymwright.spec.loader import read_data
@@ -395,6 +409,25 @@ def _judged(spec: Any, policy: Any, cfg: dict[str, Any], **change: Any) -> dict[
     return {"valid": val.mean, "ci95": val.ci95, "optimal": val.secondary["optimal"]}
 
 
+def bound_setup(name: str, steps: int) -> tuple[Any, Any, int, dict[str, Any]]:
+    """What variant `name` of `bounds` trains: (spec, params, env steps, TrainConfig changes)."""
+    exp = EXPERIMENTS["in_distribution"]
+    judged = [{**v, "layout_pool": 1000} for v in exp.held_out.values()]
+    start = dict(exp.start)
+    return {
+        "fixed": (SPEC, start, steps, {}),
+        "fixed, 4x the steps": (SPEC, start, 4 * steps, {}),
+        "oracle: trained on the judged cells": (SPEC, judged, steps, {}),
+        "tie-break input (yield_to_near)": (tie_break_spec(), start, steps, {}),
+        "agent index (asymmetric conventions)": (SPEC, start, steps, {"agent_index": True}),
+        "centralized critic (mappo)": (SPEC, start, steps, {"algo": "mappo"}),
+        "memory input (steps not moved)": (memory_spec(), start, steps, {}),
+        "team reward 2.0 (from 0.5)": (team_spec(2.0), start, steps, {}),
+        "oracle with the memory input": (memory_spec(), judged, steps, {}),
+        "goal-in-the-way input": (goal_in_way_spec(), start, steps, {}),
+    }[name]
+
+
 def bound_one(name: str, seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
     """One variant of `bounds` on one seed: train, then judge on the held-out cells."""
     import torch
@@ -402,19 +435,7 @@ def bound_one(name: str, seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
     from gymwright.train import TrainConfig, load_policy, train
 
     torch.set_num_threads(1)
-    exp = EXPERIMENTS["in_distribution"]
-    judged = [{**v, "layout_pool": 1000} for v in exp.held_out.values()]
-    spec, params, steps, extra = {
-        "fixed": (SPEC, dict(exp.start), cfg["steps"], {}),
-        "fixed, 4x the steps": (SPEC, dict(exp.start), 4 * cfg["steps"], {}),
-        "oracle: trained on the judged cells": (SPEC, judged, cfg["steps"], {}),
-        "tie-break input (yield_to_near)": (tie_break_spec(), dict(exp.start), cfg["steps"], {}),
-        "agent index (asymmetric conventions)": (SPEC, dict(exp.start), cfg["steps"], {"agent_index": True}),
-        "centralized critic (mappo)": (SPEC, dict(exp.start), cfg["steps"], {"algo": "mappo"}),
-        "memory input (steps not moved)": (memory_spec(), dict(exp.start), cfg["steps"], {}),
-        "team reward 2.0 (from 0.5)": (team_spec(2.0), dict(exp.start), cfg["steps"], {}),
-        "oracle with the memory input": (memory_spec(), judged, cfg["steps"], {}),
-    }[name]
+    spec, params, steps, extra = bound_setup(name, cfg["steps"])
     start = time.perf_counter()
     res = train(TrainConfig(spec=spec, params=params, total_steps=steps, num_envs=NUM_ENVS, seed=seed,
                             out=Path(cfg["out"]) / "bounds" / f"{name.split()[0].strip(',:')}-{len(name)}-seed{seed}",
@@ -431,7 +452,7 @@ def bound_one(name: str, seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
 BOUND_VARIANTS = ("fixed", "fixed, 4x the steps", "oracle: trained on the judged cells",
                   "tie-break input (yield_to_near)", "agent index (asymmetric conventions)",
                   "centralized critic (mappo)", "memory input (steps not moved)", "team reward 2.0 (from 0.5)",
-                  "oracle with the memory input")
+                  "oracle with the memory input", "goal-in-the-way input")
 
 
 def pick_variants(text: str | None) -> tuple[str, ...]:

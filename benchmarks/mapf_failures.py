@@ -1,6 +1,7 @@
 """Why a MAPF-FrozenLake policy's held-out episodes fail, episode by episode.
 
     python benchmarks/mapf_failures.py runs/engineer-benchmark/bounds/fixed-5-seed0 --episodes 150
+    python benchmarks/mapf_failures.py runs/engineer-benchmark/bounds/memory-30-seed0 --variant memory
 
 Plays the held-out cells of `engineer.py`'s `in_distribution` experiment (or `--experiment
 generalization`) with the policy, in the Python backend (the same episodes, seeds 900,000 on, as
@@ -76,11 +77,12 @@ def outcome(v: Any, blocked: np.ndarray, tail: np.ndarray) -> str:
     return "timeout, wandering" if moved else "timeout, stuck"
 
 
-def play_cell(policy: Any, params: dict[str, Any], episodes: int, seed: int = 900_000) -> dict[str, float]:
-    """The share of each outcome over `episodes` episodes of one held-out cell."""
+def play_cell(policy: Any, params: dict[str, Any], episodes: int, seed: int = 900_000,
+              spec: Any = engineer.SPEC) -> dict[str, float]:
+    """The share of each outcome over `episodes` episodes of one held-out cell of `spec`."""
     from gymwright.compile import compile_spec
 
-    compiled = compile_spec(engineer.SPEC, {**params, "layout_pool": 200})
+    compiled = compile_spec(spec, {**params, "layout_pool": 200})
     env = compiled.parallel_env()
     hole_of = np.asarray(compiled.module.GRID_BLOCKED, dtype=bool)
     counts = dict.fromkeys(OUTCOMES, 0)
@@ -101,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("policy", help="a checkpoint or run folder (e.g. a `--bounds` run of engineer.py)")
     ap.add_argument("--experiment", default="in_distribution", choices=sorted(engineer.EXPERIMENTS))
+    ap.add_argument("--variant", default="fixed", help="the `engineer.py --bounds` variant the policy was trained "
+                    "as (its spec: e.g. memory, goal-in-the-way); default: the library spec")
     ap.add_argument("--episodes", type=int, default=150, help="episodes per held-out cell")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
@@ -111,14 +115,15 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     torch.manual_seed(0)
     policy = load_policy(args.policy)
-    cells = {cell: play_cell(policy, params, args.episodes)
+    spec = engineer.bound_setup(engineer.pick_variants(args.variant)[-1], 0)[0]
+    cells = {cell: play_cell(policy, params, args.episodes, spec=spec)
              for cell, params in engineer.EXPERIMENTS[args.experiment].held_out.items()}
     cells["overall"] = {k: float(np.mean([c[k] for c in cells.values()])) for k in OUTCOMES}
     print("| cell | " + " | ".join(OUTCOMES) + " |\n|---|" + "---:|" * len(OUTCOMES))
     for cell, shares in cells.items():
         print(f"| {cell} | " + " | ".join(f"{shares[k]:.3f}" for k in OUTCOMES) + " |")
     if args.json:
-        args.json.write_text(json.dumps({"policy": str(args.policy), "episodes": args.episodes, "cells": cells},
+        args.json.write_text(json.dumps({"policy": str(args.policy), "variant": args.variant, "episodes": args.episodes, "cells": cells},
                                         indent=1))
     return 0
 

@@ -56,3 +56,27 @@ def test_variants_are_picked_by_a_word_and_fixed_always_comes_first() -> None:
     assert engineer.pick_variants(None) == engineer.BOUND_VARIANTS
     with pytest.raises(SystemExit, match="no variant 'lstm'.*the variants: fixed"):
         engineer.pick_variants("lstm")
+
+
+def _in_way(pos: np.ndarray, goal: np.ndarray, me: int) -> bool:
+    """My goal within the rectangle spanned by another walker's position and goal."""
+    g = goal[me]
+    return any(min(pos[j, 0], goal[j, 0]) <= g[0] <= max(pos[j, 0], goal[j, 0])
+               and min(pos[j, 1], goal[j, 1]) <= g[1] <= max(pos[j, 1], goal[j, 1])
+               for j in range(len(pos)) if j != me)
+
+
+def test_the_goal_in_the_way_input_says_whether_my_goal_is_on_a_shortest_route_of_another() -> None:
+    env = compile_spec(engineer.goal_in_way_spec(), {"hole_density": 0.0, "n_agents": 3, "size": 5}).parallel_env()
+    seen = set()
+    for seed in range(12):
+        obs, _ = env.reset(seed=seed)
+        pos, goal = np.asarray(env.v.pos), np.asarray(env.v.goal)
+        for i, agent in enumerate(env.agents):
+            want = _in_way(pos, goal, i)
+            assert obs[agent][-1] == float(want), (seed, agent, pos.tolist(), goal.tolist())
+            seen.add(want)
+    assert seen == {True, False}
+    obs, _ = env.reset(seed=3)  # by hand: goals (3, 0), (4, 0), (4, 4) from (2, 1), (1, 0), (2, 3)
+    assert np.asarray(env.v.goal).tolist() == [[3, 0], [4, 0], [4, 4]]
+    assert [obs[a][-1] for a in env.agents] == [1.0, 0.0, 0.0]  # (3, 0) is on walker 1's way down column 0
