@@ -6,6 +6,7 @@ Run with `pytest benchmarks/test_throughput.py` (not part of the main suite).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -119,3 +120,19 @@ def test_cpu_clock_is_recorded_and_used_for_every_backend(capsys: pytest.Capture
     assert out["_setup"]["clock"] == "cpu"
     assert out["cake"]["hand"] > 0 and out["cake"]["python"] > 0
     assert throughput.make_budget(throughput.parse_args(["--clock", "cpu", "--repeats", "3"])).clock == "cpu"
+
+
+def test_hand_and_python_take_turns_within_each_repeat() -> None:
+    order: list[tuple[str, int]] = []
+
+    def run_of(name: str) -> Callable[[int], int]:
+        def run(amount: int) -> int:
+            order.append((name, amount))
+            return amount
+        return run
+
+    budget = throughput.Budget(repeats=3, steps=50, batch_env_steps=0, min_batch_calls=1)
+    rates = throughput.timed_rates({"hand": run_of("hand"), "python": run_of("python")}, 50, budget)
+    assert order[:2] == [("hand", 10), ("python", 10)]  # the warm-ups (20 % of a repeat), then the repeats
+    assert order[2:] == [("hand", 50), ("python", 50)] * 3
+    assert set(rates) == {"hand", "python"} and all(r > 0 for r in rates.values())

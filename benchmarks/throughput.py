@@ -17,7 +17,9 @@ auto-reset).
 Figure: agent-steps per second = env steps x agents per env / wall seconds, where an env step is
 one step() of one environment copy (a batch step counts B) and agents per env is the fixed
 number of agents (cake 2, of which only the active bargainer has legal actions; mapf 4; public
-goods 8). Each figure is the median of R timed repeats of a fixed step budget, after a warm-up.
+goods 8). Each figure is the median of R timed repeats of a fixed step budget, after a warm-up;
+the hand-written env and the Python backend take turns within each repeat (interleaved), so a
+change of the machine's load reaches both alike.
 
     python benchmarks/throughput.py            # full run (5 repeats)
     python benchmarks/throughput.py --quick    # 2 repeats, small budgets (under a minute)
@@ -202,15 +204,24 @@ CLOCKS: dict[str, Callable[[], float]] = {
 
 def timed_rate(run: Callable[[int], int], amount: int, budget: Budget) -> float:
     """Median agent-steps/s of `budget.repeats` timed runs of `run(amount)`, after a warm-up."""
+    return timed_rates({"only": run}, amount, budget)["only"]
+
+
+def timed_rates(runs: dict[str, Callable[[int], int]], amount: int, budget: Budget) -> dict[str, float]:
+    """`timed_rate` of several runs, interleaved: each repeat times every run once, in turn, so a
+    change of the machine's load between repeats reaches every run alike (their ratio is steadier
+    than two blocks timed one after the other)."""
     clock = CLOCKS[budget.clock]
-    run(max(1, int(amount * budget.warmup)))
-    rates = []
+    for run in runs.values():
+        run(max(1, int(amount * budget.warmup)))
+    rates: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(budget.repeats):
-        gc.collect()
-        start = clock()
-        done = run(amount)
-        rates.append(done / (clock() - start))
-    return statistics.median(rates)
+        for name, run in runs.items():
+            gc.collect()
+            start = clock()
+            done = run(amount)
+            rates[name].append(done / (clock() - start))
+    return {name: statistics.median(r) for name, r in rates.items()}
 
 
 # --------------------------------------------------------------------------- backends
@@ -225,13 +236,12 @@ def load_compile_batch() -> tuple[Callable[..., Any] | None, str]:
     return compile_batch, ""
 
 
-def measure_hand(game: Game, budget: Budget) -> float:
-    return timed_rate(ParallelRunner(game.hand()).run, budget.steps, budget)
-
-
-def measure_python(game: Game, budget: Budget) -> float:
+def measure_hand_and_python(game: Game, budget: Budget) -> tuple[float, float]:
+    """The hand-written env and the Python backend, timed in interleaved repeats."""
     env = compile_spec(game.spec, game.params).parallel_env()
-    return timed_rate(ParallelRunner(env).run, budget.steps, budget)
+    rates = timed_rates({"hand": ParallelRunner(game.hand()).run, "python": ParallelRunner(env).run},
+                        budget.steps, budget)
+    return rates["hand"], rates["python"]
 
 
 def measure_batch(compile_batch: Callable[..., Any], game: Game, batch_size: int,
@@ -289,10 +299,8 @@ class GameResult:
 
 def run_game(game: Game, budget: Budget, batch_sizes: tuple[int, ...],
              compile_batch: Callable[..., Any] | None, log: Callable[[str], None]) -> GameResult:
-    log(f"{game.key}: hand")
-    result = GameResult(hand=measure_hand(game, budget), python=0.0)
-    log(f"{game.key}: python")
-    result.python = measure_python(game, budget)
+    log(f"{game.key}: hand and python (interleaved)")
+    result = GameResult(*measure_hand_and_python(game, budget))
     if compile_batch is None or not batch_sizes:
         return result
     try:
