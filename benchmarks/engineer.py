@@ -31,6 +31,7 @@ paired differences (same seeds) between each engineer and each baseline.
     python benchmarks/engineer.py --model openai:gpt-4o-mini --ablation
     python benchmarks/engineer.py --tune                        # the base learner's tuning (fixed only)
     python benchmarks/engineer.py --bounds --steps 800000       # what bounds any curriculum over these levers
+    python benchmarks/engineer.py --merge A.json B.json --json C.json   # one report from two runs
 """
 
 from __future__ import annotations
@@ -376,17 +377,23 @@ def memory_spec() -> dict[str, Any]:
     return data
 
 
-def goal_in_way_spec() -> dict[str, Any]:
-    """The frozen spec plus one input: whether my goal lies in the rectangle between another walker
-    still on its way and that walker's goal (on some shortest route of it), so a policy can learn to
-    wait before it parks there."""
+GOAL_IN_WAY = ("any((goal[me, 0] - pos[:, 0]) * (goal[me, 0] - goal[:, 0]) <= 0 and "
+               "(goal[me, 1] - pos[:, 1]) * (goal[me, 1] - goal[:, 1]) <= 0 and not reached and arange(n_agents) != me)")
+"""My goal lies in the rectangle between another walker still on its way and that walker's goal
+(on some shortest route of it)."""
+
+
+def goal_in_way_spec(park_cost: float = 0.0) -> dict[str, Any]:
+    """The frozen spec plus one input, `goal_in_way`, so a policy can learn to wait before it parks
+    on another's way; with `park_cost`, a reward term charges a walker that arrives there."""
     from gymwright.spec.loader import read_data
 
     data, _ = read_data(SPEC)
-    box = ("(goal[me, 0] - pos[:, 0]) * (goal[me, 0] - goal[:, 0]) <= 0 and "
-           "(goal[me, 1] - pos[:, 1]) * (goal[me, 1] - goal[:, 1]) <= 0")
     data["observe"]["walker"].append({"name": "goal_in_way", "doc": "my goal is on a shortest route of another walker",
-                                      "expr": f"any({box} and not reached and arange(n_agents) != me)"})
+                                      "expr": GOAL_IN_WAY})
+    if park_cost:
+        data["rewards"]["walker"].append({"name": "park_in_way", "expr": f"-{park_cost!r} * (arrived[me] and {GOAL_IN_WAY})",
+                                          "doc": "parked on the way of a walker still on its way"})
     return data
 
 
@@ -425,6 +432,8 @@ def bound_setup(name: str, steps: int) -> tuple[Any, Any, int, dict[str, Any]]:
         "team reward 2.0 (from 0.5)": (team_spec(2.0), start, steps, {}),
         "oracle with the memory input": (memory_spec(), judged, steps, {}),
         "goal-in-the-way input": (goal_in_way_spec(), start, steps, {}),
+        "goal-in-the-way input and a parking cost 0.5": (goal_in_way_spec(0.5), start, steps, {}),
+        "oracle with the parking cost": (goal_in_way_spec(0.5), judged, steps, {}),
     }[name]
 
 
@@ -452,7 +461,8 @@ def bound_one(name: str, seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
 BOUND_VARIANTS = ("fixed", "fixed, 4x the steps", "oracle: trained on the judged cells",
                   "tie-break input (yield_to_near)", "agent index (asymmetric conventions)",
                   "centralized critic (mappo)", "memory input (steps not moved)", "team reward 2.0 (from 0.5)",
-                  "oracle with the memory input", "goal-in-the-way input")
+                  "oracle with the memory input", "goal-in-the-way input",
+                  "goal-in-the-way input and a parking cost 0.5", "oracle with the parking cost")
 
 
 def pick_variants(text: str | None) -> tuple[str, ...]:
@@ -490,6 +500,38 @@ def bounds(cfg: dict[str, Any], seeds: int, jobs: int, variants: tuple[str, ...]
             "budget_env_steps": cfg["steps"]}
 
 
+def merge(paths: list[Path]) -> dict[str, Any]:
+    """The runs of several `--json` results as one report: a later run of one method (the LLM
+    engineer with a model) joins the earlier baselines. A run (experiment, method, seed) found in
+    more than one file must have the same held-out figures in each (the check that both came from
+    the same code and budget: training is deterministic per seed), else this refuses."""
+    reports = [(path, json.loads(path.read_text())) for path in paths]
+    budgets = {r["budget_env_steps"] for _, r in reports}
+    if len(budgets) > 1:
+        raise SystemExit(f"--merge: the files have different budgets ({sorted(budgets)} env steps): not comparable")
+    out: dict[str, Any] = {**reports[0][1], "merged_from": [str(p) for p in paths], "experiments": {}}
+    runs: dict[tuple[str, str, int], tuple[Path, Run]] = {}
+    for path, report in reports:
+        for exp, summary in report["experiments"].items():
+            for d in summary["runs"]:
+                run = Run(**d)
+                key = (exp, run.method, run.seed)
+                if key in runs and runs[key][1].held_out != run.held_out:
+                    raise SystemExit(f"--merge: {exp} {run.method} seed {run.seed} differs between {runs[key][0]} and "
+                                     f"{path}: the files come from different code or settings; rerun them together")
+                runs.setdefault(key, (path, run))
+    print(f"# MAPF-FrozenLake engineer experiment\n\nMerged from {', '.join(str(p) for p in paths)} (the runs found "
+          f"in several files agree); budget per run: {budgets.pop():,} env steps.")
+    for exp in dict.fromkeys(k[0] for k in runs):
+        mine = [run for (e, _, _), (_, run) in runs.items() if e == exp]
+        summary = summarize(mine, [m for m in dict.fromkeys(r.method for r in mine) if m not in BASELINES])
+        summary["runs"] = [r.__dict__ for r in mine]
+        out["experiments"][exp] = summary
+        print(tables(exp, summary))
+    print(stage_lines([run for _, run in runs.values()]))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--experiments", default="in_distribution,generalization")
@@ -510,6 +552,8 @@ def main(argv: list[str] | None = None) -> int:
                     "a tie-break input, the agent index, fewer walkers)")
     ap.add_argument("--variants", help="with --bounds: a comma-separated subset of the variants (by their first "
                     "words: fixed, oracle, mappo ...); `fixed` is always run, every difference is paired with it")
+    ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
+                    help="join the runs of earlier --json results into one report (runs found twice must agree)")
     ap.add_argument("--out", type=Path, default=Path("runs/engineer-benchmark"))
     ap.add_argument("--json", type=Path, help="write every figure here (e.g. benchmarks/results/engineer_latest.json)")
     args = ap.parse_args(argv)
@@ -523,6 +567,11 @@ def main(argv: list[str] | None = None) -> int:
            "stage_episodes": args.stage_episodes, "validation_episodes": args.validation_episodes,
            "episodes": args.episodes, "out": str(args.out)}
     start = time.perf_counter()
+    if args.merge:
+        result = merge(args.merge)
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1, default=float))
+        return 0
     if args.tune:
         result = {"tuning": tune(cfg), "budget_env_steps": args.steps, "command": " ".join(sys.argv)}
         print(json.dumps(result, indent=1))

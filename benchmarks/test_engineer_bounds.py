@@ -80,3 +80,26 @@ def test_the_goal_in_the_way_input_says_whether_my_goal_is_on_a_shortest_route_o
     obs, _ = env.reset(seed=3)  # by hand: goals (3, 0), (4, 0), (4, 4) from (2, 1), (1, 0), (2, 3)
     assert np.asarray(env.v.goal).tolist() == [[3, 0], [4, 0], [4, 4]]
     assert [obs[a][-1] for a in env.agents] == [1.0, 0.0, 0.0]  # (3, 0) is on walker 1's way down column 0
+
+
+def test_the_parking_cost_charges_a_walker_that_arrives_on_anothers_way_and_only_then() -> None:
+    params = {"hole_density": 0.0, "n_agents": 2, "size": 3}
+    plain = compile_spec(engineer.goal_in_way_spec(), params).parallel_env()
+    charged = compile_spec(engineer.goal_in_way_spec(0.5), params).parallel_env()
+    cases = set()
+    for seed in range(60):
+        plain.reset(seed=seed)
+        pos, goal = np.asarray(plain.v.pos), np.asarray(plain.v.goal)
+        step = goal[0] - pos[0]
+        if abs(step).sum() != 1 or (goal[0] == pos[1]).all():  # walker 0 one move from its goal
+            continue
+        move = next(a for a, d in MOVES.items() if d == tuple(int(x) for x in step))
+        in_way = _in_way(pos, goal, 0)
+        charged.reset(seed=seed)
+        _, r_plain, *_ = plain.step({"walker_0": move, "walker_1": WAIT})
+        _, r_charged, *_ = charged.step({"walker_0": move, "walker_1": WAIT})
+        assert plain.v.reached[0] and charged.v.reached[0]
+        assert r_charged["walker_0"] - r_plain["walker_0"] == pytest.approx(-0.5 if in_way else 0.0), seed
+        assert r_charged["walker_1"] == r_plain["walker_1"]
+        cases.add(in_way)
+    assert cases == {True, False}

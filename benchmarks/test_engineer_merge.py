@@ -1,0 +1,51 @@
+"""`engineer.py --merge`: a later run of one method joins earlier baselines only when the runs
+found in both files agree.
+
+Run with `pytest benchmarks/test_engineer_merge.py` (not part of the main suite).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import engineer
+import pytest
+
+CELLS = list(engineer.EXPERIMENTS["in_distribution"].held_out)
+
+
+def run(method: str, seed: int, valid: float) -> dict[str, Any]:
+    cell = {"valid": valid, "optimal": valid / 4, "episodes": 10, "holes": 0.1, "conflicts": 0.1, "timeout": 0.1}
+    stages = [{"index": k, "success": 0.5, "validation": {"mean": 0.4}, "guard": "", "guard_reason": "", "unchanged": k > 0,
+               "engineer_error": "", "trained": [{"label": "size=4", "share": 1.0}], "mixture": [],
+               "rationale": "", "policy": ""} for k in range(2)]
+    return {"experiment": "in_distribution", "method": method, "seed": seed, "stages": stages,
+            "held_out": {c: dict(cell) for c in CELLS}, "train_s": 1.0, "env_steps": 100}
+
+
+def report(path: Path, runs: list[dict[str, Any]], budget: int = 100) -> Path:
+    path.write_text(json.dumps({"budget_env_steps": budget, "seeds": [0, 1], "experiments": {
+        "in_distribution": {"methods": {}, "paired": {}, "runs": runs}}}))
+    return path
+
+
+def test_a_later_method_joins_the_baselines_and_is_paired_with_them(tmp_path: Path) -> None:
+    first = report(tmp_path / "a.json", [run("fixed", 0, 0.4), run("fixed", 1, 0.5), run("dr", 0, 0.45), run("dr", 1, 0.5)])
+    later = report(tmp_path / "b.json", [run("fixed", 0, 0.4), run("fixed", 1, 0.5), run("llm", 0, 0.5), run("llm", 1, 0.6)])
+    out = engineer.merge([first, later])
+    exp = out["experiments"]["in_distribution"]
+    assert list(exp["methods"]) == ["fixed", "dr", "llm"]
+    assert exp["paired"]["llm-fixed"]["valid_diff"] == pytest.approx(0.1)
+    assert exp["paired"]["llm-dr"]["valid_diff"] == pytest.approx(0.075)
+    assert len(exp["runs"]) == 6 and out["merged_from"] == [str(first), str(later)]
+
+
+def test_runs_that_disagree_or_other_budgets_are_refused(tmp_path: Path) -> None:
+    first = report(tmp_path / "a.json", [run("fixed", 0, 0.4)])
+    other = report(tmp_path / "b.json", [run("fixed", 0, 0.41), run("llm", 0, 0.5)])
+    with pytest.raises(SystemExit, match="fixed seed 0 differs between .*a.json and .*b.json.*rerun them together"):
+        engineer.merge([first, other])
+    with pytest.raises(SystemExit, match="different budgets"):
+        engineer.merge([first, report(tmp_path / "c.json", [run("llm", 0, 0.5)], budget=200)])
