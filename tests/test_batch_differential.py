@@ -80,7 +80,7 @@ def check_masks(infos: dict, row: np.ndarray, agents: list, nact: dict, where: s
         np.testing.assert_array_equal(infos[a]["action_mask"], row[i, :nact[a]], err_msg=f"{where} {a} mask")
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", every_spec(NAMES))
 def test_backends_agree_on_library_specs(name: str) -> None:
     compare(name, {}, size=6, seed=11, steps=60, policy_seed=0)
 

@@ -44,7 +44,7 @@ def test_spec_is_documented(name: str) -> None:
             assert p.min is not None and p.max is not None, f"param {pname} needs a range"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", every_spec(NAMES))
 def test_parallel_api(name: str) -> None:
     env = compile_spec(name).parallel_env()
     with warnings.catch_warnings():
@@ -52,20 +52,20 @@ def test_parallel_api(name: str) -> None:
         parallel_api_test(env, num_cycles=300)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", every_spec(NAMES))
 def test_aec_api(name: str) -> None:
     c = compile_spec(name)
     api_test(c.aec_env(), num_cycles=300)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", every_spec(NAMES))
 def test_seed_tests(name: str) -> None:
     c = compile_spec(name)
     seed_test(lambda: c.aec_env(), num_cycles=100)
     parallel_seed_test(lambda: c.parallel_env(), num_cycles=100)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", every_spec(NAMES))
 def test_random_legal_play_stays_in_spaces(name: str) -> None:
     c = compile_spec(name)
     env = c.parallel_env(render_mode="ansi")

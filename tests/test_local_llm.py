@@ -128,6 +128,7 @@ def test_smollm2_serves_schema_valid_json_and_stops_cleanly() -> None:
     assert wait_gone(pid)
 
 
+@pytest.mark.slow
 def test_no_orphan_server_when_its_parent_is_killed(tmp_path: Path) -> None:
     script = tmp_path / "parent.py"
     script.write_text(textwrap.dedent("""

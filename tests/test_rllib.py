@@ -66,6 +66,7 @@ def test_missing_ray_says_how_to_install(monkeypatch, tmp_path):
         train_rllib("cake_negotiation", {}, steps=64, out=tmp_path)
 
 
+@pytest.mark.slow
 def test_unreachable_cluster_is_a_clear_error(tmp_path):
     pytest.importorskip("ray")
     with pytest.raises(GymwrightError, match="cannot reach the Ray cluster at '127.0.0.1:1'"):

@@ -193,6 +193,7 @@ def test_the_documented_mapf_settings_are_reachable_from_the_cli(tmp_path: Path)
     assert weights and weights[0].shape[0] == 128
 
 
+@pytest.mark.slow
 def test_evolve_passes_the_config_to_every_stage(tmp_path: Path) -> None:
     path = tmp_path / "stage.yaml"
     path.write_text("hidden: [16, 16]\nrollout_len: 8\nminibatches: 2\nepochs: 1\n")
