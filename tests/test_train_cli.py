@@ -48,6 +48,16 @@ def test_train_json_has_the_promised_keys(trained: tuple[Path, dict]) -> None:
     assert list((out / "tb").glob("events.out.tfevents.*"))
 
 
+def test_train_prints_a_summary_and_the_next_command(tmp_path: Path) -> None:
+    out = tmp_path / "cake"
+    result = invoke("train", "cake_negotiation", *FAST, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())  # rich wraps long lines
+    assert "trained 1 updates, 1,024 env steps" in text and "return bargainer=" in text
+    assert "metrics agreed=" in text and "first_share=" in text
+    assert f"Next: `gymwright play cake_negotiation --policy {out / 'checkpoint.pt'} --render --episodes 1`." in text
+
+
 def test_play_watches_the_policy(trained: tuple[Path, dict]) -> None:
     out, _ = trained
     result = invoke("play", "cake_negotiation", "--policy", str(out), "--render", "--episodes", "1")

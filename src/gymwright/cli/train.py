@@ -141,17 +141,26 @@ def train_command(
     if as_json:
         typer.echo(to_json({**result.to_dict(), "out": str(folder), "log": str(folder / "train.jsonl"), "config": str(saved)}))
         return
-    returns = "  ".join(f"{k}={v:.4g}" for k, v in result.final_return.items())
-    metrics = "  ".join(f"{k}={v:.4g}" for k, v in result.metrics.items()) or "-"
     out.print(f"[bold]trained[/bold] {result.updates} updates, {result.env_steps:,} env steps, "
               f"{result.agent_steps_per_second:,.0f} agent-steps/s "
               f"(env {result.time['env_s']:.1f} s, network {result.time['network_s']:.1f} s)")
-    out.print(Text(f"  return   {returns}\n  metrics  {metrics}"))
+    out.print(outcome_lines(result.final_return, result.metrics))
     if result.npc:
         fixed = "  ".join(f"{a}={p}" for a, p in result.npc.items())
         out.print(Text(f"  fixed    {fixed} (not trained; train.jsonl: trained/return/ROLE, npc/return/ROLE)"))
     out.print(f"Wrote {result.checkpoint}, {folder / 'train.jsonl'} and {saved}.")
-    out.print(f"Next: `gymwright play {label} --policy {result.checkpoint} --render --episodes 1`.")
+    out.print(next_step(label, result.checkpoint))
+
+
+def outcome_lines(final_return: dict[str, float], metrics: dict[str, float]) -> Text:
+    """The last update's return per role and the episode metrics, as a trained run's summary shows them."""
+    returns = "  ".join(f"{k}={v:.4g}" for k, v in final_return.items())
+    shown = "  ".join(f"{k}={v:.4g}" for k, v in metrics.items()) or "-"
+    return Text(f"  return   {returns}\n  metrics  {shown}")
+
+
+def next_step(label: str, checkpoint: Any) -> str:
+    return f"Next: `gymwright play {label} --policy {checkpoint} --render --episodes 1`."
 
 
 def refuse_for_code(source: Any, backend: str, values: dict[str, Any], choice: ConfigChoice) -> None:
@@ -214,14 +223,12 @@ def train_on_rllib(source: Any, label: str, values: dict[str, Any], choice: Any,
     if as_json:
         typer.echo(to_json({k: v for k, v in result.items() if k != "history"}))
         return
-    returns = "  ".join(f"{k}={v:.4g}" for k, v in result["final_return"].items())
-    metrics = "  ".join(f"{k}={v:.4g}" for k, v in result["metrics"].items()) or "-"
     out.print(f"[bold]trained[/bold] with RLlib: {result['iterations']} iterations, {result['env_steps']:,} env steps, "
               f"{result['agent_steps_per_second']:,.0f} agent-steps/s")
-    out.print(Text(f"  return   {returns}\n  metrics  {metrics}"))
+    out.print(outcome_lines(result["final_return"], result["metrics"]))
     out.print(f"Wrote {result['checkpoint']} (the policy, built-in format), {result['rllib_checkpoint']}, "
               f"{result['log']} and {result['config']}.")
-    out.print(f"Next: `gymwright play {label} --policy {result['checkpoint']} --render --episodes 1`.")
+    out.print(next_step(label, result["checkpoint"]))
 
 
 # --------------------------------------------------------------------------- play
