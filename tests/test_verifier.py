@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from library_sample import every_spec
 from typer.testing import CliRunner, Result
 
 from gymwright.cli import app
@@ -493,7 +494,7 @@ def test_the_determinism_check_fires_on_an_env_that_ignores_its_seed(random_spec
 
 
 # --------------------------------------------------------------------------- library
-@pytest.mark.parametrize("name", library_names())
+@pytest.mark.parametrize("name", every_spec())
 def test_library_spec_passes_verification(name: str) -> None:
     report = verify(name, episodes=EPISODES)
     assert report.passed and report.stopped_at is None, "\n".join(findings(report))
