@@ -353,11 +353,16 @@ def tune(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def tie_break_spec() -> dict[str, Any]:
-    """The frozen spec plus one input: which walkers in the window have priority (a lower index)."""
+def frozen_spec() -> dict[str, Any]:
+    """A fresh copy of the frozen spec's data, for a variant to change."""
     from gymwright.spec.loader import read_data
 
-    data, _ = read_data(SPEC)
+    return read_data(SPEC)[0]
+
+
+def tie_break_spec() -> dict[str, Any]:
+    """The frozen spec plus one input: which walkers in the window have priority (a lower index)."""
+    data = frozen_spec()
     data["observe"]["walker"].append({"name": "yield_to_near", "doc": "walkers with priority over me (a tie-break)",
                                       "expr": "agents_view_of(pos[me], view_radius, arange(n_agents) < me)"})
     return data
@@ -366,9 +371,7 @@ def tie_break_spec() -> dict[str, Any]:
 def memory_spec() -> dict[str, Any]:
     """The frozen spec plus a memory of one number: how many steps in a row the walker has not moved
     (capped at 4), so a memoryless policy can learn "go after waiting long enough" (a deadlock breaker)."""
-    from gymwright.spec.loader import read_data
-
-    data, _ = read_data(SPEC)
+    data = frozen_spec()
     data["agent_state"]["still"] = {"type": "int", "init": 0, "min": 0, "max": 4,
                                     "doc": "steps in a row it has not moved (capped at 4)"}
     data["step"].append({"set": {"still": "0 if moved[me] else min(still[me] + 1, 4)"}})
@@ -386,9 +389,7 @@ GOAL_IN_WAY = ("any((goal[me, 0] - pos[:, 0]) * (goal[me, 0] - goal[:, 0]) <= 0 
 def goal_in_way_spec(park_cost: float = 0.0) -> dict[str, Any]:
     """The frozen spec plus one input, `goal_in_way`, so a policy can learn to wait before it parks
     on another's way; with `park_cost`, a reward term charges a walker that arrives there."""
-    from gymwright.spec.loader import read_data
-
-    data, _ = read_data(SPEC)
+    data = frozen_spec()
     data["observe"]["walker"].append({"name": "goal_in_way", "doc": "my goal is on a shortest route of another walker",
                                       "expr": GOAL_IN_WAY})
     if park_cost:
@@ -399,9 +400,7 @@ def goal_in_way_spec(park_cost: float = 0.0) -> dict[str, Any]:
 
 def team_spec(weight: float = 2.0) -> dict[str, Any]:
     """The frozen spec with the team reward (everybody home) weighted `weight` instead of 0.5."""
-    from gymwright.spec.loader import read_data
-
-    data, _ = read_data(SPEC)
+    data = frozen_spec()
     for term in data["rewards"]["walker"]:
         if term["name"] == "team":
             term["weight"] = weight
@@ -417,24 +416,26 @@ def _judged(spec: Any, policy: Any, cfg: dict[str, Any], **change: Any) -> dict[
 
 
 def bound_setup(name: str, steps: int) -> tuple[Any, Any, int, dict[str, Any]]:
-    """What variant `name` of `bounds` trains: (spec, params, env steps, TrainConfig changes)."""
+    """What variant `name` of `bounds` trains: (spec, params, env steps, TrainConfig changes); only
+    that variant's spec is built."""
     exp = EXPERIMENTS["in_distribution"]
     judged = [{**v, "layout_pool": 1000} for v in exp.held_out.values()]
     start = dict(exp.start)
-    return {
-        "fixed": (SPEC, start, steps, {}),
-        "fixed, 4x the steps": (SPEC, start, 4 * steps, {}),
-        "oracle: trained on the judged cells": (SPEC, judged, steps, {}),
-        "tie-break input (yield_to_near)": (tie_break_spec(), start, steps, {}),
-        "agent index (asymmetric conventions)": (SPEC, start, steps, {"agent_index": True}),
-        "centralized critic (mappo)": (SPEC, start, steps, {"algo": "mappo"}),
-        "memory input (steps not moved)": (memory_spec(), start, steps, {}),
-        "team reward 2.0 (from 0.5)": (team_spec(2.0), start, steps, {}),
-        "oracle with the memory input": (memory_spec(), judged, steps, {}),
-        "goal-in-the-way input": (goal_in_way_spec(), start, steps, {}),
-        "goal-in-the-way input and a parking cost 0.5": (goal_in_way_spec(0.5), start, steps, {}),
-        "oracle with the parking cost": (goal_in_way_spec(0.5), judged, steps, {}),
+    spec, params, scale, extra = {
+        "fixed": (lambda: SPEC, start, 1, {}),
+        "fixed, 4x the steps": (lambda: SPEC, start, 4, {}),
+        "oracle: trained on the judged cells": (lambda: SPEC, judged, 1, {}),
+        "tie-break input (yield_to_near)": (tie_break_spec, start, 1, {}),
+        "agent index (asymmetric conventions)": (lambda: SPEC, start, 1, {"agent_index": True}),
+        "centralized critic (mappo)": (lambda: SPEC, start, 1, {"algo": "mappo"}),
+        "memory input (steps not moved)": (memory_spec, start, 1, {}),
+        "team reward 2.0 (from 0.5)": (lambda: team_spec(2.0), start, 1, {}),
+        "oracle with the memory input": (memory_spec, judged, 1, {}),
+        "goal-in-the-way input": (goal_in_way_spec, start, 1, {}),
+        "goal-in-the-way input and a parking cost 0.5": (lambda: goal_in_way_spec(0.5), start, 1, {}),
+        "oracle with the parking cost": (lambda: goal_in_way_spec(0.5), judged, 1, {}),
     }[name]
+    return spec(), params, scale * steps, extra
 
 
 def bound_one(name: str, seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
@@ -479,9 +480,10 @@ def pick_variants(text: str | None) -> tuple[str, ...]:
 
 
 def bounds(cfg: dict[str, Any], seeds: int, jobs: int, variants: tuple[str, ...] = BOUND_VARIANTS) -> dict[str, Any]:
-    """What bounds any curriculum over these levers (in_distribution): the fixed learner trained
-    4x longer, trained on the judged cells themselves (an oracle curriculum), with a tie-break
-    input or the agent index, and the fixed policy judged with 1 and 2 walkers."""
+    """What bounds any curriculum over these levers (in_distribution): each of `variants` (the
+    fixed learner trained 4x longer, on the judged cells themselves (an oracle curriculum), and
+    with other inputs, rewards or critics: `bound_setup`) on every seed, paired with `fixed`, and
+    the fixed policy judged with 1 and 2 walkers."""
     prepare_pools(["in_distribution"], jobs)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(bound_one, v, s, cfg) for s in range(seeds) for v in variants]
@@ -500,12 +502,27 @@ def bounds(cfg: dict[str, Any], seeds: int, jobs: int, variants: tuple[str, ...]
             "budget_env_steps": cfg["steps"]}
 
 
+def read_report(path: Path) -> dict[str, Any]:
+    """A `--json` result of this script, or a clear refusal naming the file and what is wrong."""
+    try:
+        report = json.loads(path.read_text())
+    except OSError as e:
+        raise SystemExit(f"--merge {path}: cannot read it ({e.strerror}); pass a file written by --json") from None
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"--merge {path}: not JSON (line {e.lineno}: {e.msg}); pass a file written by --json") from None
+    runs = [exp.get("runs") for exp in report.get("experiments", {}).values()] if isinstance(report, dict) else []
+    if not runs or "budget_env_steps" not in report or any(not isinstance(r, list) for r in runs):
+        raise SystemExit(f"--merge {path}: not an experiment result (it needs budget_env_steps and experiments with "
+                         "their runs); pass a file written by --json without --bounds or --tune")
+    return report
+
+
 def merge(paths: list[Path]) -> dict[str, Any]:
     """The runs of several `--json` results as one report: a later run of one method (the LLM
     engineer with a model) joins the earlier baselines. A run (experiment, method, seed) found in
     more than one file must have the same held-out figures in each (the check that both came from
     the same code and budget: training is deterministic per seed), else this refuses."""
-    reports = [(path, json.loads(path.read_text())) for path in paths]
+    reports = [(path, read_report(path)) for path in paths]
     budgets = {r["budget_env_steps"] for _, r in reports}
     if len(budgets) > 1:
         raise SystemExit(f"--merge: the files have different budgets ({sorted(budgets)} env steps): not comparable")
@@ -549,7 +566,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="a smoke run: 1 seed, 2 stages, 24,000 steps, few episodes")
     ap.add_argument("--tune", action="store_true", help="only the base learner's tuning (the fixed baseline)")
     ap.add_argument("--bounds", action="store_true", help="only what bounds any curriculum (longer training, an oracle, "
-                    "a tie-break input, the agent index, fewer walkers)")
+                    "other learner inputs, rewards and critics, fewer walkers; --variants picks some)")
     ap.add_argument("--variants", help="with --bounds: a comma-separated subset of the variants (by their first "
                     "words: fixed, oracle, mappo ...); `fixed` is always run, every difference is paired with it")
     ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",

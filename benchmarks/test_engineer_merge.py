@@ -49,3 +49,15 @@ def test_runs_that_disagree_or_other_budgets_are_refused(tmp_path: Path) -> None
         engineer.merge([first, other])
     with pytest.raises(SystemExit, match="different budgets"):
         engineer.merge([first, report(tmp_path / "c.json", [run("llm", 0, 0.5)], budget=200)])
+
+
+def test_a_file_that_is_not_a_result_is_refused_naming_it(tmp_path: Path) -> None:
+    good = report(tmp_path / "a.json", [run("fixed", 0, 0.4)])
+    with pytest.raises(SystemExit, match=r"--merge .*missing.json: cannot read it .*written by --json"):
+        engineer.merge([good, tmp_path / "missing.json"])
+    (tmp_path / "broken.json").write_text("{not json")
+    with pytest.raises(SystemExit, match=r"--merge .*broken.json: not JSON \(line 1"):
+        engineer.merge([good, tmp_path / "broken.json"])
+    (tmp_path / "bounds.json").write_text(json.dumps({"bounds": {}, "command": "python engineer.py --bounds"}))
+    with pytest.raises(SystemExit, match=r"--merge .*bounds.json: not an experiment result"):
+        engineer.merge([good, tmp_path / "bounds.json"])
