@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import gymwright.runtime.core as rt
@@ -272,6 +272,7 @@ def _call(fname: str, args: list[str], extra: str) -> str:
 
 def _hostile(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     """Constructs outside the language, or allowed ones applied to anything at all."""
+    inner = _named(inner)
     pair = st.tuples(inner, inner)
     return st.one_of(
         st.builds(lambda ab, op: f"({ab[0]} {op} {ab[1]})", pair, st.sampled_from(BINOPS)),
@@ -306,6 +307,7 @@ def _listed_call(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 
 def _allowed(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     """Constructs of the language, so that a good share of examples is accepted and run."""
+    inner = _named(inner)
     pair = st.tuples(inner, inner)
     return st.one_of(
         st.builds(lambda ab, op: f"({ab[0]} {op} {ab[1]})", pair,
@@ -326,7 +328,17 @@ def _allowed(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 def _weighted(*choices: tuple[int, st.SearchStrategy[str]]) -> st.SearchStrategy[str]:
     """Pick one of the strategies with the given relative weights."""
     table = [strategy for weight, strategy in choices for _ in range(weight)]
-    return st.integers(0, len(table) - 1).flatmap(table.__getitem__)
+    return st.integers(0, len(table) - 1).flatmap(lambda i: table[i])
+
+
+def _named(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """`inner` behind a repr of constant size.
+
+    Each level of `st.recursive` names `inner` a dozen times; a plain strategy's repr spells it
+    out each time, so the repr grows by that factor per level (about 60 MB at the fourth), and
+    Hypothesis builds it when it reports a failure: the worker was killed for memory instead.
+    """
+    return st.deferred(lambda: inner)
 
 
 def _mixed(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
@@ -342,8 +354,10 @@ MIXED = st.recursive(_weighted((6, SCALAR_LEAVES), (2, ARRAY_LEAVES), (1, HOSTIL
                      _mixed, max_leaves=10)
 HOSTILE = st.one_of(MIXED, MIXED, st.recursive(HOSTILE_LEAVES, _hostile, max_leaves=12))
 
+# builtins the lowering calls: pure functions of the values they are given (`all` and `any` take
+# a short array's `.tolist()`, pyexpr.SHORT)
 ALLOWED_PY_NAMES = {"p", "v", "me", "np", "view", "agents_view", "True", "False", "abs", "min",
-                    "max", "int", "float", "bool"}
+                    "max", "int", "float", "bool", "all", "any"}
 ATTRIBUTE_OWNERS = {"p", "v", "np"}
 ESCAPE_EVENTS = ("import", "open", "exec", "compile")
 ESCAPE_PREFIXES = ("os.", "subprocess.", "socket.", "ctypes.", "shutil.", "pty.", "urllib.",
@@ -389,7 +403,7 @@ def assert_checked_tree_is_whitelisted(checked: Checked, scope: Scope) -> None:
 
 
 # numpy array methods the lowering may call on values it computed (reductions in method form)
-ARRAY_METHODS = {"astype", "sum", "mean", "any", "all", "argmax", "argmin", "ravel"}
+ARRAY_METHODS = {"astype", "sum", "mean", "any", "all", "argmax", "argmin", "ravel", "tolist"}
 
 
 def assert_lowered_code_is_closed(code: str, source: str) -> None:
@@ -430,6 +444,8 @@ def evaluate_under_audit(code: str, per_agent: bool) -> list[str]:
 @settings(max_examples=1000, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(source=HOSTILE, per_agent=st.booleans())
+@example(source="all(y)", per_agent=False)  # short reductions lower to builtins (rare in draws)
+@example(source="any(score > me)", per_agent=True)
 def test_hostile_expressions_are_refused_or_harmless(source: str, per_agent: bool) -> None:
     scope = agent_scope() if per_agent else global_scope()
     start = time.perf_counter()
@@ -444,6 +460,14 @@ def test_hostile_expressions_are_refused_or_harmless(source: str, per_agent: boo
     assert_lowered_code_is_closed(code, source)
     events = evaluate_under_audit(code, per_agent)
     assert events == [], f"{source!r} -> {code!r} raised audit events {events}"
+
+
+def test_strategy_reprs_stay_small() -> None:
+    """Hypothesis spells strategies out when it reports a failure: that must not take the memory."""
+    nested = SCALAR_LEAVES
+    for _ in range(4):
+        nested = _mixed(nested)
+    assert len(repr(nested)) < 10_000
 
 
 def test_audit_harness_sees_an_escape() -> None:
