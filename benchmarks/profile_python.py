@@ -73,7 +73,11 @@ def timed_method(source: str, cls_name: str, method: str, namespace: dict[str, A
     each top-level statement: (function, statement texts, total ns per statement, calls)."""
     tree = ast.parse(source)
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name)
-    fn = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == method)
+    methods = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
+    if method not in methods:
+        raise SystemExit(f"--statements: the generated class {cls_name} has no method `{method}`; "
+                         f"its methods: {', '.join(sorted(methods))}")
+    fn = methods[method]
     texts, body = [], []
     for stmt in fn.body:
         if isinstance(stmt, ast.Return | ast.Raise) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):

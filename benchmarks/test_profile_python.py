@@ -62,3 +62,8 @@ def test_against_without_a_saved_module_says_how_to_make_one(tmp_path: Path, cap
         profile_python.main(["cake", "--against", str(tmp_path)])
     err = capsys.readouterr().err
     assert "no cake.py there" in err and f"--save {tmp_path}" in err
+
+
+def test_statements_of_an_unknown_method_name_the_methods_there_are() -> None:
+    with pytest.raises(SystemExit, match=r"no method `_observe`; its methods: .*_observe_walker"):
+        profile_python.statements(next(g for g in GAMES if g.key == "mapf"), ["_observe"], steps=10, top=3)
