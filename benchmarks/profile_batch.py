@@ -1,27 +1,39 @@
 """cProfile of gymwright's batch backend under the benchmark loop (random legal actions).
 
     python benchmarks/profile_batch.py cake mapf --batch-size 8192 --calls 200 --top 25
+    python benchmarks/profile_batch.py mapf --statements step _observe _init_copies
 
 Prints, per game, the wall time per batch step of the profiled loop, the share of it spent in
 the harness's sampler, and the top functions by own time (tottime), then by cumulative time.
 The loop is throughput.py's BatchRunner: auto-reset included.
+
+`--statements METHOD ...` times instead each statement of those methods of the generated batch
+env class with this thread's CPU clock, in the same loop (statements inside `with`, `if` and
+`for` blocks one by one: a batch `step` is mostly one `with np.errstate(...)` block):
+microseconds per call of the method, the clock's own cost taken off, largest first. A timed
+method called by another timed one adds its clock readings to the caller's statement; a
+statement after which the method returns early (a `return` inside a block) is not charged.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import cProfile
 import io
 import pstats
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from throughput import GAMES, BatchRunner, random_legal_batch  # noqa: E402
+from profile_python import clock_cost_ns  # noqa: E402
+from throughput import GAMES, BatchRunner, Game, random_legal_batch  # noqa: E402
 
-from gymwright.compile.batch import compile_batch  # noqa: E402
+from gymwright.compile.batch import batch_source, compile_batch  # noqa: E402
+from gymwright.compile.build import load_module  # noqa: E402
 
 
 def sampler_ms(runner: BatchRunner, calls: int) -> float:
@@ -51,17 +63,85 @@ def profile(runner: BatchRunner, calls: int, top: int) -> str:
     return out.getvalue()
 
 
+def _timed_body(body: list[ast.stmt], texts: list[str]) -> list[ast.stmt]:
+    """`body` with a clock reading around each statement, blocks (`with`, `if`, `for`) entered."""
+    out: list[ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, ast.With | ast.If | ast.For):
+            stmt.body = _timed_body(stmt.body, texts)
+            if isinstance(stmt, ast.If) and stmt.orelse:
+                stmt.orelse = _timed_body(stmt.orelse, texts)
+            out.append(stmt)
+            continue
+        if isinstance(stmt, ast.Return | ast.Raise) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+            out.append(stmt)  # a return leaves before its reading; a docstring costs nothing
+            continue
+        out += [ast.parse("_t0 = _clock()").body[0], stmt, ast.parse(f"_spent[{len(texts)}] += _clock() - _t0").body[0]]
+        texts.append(ast.unparse(stmt).split("\n")[0][:100])
+    return out
+
+
+def timed_methods(source: str, methods: list[str], namespace: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, tuple[list[str], list[int], list[int]]]]:
+    """The batch env class of the generated `source` and its `methods` rebuilt with a clock
+    reading around each statement: (class name, functions, {method: (texts, ns per statement, calls)})."""
+    tree = ast.parse(source)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name.endswith("BatchEnv"))
+    defs = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
+    fns, timed = {}, {}
+    for m in methods:
+        if m not in defs:
+            raise SystemExit(f"--statements: the generated class {cls.name} has no method `{m}`; "
+                             f"its methods: {', '.join(sorted(defs))}")
+        fn, texts = defs[m], []
+        fn.body = [ast.parse("_calls[0] += 1").body[0], *_timed_body(fn.body, texts)]
+        spent, calls = [0] * len(texts), [0]
+        ns = {**namespace, "_clock": time.thread_time_ns, "_spent": spent, "_calls": calls}
+        exec(compile(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])), f"<timed {m}>", "exec"), ns)
+        fns[m], timed[m] = ns[m], (texts, spent, calls)
+    return cls.name, fns, timed
+
+
+def statements(game: Game, methods: list[str], batch_size: int, calls: int, top: int) -> str:
+    """Per-statement CPU time of `methods` of the game's generated batch env along the loop."""
+    source = batch_source(game.spec, game.params)
+    module = load_module(source, f"{game.spec}_batch")
+    name, fns, timed = timed_methods(source, methods, module.__dict__)
+    benv = module.BatchEnv(batch_size, game.params)
+    benv.__class__ = type(name, (type(benv),), fns)  # this env only: the generated class stays as it is
+    runner = BatchRunner(benv)
+    cost = clock_cost_ns()
+    runner.run(max(1, calls // 10))
+    for _, spent, n in timed.values():
+        spent[:] = [0] * len(spent)
+        n[0] = 0
+    runner.run(calls)
+    out = io.StringIO()
+    for m, (texts, spent, n) in timed.items():
+        per = [(max(s / max(n[0], 1) - cost, 0.0) / 1000, t) for s, t in zip(spent, texts, strict=True)]
+        out.write(f"{m}: {n[0]} calls over {calls} batch steps (B={batch_size}), {sum(p for p, _ in per):.1f} us per call "
+                  f"(clock reading {cost:.0f} ns, taken off each statement)\n")
+        for us, text in sorted(per, reverse=True)[:top]:
+            out.write(f"  {us:9.1f} us  {text}\n")
+    return out.getvalue()
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("games", nargs="*", help="cake, mapf, public_goods (default: all)")
     ap.add_argument("--batch-size", type=int, default=8192)
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--top", type=int, default=20)
+    ap.add_argument("--statements", nargs="+", metavar="METHOD",
+                    help="time each statement of these methods of the generated batch env (e.g. step _observe)")
     args = ap.parse_args(argv)
     unknown = set(args.games) - {g.key for g in GAMES}
     if unknown:
         ap.error(f"unknown game(s) {sorted(unknown)}; choose from {[g.key for g in GAMES]}")
     for game in (g for g in GAMES if g.key in (args.games or [g.key for g in GAMES])):
+        if args.statements:
+            print(f"===== {game.key}: batch B={args.batch_size}, per statement =====")
+            print(statements(game, args.statements, args.batch_size, args.calls, args.top))
+            continue
         benv = compile_batch(game.spec, game.params, batch_size=args.batch_size)
         print(f"===== {game.key}: batch B={args.batch_size} =====")
         print(profile(BatchRunner(benv), args.calls, args.top))

@@ -234,9 +234,10 @@ class _BatchGen(*BATCH):
             w("idx = np.arange(self.size)")
             w("self._init_copies(idx, full=True)")
             if self.fixed_start:
-                w("self._start = {k: x.copy() for k, x in self.v._items()}",
+                w("self._start = {k: b_start_rows(x) for k, x in self.v._items()}",
                   comment="no random draws at the start: every episode of a copy starts here")
-                w("self._start_obs, self._start_masks = self.obs_buf.copy(), self.masks.copy()")
+                w("self._start_obs, self._start_masks = b_start_rows(self.obs_buf), b_start_rows(self.masks)")
+                w("self._start_acc = b_start_rows(self.returns), b_start_rows(self.metric_acc)")
             with w.block("if options:"):
                 w("self._start_state(options)", comment="a scenario: start values given by the caller")
             w("return self.obs_buf, self.masks")
@@ -270,12 +271,12 @@ class _BatchGen(*BATCH):
             if self.fixed_start:
                 with w.block("if not full:", comment="copy the start saved by reset (see there)"):
                     with w.block("for k, x in self._start.items():"):
-                        w("b_copy_rows(self.v._get(k), x, idx)")
+                        w("b_restart_rows(self.v._get(k), x, idx)")
                     w("self.r.steps[idx] = 0")
-                    w("self.returns[idx] = 0.0")
-                    w(f"self.metric_acc[idx] = [{', '.join(acc)}]")
-                    w("b_copy_rows(self.obs_buf, self._start_obs, idx)")
-                    w("b_copy_rows(self.masks, self._start_masks, idx)")
+                    w("b_restart_rows(self.returns, self._start_acc[0], idx)")
+                    w("b_restart_rows(self.metric_acc, self._start_acc[1], idx)")
+                    w("b_restart_rows(self.obs_buf, self._start_obs, idx)")
+                    w("b_restart_rows(self.masks, self._start_masks, idx)")
                     w("return")
             w("K = len(idx)")
             w("p = self.p if full else subset_params(self.p, idx)")
@@ -482,9 +483,9 @@ class _BatchGen(*BATCH):
                 w(f"active = np.broadcast_to({pad(self.em()(cs.active), 1, 0)}, (K,))", comment=f"turns.active: {cs.active.source}")
             for r in cs.roles:
                 self.role_locals(r.start, r.count)
-                if cs.active is not None:
-                    w(f"turn = {self.is_me('active')}", comment="only the active agent has legal actions")
                 groups = self.mask_groups(r)
+                if cs.active is not None and not self.turn_per_copy(r, groups):
+                    w(f"turn = {self.is_me('active')}", comment="only the active agent has legal actions")
                 if self.mask_rows(r) is not None:
                     self.mask_by_rows(r, groups)
                     continue
@@ -538,21 +539,42 @@ class _BatchGen(*BATCH):
                 for g, (lo, hi) in enumerate(ranges):
                     if code >> g & 1:
                         rows[code, lo:hi] = 1
-            self.w(f"MASK_ROWS_{r.name} = {_literal(rows)}", comment="mask row per combination of legal flags (bit g: group g legal)")
+            # int8 like the masks: np.take into the int8 buffer then copies rows without a cast
+            self.w(f"MASK_ROWS_{r.name} = np.array({rows.tolist()!r}, dtype=np.int8)",
+                   comment="mask row per combination of legal flags (bit g: group g legal)")
 
     def mask_by_rows(self, r: Any, groups: list[tuple[list[Any], V]]) -> None:
         """The role's masks as rows of MASK_ROWS_<role>, picked by the bits of its group flags
         (one gather instead of a broadcast write per group)."""
+        w = self.w
+        if self.turn_per_copy(r, groups):
+            # every flag one per copy: their bits per copy, then in the active agent's column
+            w("code = np.zeros(K, dtype=np.intp)")
+            for g, (choices, lv) in enumerate(groups):
+                flag = pad(lv, 1, 0)
+                w(f"code += {flag if g == 0 else f'{flag} * {1 << g}'}", comment=", ".join(f"{c.path}.legal" for c in choices))
+            lo, hi = self.me_range
+            w(f"bits = b_at_turn(code, active, {lo}, {hi - lo})", comment="only the active agent has legal actions")
+        else:
+            self.mask_bits_per_agent(r, groups)
+        if r.count == self.n:  # one role: its rows are the whole (contiguous) buffer
+            w(f"np.take(MASK_ROWS_{r.name}, bits, axis=0, out=m)")
+        else:
+            w(f"m[:, {r.start}:{r.start + r.count}] = np.take(MASK_ROWS_{r.name}, bits, axis=0)")
+
+    def turn_per_copy(self, r: Any, groups: list[tuple[list[Any], V]]) -> bool:
+        """Whether the role's mask rows are picked by bits per copy put in the active agent's
+        column (turns, table masks, every group flag one per copy)."""
+        return self.cs.active is not None and self.mask_rows(r) is not None and all(lv.kind <= 1 for _, lv in groups)
+
+    def mask_bits_per_agent(self, r: Any, groups: list[tuple[list[Any], V]]) -> None:
+        """`bits` (K, agents of the role): the group flags' bits, agent by agent."""
         w = self.w
         w(f"bits = np.zeros((K, {r.count}), dtype=np.intp)")
         for g, (choices, lv) in enumerate(groups):
             flag = self.group_flag(lv)
             term = flag if g == 0 else f"{flag} * {1 << g}"
             w(f"bits += {term}", comment=", ".join(f"{c.path}.legal" for c in choices))
-        if r.count == self.n:  # one role: its rows are the whole (contiguous) buffer
-            w(f"np.take(MASK_ROWS_{r.name}, bits, axis=0, out=m)")
-        else:
-            w(f"m[:, {r.start}:{r.start + r.count}] = np.take(MASK_ROWS_{r.name}, bits, axis=0)")
 
     def mask_groups(self, r: Any) -> list[tuple[list[Any], V]]:
         """The role's choices with their lowered `legal`, neighbours with the same scalar code
@@ -587,14 +609,19 @@ class _BatchGen(*BATCH):
                     body = f.expr.tree.body
                     if isinstance(body, ast.List) and len(f.expr.info.shape) == 1:  # one write per item
                         for k, item in enumerate(body.elts):
-                            w(f"out[:, {r.start}:{r.start + r.count}, {at + k}] = {pad(em.emit(item), 2, 0)}",
+                            w(f"b_set_obs(out[:, {r.start}:{r.start + r.count}, {at + k}], {pad(em.emit(item), 2, 0)})",
                               comment=f"{f.path}: {f.expr.source}" if k == 0 else "")
                         at += f.size
                         continue
                     v = em(f.expr)
+                    if not f.expr.info.shape:  # one entry
+                        w(f"b_set_obs(out[:, {r.start}:{r.start + r.count}, {at}], {pad(v, 2, 0)})",
+                          comment=f"{f.path}: {f.expr.source}")
+                        at += f.size
+                        continue
                     full = f"(K, {r.count}, " + "".join(f"{d}, " for d in f.expr.info.shape) + ")"
                     code = f"np.broadcast_to({pad(v, 2, len(f.expr.info.shape))}, {full})"
-                    w(f"out[:, {r.start}:{r.start + r.count}, {at}:{at + f.size}] = np.reshape({code}, (K, {r.count}, {f.size}))",
+                    w(f"b_set_obs(out[:, {r.start}:{r.start + r.count}, {at}:{at + f.size}], np.reshape({code}, (K, {r.count}, {f.size})))",
                       comment=f"{f.path}: {f.expr.source}")
                     at += f.size
             w("return out")

@@ -104,9 +104,22 @@ def b_roll(x, k, axis: int):
     x = np.broadcast_to(x, prefix + x.shape[axis:])
     # indices on k's own (often small: one shift per agent) shape; the gather broadcasts them
     k = k.reshape((1,) * (len(prefix) - k.ndim) + k.shape)
+    if len(prefix) == 2 and k.shape[0] == 1 and n > 0:
+        return _b_roll_per_agent(x, k[0], n)
     idx = (np.arange(n) - k[..., None]) % n
     idx = idx.reshape(idx.shape + (1,) * (x.ndim - idx.ndim))
     return np.take_along_axis(x, idx, axis=axis)
+
+
+def _b_roll_per_agent(x, shifts, n: int):
+    """b_roll of x (B, m, n, ...) along axis 2 by a shift per agent j (shifts (m,) or (1,), the same
+    in every copy): two slice copies per agent (a gather broadcast over the copies costs ~10x)."""
+    out = np.empty(x.shape, dtype=x.dtype)
+    for j in range(x.shape[1]):
+        s = int(shifts[j if len(shifts) > 1 else 0]) % n
+        out[:, j, s:] = x[:, j, :n - s]
+        out[:, j, :s] = x[:, j, n - s:]
+    return out
 
 
 FOLD_MAX = 8  # reduce axes of at most this many elements one slice at a time
@@ -193,16 +206,80 @@ def b_copy_rows(dst, src, idx):
     b_put_rows(dst, idx, b_take_rows(src, idx))
 
 
+def b_start_rows(x):
+    """What reset keeps of a start array x (B, ...) to restart copies from (b_restart_rows): the
+    first row alone, (1, ...), when every row has the same bytes as the first (a start shared by
+    every copy), else a copy of x."""
+    x = np.array(x)
+    if len(x) > 1 and x.size and (x.reshape(len(x), -1).view(np.uint8) == x[:1].reshape(1, -1).view(np.uint8)).all():
+        return x[:1].copy()
+    return x
+
+
+def b_restart_rows(dst, start, idx):
+    """dst[idx] = the start rows `start` of `b_start_rows` (one row shared by every copy, or one
+    per copy): a shared row is written by one copy per index, with no gather."""
+    if len(start) == len(dst):
+        b_copy_rows(dst, start, idx)
+        return
+    rows = _b_row_view(dst)
+    if rows is None:
+        dst[idx] = start[0]
+    else:
+        rows[idx] = _b_row_view(start)[0]
+
+
 def b_is_me(x, lo: int, n: int):
     """(B, n) bool, [b, j] = (x[b] == lo + j) for an int x per copy: `me == x` of a role whose
-    agents are lo .. lo + n - 1, set copy by copy in one scatter (numpy's broadcast of ME
-    against x[:, None] runs a short inner loop of n per copy)."""
+    agents are lo .. lo + n - 1 (numpy's broadcast of ME against x[:, None] runs a short inner
+    loop of n per copy instead): up to 4 agents one column at a time, more by one scatter."""
     x = np.asarray(x)
-    out = np.zeros(x.shape + (n,), dtype=bool)
-    j = x.astype(np.int64) - lo
-    rows = np.flatnonzero((j >= 0) & (j < n))
-    out.reshape(-1)[rows * n + j.reshape(-1)[rows]] = True
+    if n > 4:
+        return b_at_turn(True, x, lo, n)
+    out = np.empty(x.shape + (n,), dtype=bool)
+    for j in range(n):
+        np.equal(x, lo + j, out=out[..., j])
     return out
+
+
+def b_at_turn(code, active, lo: int, n: int):
+    """(B, n): code[b] (a scalar or one value per copy) in the column of agent active[b] (the
+    role's agents are lo .. lo + n - 1), 0 / False elsewhere and where active[b] is none of them;
+    intp, or bool for code True. Up to 4 agents one column at a time (a long loop each), more by
+    one scatter of the copies' entries."""
+    active = np.asarray(active)
+    dtype = bool if code is True else np.intp
+    if n <= 4:
+        out = np.empty(active.shape + (n,), dtype=dtype)
+        for j in range(n):
+            np.multiply(code, active == lo + j, out=out[..., j])
+        return out
+    out = np.zeros(active.shape + (n,), dtype=dtype)
+    j = active.astype(np.int64).reshape(-1) - lo
+    rows = np.flatnonzero((j >= 0) & (j < n))
+    out.reshape(-1)[rows * n + j[rows]] = code if np.ndim(code) == 0 else np.asarray(code).reshape(-1)[rows]
+    return out
+
+
+def b_set_obs(dst, x):
+    """dst[...] = x for a view dst of a role's observation entries in the (B, N, D) buffer:
+    (B, n) for one entry, (B, n, m) for a run of m. One entry from a value per copy (B, 1), up to
+    4 agents: one agent column at a time, a long strided copy each, where numpy's broadcast would
+    run a short inner loop of n per copy. A run: cast into a contiguous temporary, then copied
+    as one opaque m-entry row per copy and agent (numpy's cast into the strided buffer runs a
+    short inner loop of m). Anything else at once."""
+    x = np.asarray(x)
+    if dst.ndim == 2 and x.ndim == 2 and x.shape[1] == 1 and 1 < dst.shape[1] <= 4:
+        for j in range(dst.shape[1]):
+            dst[:, j] = x[:, 0]
+        return
+    if dst.ndim < 3 or dst.size == 0 or dst.strides[-1] != dst.itemsize:
+        dst[...] = x
+        return
+    tmp = np.empty(dst.shape, dtype=dst.dtype)
+    tmp[...] = x
+    row = np.dtype((np.void, dst.shape[-1] * dst.itemsize))
+    dst.view(row)[..., 0] = tmp.view(row)[..., 0]
 
 
 def b_manhattan(a, b):

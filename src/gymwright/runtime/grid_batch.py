@@ -60,18 +60,8 @@ def _gb_cell_ids(p: np.ndarray) -> np.ndarray:
 
 
 def _gb_same_cell(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(B, N, N) bool: cell ids ``a[:, i]`` and ``b[:, j]`` are equal."""
-    return a[:, :, None] == b[:, None, :]
-
-
-def _gb_any_last(x: np.ndarray) -> np.ndarray:
-    """``x.any(axis=-1)`` for a bool array, as one float32 matrix product (numpy reduces a short
-    last axis row by row, which costs far more than the product)."""
-    n = x.shape[-1]
-    if n == 0:
-        return np.zeros(x.shape[:-1], dtype=bool)
-    flat = x.reshape(-1, n).astype(np.float32)
-    return (flat @ np.ones(n, dtype=np.float32)).reshape(x.shape[:-1]) > 0
+    """(N, N, B) bool: cell ids ``a[i, b]`` and ``b[j, b]`` ((N, B), copy axis last) are equal."""
+    return a[:, None, :] == b[None, :, :]
 
 
 # --------------------------------------------------------------------------- movement
@@ -119,27 +109,30 @@ def _gb_legal_moves(
 
 
 def _gb_conflict_tables(pos: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The pairwise tables the fixpoint needs, which do not change while moves are cancelled.
+    """The pairwise tables the fixpoint needs, which do not change while moves are cancelled,
+    (N, N, B) with the copy axis last (numpy then runs long inner loops over the copies instead
+    of short ones of N per copy).
 
     For an attempting agent i and another agent j, i is blocked by j when j attempts too and
-    ``moving[b, i, j]`` holds (same target, or a swap), or when j stays and
-    ``staying[b, i, j]`` holds (i's target is j's cell).
+    ``moving[i, j, b]`` holds (same target, or a swap), or when j stays and
+    ``staying[i, j, b]`` holds (i's target is j's cell).
     """
     n = pos.shape[1]
-    others = ~np.eye(n, dtype=bool)
-    pos, target = _gb_cell_ids(pos), _gb_cell_ids(target)
+    others = ~np.eye(n, dtype=bool)[:, :, None]
+    pos, target = np.ascontiguousarray(_gb_cell_ids(pos).T), np.ascontiguousarray(_gb_cell_ids(target).T)
     into = _gb_same_cell(target, pos)
-    swap = into & np.swapaxes(into, 1, 2)
+    swap = into & into.transpose(1, 0, 2)
     moving = (_gb_same_cell(target, target) | swap) & others
     staying = into & others
     return moving, staying
 
 
 def _gb_blocked(moving: np.ndarray, staying: np.ndarray, attempt: np.ndarray) -> np.ndarray:
-    """Attempting agents that hit a vertex conflict or a swap conflict (``_blocked_moves``)."""
-    other_attempts = attempt[:, None, :]
+    """Attempting agents ((N, B), copy axis last) that hit a vertex conflict or a swap conflict
+    (``_blocked_moves``)."""
+    other_attempts = attempt[None, :, :]
     hit = (moving & other_attempts) | (staying & ~other_attempts)
-    return attempt & _gb_any_last(hit)
+    return attempt & hit.any(axis=1)
 
 
 def resolve_moves_batch(
@@ -174,14 +167,22 @@ def resolve_moves_batch(
     conflict = np.zeros((batch, n), dtype=bool)
     if collision == "block":
         moving, staying = _gb_conflict_tables(pos, target)
+        # rounds on the copies whose last round cancelled a move (the others have settled)
+        rows, att = np.arange(batch), np.ascontiguousarray(attempt.T)  # (N, B)
         while True:
-            cancel = _gb_blocked(moving, staying, attempt)
-            if not cancel.any():
+            cancel = _gb_blocked(moving, staying, att)
+            hit = np.flatnonzero(cancel.any(axis=0))
+            if not len(hit):
                 break
-            attempt = attempt & ~cancel
-            conflict |= cancel
-    new_pos = np.where(attempt[:, :, None], target, pos).astype(np.int64, copy=False)
-    return new_pos, attempt, conflict
+            rows, cancel = rows[hit], cancel[:, hit]
+            att = att[:, hit] & ~cancel
+            attempt[rows] = att.T
+            conflict[rows] |= cancel.T
+            moving, staying = moving[:, :, hit], staying[:, :, hit]
+    # each (row, col) as one opaque 16-byte cell: a pick per agent, not a broadcast over a last axis of 2
+    cell = np.dtype((np.void, 16))
+    picked = np.where(attempt, np.ascontiguousarray(target).view(cell)[..., 0], np.ascontiguousarray(pos).view(cell)[..., 0])
+    return picked.view(np.int64).reshape(pos.shape), attempt, conflict
 
 
 # --------------------------------------------------------------------------- views
@@ -224,7 +225,10 @@ def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int) ->
     padded[:, height + border:] = fill
     padded[:, border:height + border, :border] = fill
     padded[:, border:height + border, width + border:] = fill
-    padded[:, border:height + border, border:width + border] = tiles
+    # the tiles, cast once (a long loop), then copied in as one opaque row of W cells each (a cast
+    # into the strided inside of `padded` runs a short inner loop of W)
+    row = np.dtype((np.void, width * np.dtype(small).itemsize))
+    padded[:, border:height + border, border:width + border].view(row)[..., 0] = tiles.astype(small).view(row)[..., 0]
     # each window is the S x S block of `padded` at its top-left corner: one flat gather
     shift = border - radius
     flat_h, flat_w = height + 2 * border, width + 2 * border
@@ -232,7 +236,9 @@ def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int) ->
     left = np.clip(cols + shift, 0, width + 2 * shift - 1)
     corner = top * flat_w + left + (np.arange(batch) * (flat_h * flat_w))[:, None]
     block = (np.arange(side)[:, None] * flat_w + np.arange(side)).reshape(-1)
-    out = padded.reshape(-1)[corner[:, :, None] + block].reshape(center.shape[:2] + (side, side)).astype(np.int64)
+    # gathered window cell by window cell (S*S, B*K), long loops over the windows, then turned
+    window_first = padded.reshape(-1)[block[:, None] + corner.reshape(-1)[None, :]]
+    out = np.ascontiguousarray(window_first.T, dtype=np.int64).reshape(center.shape[:2] + (side, side))
     far = (rows < -radius) | (rows >= height + radius) | (cols < -radius) | (cols >= width + radius)
     if far.any():
         out[far] = fill
@@ -250,7 +256,7 @@ def _gb_window_centers(pos: np.ndarray, center: np.ndarray) -> tuple[np.ndarray,
 def window_plan_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> tuple:
     """Where the agents at (B, N, 2) positions fall in the windows around (B, K, 2) centres:
     the flat cell (into (B, K, S, S), ``S = 2 * radius + 1``) of every (centre, agent) pair
-    that lies in the window, which pairs those are, and the windows' shape. One plan serves
+    that lies in the window, where each such pair's value is read, and the windows' shape. One plan serves
     every `agents_view` / `agents_view_of` of the same positions, centres and radius
     (`window_sums_batch`).
 
@@ -266,25 +272,37 @@ def window_plan_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> tuple
     rows = np.broadcast_to(p_t[0][None] - c_t[0][:, None] + radius, shape)  # (K, N, B)
     cols = np.broadcast_to(p_t[1][None] - c_t[1][:, None] + radius, shape)
     inside = (rows.view(np.uint64) < side) & (cols.view(np.uint64) < side)  # 0 <= offset < side
-    window = (np.arange(batch) * (k * side * side))[None, None, :] + (np.arange(k) * (side * side))[:, None, None]
-    flat = (rows * side + cols + window)[inside]
-    return flat, inside, (batch, k, side, side)
+    # the pairs inside, in (K, N, B) order: their indices, then the runs of each (centre, agent)
+    # (no boolean gather over (K, N, B), nor a division)
+    pair = np.flatnonzero(inside)
+    n = pos.shape[1]
+    counts = np.count_nonzero(inside.reshape(k * n, batch), axis=1)
+    centre_agent = np.repeat(np.arange(k * n), counts)
+    copy = pair - centre_agent * batch
+    agent = np.repeat(np.tile(np.arange(n), k), counts)
+    centre = np.repeat(np.repeat(np.arange(k), n), counts)
+    flat = rows.reshape(-1)[pair] * side + cols.reshape(-1)[pair] + (copy * k + centre) * (side * side)
+    # where each pair's value is read: flat into (B, K, N), into (B, N), and its agent
+    return flat, (copy * (k * n) + centre_agent, copy * n + agent, agent, n), (batch, k, side, side)
 
 
 def window_sums_batch(plan: tuple, x: np.ndarray | None = None) -> np.ndarray:
     """Per cell of each window of `plan` (`window_plan_batch`): the agents in it counted, or
     their values `x` summed ((N,), (B, N) or per centre (B, K, N)) -> (B, K, S, S); int64
     unless `x` is float."""
-    flat, inside, shape = plan
+    flat, (at_centre, at_copy, agent, n), shape = plan
     n_cells = shape[0] * shape[1] * shape[2] * shape[3]
     if x is None:
         return np.bincount(flat, minlength=n_cells).astype(np.int64, copy=False).reshape(shape)
     x = np.asarray(x)
-    x = x[None, None, :] if x.ndim == 1 else x[:, None, :] if x.ndim == 2 else x  # (B|1, K|1, N)
-    xt = np.moveaxis(np.broadcast_to(x, shape[:2] + inside.shape[1:2]), 0, -1)  # (K, N, B)
-    sums = np.bincount(flat, weights=xt[inside].astype(np.float64), minlength=n_cells)
-    if x.dtype.kind != "f":
-        sums = np.rint(sums, out=sums).astype(np.int64)
+    full = {1: (n,), 2: (shape[0], n)}.get(x.ndim, (shape[0], shape[1], n))
+    if x.shape != full:  # a value shared along an axis: spelled out
+        x = np.broadcast_to(x, full)
+    values = np.ascontiguousarray(x).reshape(-1)[{1: agent, 2: at_copy}.get(x.ndim, at_centre)]
+    if x.dtype.kind == "f":
+        return np.bincount(flat, weights=values.astype(np.float64), minlength=n_cells).reshape(shape)
+    sums = np.zeros(n_cells, dtype=np.int64)  # integer sums exactly, in int64
+    np.add.at(sums, flat, values.astype(np.int64))
     return sums.reshape(shape)
 
 

@@ -1,0 +1,64 @@
+"""The batch runtime's column-wise and row-wise helpers give exactly what plain numpy gives:
+`b_is_me`, `b_at_turn`, `b_set_obs`, `b_start_rows` / `b_restart_rows`, `b_roll` by per-agent shifts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gymwright.runtime import batch
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8])
+def test_is_me_and_at_turn_put_the_value_in_the_active_agents_column(n: int) -> None:
+    rng = np.random.default_rng(n)
+    active = rng.integers(-2, n + 3, 50)  # some not one of the role's agents 1 .. n
+    code = rng.integers(0, 9, 50)
+    column = active[:, None] == np.arange(1, n + 1)[None, :]
+    got = batch.b_at_turn(code, active, 1, n)
+    assert got.dtype == np.intp and np.array_equal(got, np.where(column, code[:, None], 0))
+    assert np.array_equal(batch.b_at_turn(3, active, 1, n), np.where(column, 3, 0))
+    me = batch.b_is_me(active, 1, n)
+    assert me.dtype == bool and np.array_equal(me, column)
+    assert batch.b_is_me(active.reshape(5, 10), 1, n).shape == (5, 10, n)
+
+
+@pytest.mark.parametrize("agents", [1, 2, 4, 8])
+def test_set_obs_writes_what_a_plain_assignment_writes(agents: int) -> None:
+    rng = np.random.default_rng(agents)
+    values = [rng.random((6, 1)), rng.integers(-3, 3, (6, agents)), rng.random((6, agents, 5)) < 0.5,
+              rng.integers(-9, 9, (6, agents, 5)), 2.5]
+    for x in values:
+        want, got = np.zeros((6, agents, 12), np.float32), np.zeros((6, agents, 12), np.float32)
+        run = np.ndim(x) == 3
+        view = (slice(None), slice(None), slice(3, 8) if run else 4)
+        want[view] = x
+        batch.b_set_obs(got[view], x)
+        assert got.tobytes() == want.tobytes()
+
+
+def test_restart_rows_copy_a_shared_start_or_each_copys_own() -> None:
+    idx = np.array([0, 2, 3])
+    for x in (np.zeros((5, 0)), np.arange(5), np.ones((5, 2, 3), np.int8), np.arange(10.0).reshape(5, 2),
+              np.array([0.0, -0.0, 0.0, 0.0, 0.0])):
+        start = batch.b_start_rows(x)
+        shared = len(x) > 1 and x.size and all(r.tobytes() == x[0].tobytes() for r in x)
+        assert len(start) == (1 if shared else len(x))
+        got, want = np.full_like(x, 7), np.full_like(x, 7)
+        batch.b_restart_rows(got, start, idx)
+        want[idx] = x[idx]
+        assert got.tobytes() == want.tobytes()  # -0.0 is not 0.0: kept per copy
+
+
+def test_roll_by_a_shift_per_agent_is_numpys_roll() -> None:
+    rng = np.random.default_rng(0)
+    cases = [((5, 1, 8), -np.arange(8)[None, :]), ((5, 3, 4), np.array([[1, -2, 7]])),
+             ((5, 3, 4, 2), np.array([[1, -2, 7]])), ((5, 3, 4), rng.integers(-5, 5, (5, 3)))]
+    for shape, k in cases:
+        x = rng.random(shape)
+        got = batch.b_roll(x, k, 2)
+        prefix = np.broadcast_shapes(x.shape[:2], k.shape)
+        xb, kb = np.broadcast_to(x, prefix + x.shape[2:]), np.broadcast_to(k, prefix)
+        want = np.stack([np.stack([np.roll(xb[b, j], kb[b, j], axis=0) for j in range(prefix[1])])
+                         for b in range(prefix[0])])
+        assert np.array_equal(got, want)
