@@ -182,11 +182,11 @@ def _b_row_view(x):
 
 
 def b_take_rows(x, idx):
-    """x[idx] (a copy) for an index array idx of copies."""
+    """x[idx] (a copy) for an index array idx of copies, or of the rows of a table (any shape)."""
     rows = _b_row_view(x)
     if rows is None:
         return x[idx]
-    return rows[idx].view(x.dtype).reshape((len(idx),) + x.shape[1:])
+    return rows[idx].view(x.dtype).reshape(np.shape(idx) + x.shape[1:])
 
 
 def b_put_rows(dst, idx, src):

@@ -178,7 +178,8 @@ class BatchGrid:
         assert g is not None
         roles = [r for r in self.cs.roles if any(c.move is not None for c in r.choices)]
         if len(roles) == 1 and roles[0].count == self.n:
-            w(f"delta = MOVE_{roles[0].name}[v.action]", comment="grid: moves (v.action is -1 for no legal action), slip, collisions")
+            w(f"delta = b_take_rows(MOVE_{roles[0].name}, v.action)",
+              comment="grid: moves (v.action is -1 for no legal action: the last row), slip, collisions")
         else:
             w(f"delta = np.zeros((K, {self.n}, 2), dtype=np.int64)", comment="grid: moves, slip, collisions")
             for r in roles:
