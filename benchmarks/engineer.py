@@ -434,12 +434,57 @@ def bound_setup(name: str, steps: int) -> tuple[Any, Any, int, dict[str, Any]]:
         "goal-in-the-way input": (goal_in_way_spec, start, 1, {}),
         "goal-in-the-way input and a parking cost 0.5": (lambda: goal_in_way_spec(0.5), start, 1, {}),
         "oracle with the parking cost": (lambda: goal_in_way_spec(0.5), judged, 1, {}),
+        "fixed + BC init (CBS demos)": (lambda: SPEC, start, 1, {"imitate": DEMO_EPISODES}),
+        "oracle + BC init (CBS demos of the judged cells)": (lambda: SPEC, judged, 1, {"imitate": DEMO_EPISODES}),
+        "oracle + BC init without demos on held-out layouts": (lambda: SPEC, judged, 1, {"imitate": DEMO_EPISODES,
+                                                                                       "exclude_held_out": True}),
     }[name]
     return spec(), params, scale * steps, extra
 
 
+DEMO_EPISODES = 4000
+"""Episodes of CBS plans a BC-init variant clones (`mapf_demos.make_demos`) before its PPO run"""
+DEMO_SEED = 5_000_000
+"""First reset seed of the demonstrations (apart from training, validation 700,000 and held out 900,000)"""
+
+
+def held_out_layouts() -> frozenset[bytes]:
+    """Every layout of the judged held-out pools (in_distribution), as `mapf_demos.layout_key`s.
+    The judged cells' training pools (1000 slots) hold many of them: slot k of a config is the same
+    instance in every pool where it is the same kind (needs a wait or not)."""
+    import numpy as np
+    from mapf_demos import layout_key
+
+    from gymwright.mapf import PoolConfig
+    from gymwright.mapf.lazy import solved_pool
+
+    keys = set()
+    for p in EXPERIMENTS["in_distribution"].held_out.values():
+        pool = solved_pool(PoolConfig(p["size"], p["n_agents"], float(p["hole_density"]), float(p["wait_ratio"])), 200)
+        holes, starts, goals, _ = pool.take(np.arange(200))
+        keys.update(layout_key(*x) for x in zip(holes, starts, goals, strict=True))
+    return frozenset(keys)
+
+
+def imitate(spec: Any, params: Any, episodes: int, seed: int, out: Path, exclude_held_out: bool = False) -> dict[str, Any]:
+    """Demonstrations of `episodes` CBS plans on `params` (drawn like the training configs), cloned
+    into a warm start: {checkpoint, demo env steps (charged to the budget), samples, loss, accuracy};
+    with `exclude_held_out`, no demonstration is on a layout of the judged held-out pools."""
+    from mapf_demos import make_demos
+
+    from gymwright.train.imitation import clone
+
+    demos = make_demos(spec, params, episodes, DEMO_SEED + episodes * seed,
+                       held_out_layouts() if exclude_held_out else frozenset())
+    first = params[0] if isinstance(params, list) else params
+    res = clone(spec, first, demos, out / "bc.pt", hidden=LEARNER["hidden"], seed=seed)
+    return {"checkpoint": res.checkpoint, "demo_env_steps": demos.env_steps, "samples": len(demos.actions),
+            "bc_loss": [res.losses[0], res.losses[-1]], "bc_accuracy": res.accuracy}
+
+
 def bound_one(name: str, seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
-    """One variant of `bounds` on one seed: train, then judge on the held-out cells."""
+    """One variant of `bounds` on one seed: train (a BC-init variant first clones CBS plans and
+    trains PPO for the budget less the demonstrations' env steps), then judge on the held-out cells."""
     import torch
 
     from gymwright.train import TrainConfig, load_policy, train
@@ -447,11 +492,18 @@ def bound_one(name: str, seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
     torch.set_num_threads(1)
     spec, params, steps, extra = bound_setup(name, cfg["steps"])
     start = time.perf_counter()
-    res = train(TrainConfig(spec=spec, params=params, total_steps=steps, num_envs=NUM_ENVS, seed=seed,
-                            out=Path(cfg["out"]) / "bounds" / f"{name.split()[0].strip(',:')}-{len(name)}-seed{seed}",
-                            **{**LEARNER, **extra}))
+    out = Path(cfg["out"]) / "bounds" / f"{name.split()[0].strip(',:')}-{len(name)}-seed{seed}"
+    bc = (imitate(spec, params, extra.pop("imitate"), seed, out, extra.pop("exclude_held_out", False))
+          if "imitate" in extra else None)
+    if bc is not None:
+        extra["init_from"] = bc["checkpoint"]
+    res = train(TrainConfig(spec=spec, params=params, total_steps=steps - (bc["demo_env_steps"] if bc else 0),
+                            num_envs=NUM_ENVS, seed=seed, out=out, **{**LEARNER, **extra}))
     policy = load_policy(res.checkpoint)
     row = {"variant": name, "seed": seed, "env_steps": steps, **_judged(spec, policy, cfg, view_radius=2)}
+    if bc is not None:
+        row["bc"] = {**bc, "ppo_env_steps": res.env_steps,
+                     "bc_only": _judged(spec, load_policy(bc["checkpoint"]), cfg, view_radius=2)}
     if name == "fixed":  # the same policy with fewer walkers: how much of the loss is coordination
         row["walkers"] = {n: _judged(spec, policy, cfg, view_radius=2, n_agents=n, layout_pool=200)["valid"]
                           for n in (1, 2)}
@@ -463,7 +515,9 @@ BOUND_VARIANTS = ("fixed", "fixed, 4x the steps", "oracle: trained on the judged
                   "tie-break input (yield_to_near)", "agent index (asymmetric conventions)",
                   "centralized critic (mappo)", "memory input (steps not moved)", "team reward 2.0 (from 0.5)",
                   "oracle with the memory input", "goal-in-the-way input",
-                  "goal-in-the-way input and a parking cost 0.5", "oracle with the parking cost")
+                  "goal-in-the-way input and a parking cost 0.5", "oracle with the parking cost",
+                  "fixed + BC init (CBS demos)", "oracle + BC init (CBS demos of the judged cells)",
+                  "oracle + BC init without demos on held-out layouts")
 
 
 def pick_variants(text: str | None) -> tuple[str, ...]:
@@ -479,6 +533,25 @@ def pick_variants(text: str | None) -> tuple[str, ...]:
     return tuple(picked)
 
 
+PAIRED_WITH = {"oracle + BC init (CBS demos of the judged cells)": "fixed + BC init (CBS demos)",
+               "oracle + BC init without demos on held-out layouts": "fixed + BC init (CBS demos)"}
+"""Variants also paired with another than `fixed`: the oracle's headroom over the same learner"""
+SHORT = {"fixed": "fixed", "fixed + BC init (CBS demos)": "fixed_bc"}
+"""The summary key (`minus_<short>`) of each base a variant is paired with"""
+
+
+def paired(rows: list[dict[str, Any]], variant: str, bases: list[str]) -> dict[str, Any]:
+    """Valid and optimal of `variant` over seeds, and its paired valid (and optimal) difference to each of `bases`."""
+    mine = [r for r in rows if r["variant"] == variant]
+    out: dict[str, Any] = {"valid": mean_ci([r["valid"] for r in mine]), "optimal": mean_ci([r["optimal"] for r in mine])}
+    for base in bases:
+        of = {r["seed"]: r for r in rows if r["variant"] == base}
+        key = SHORT[base]
+        out[f"minus_{key}"] = mean_ci([r["valid"] - of[r["seed"]]["valid"] for r in mine])
+        out[f"optimal_minus_{key}"] = mean_ci([r["optimal"] - of[r["seed"]]["optimal"] for r in mine])
+    return out
+
+
 def bounds(cfg: dict[str, Any], seeds: int, jobs: int, variants: tuple[str, ...] = BOUND_VARIANTS) -> dict[str, Any]:
     """What bounds any curriculum over these levers (in_distribution): each of `variants` (the
     fixed learner trained 4x longer, on the judged cells themselves (an oracle curriculum), and
@@ -491,12 +564,7 @@ def bounds(cfg: dict[str, Any], seeds: int, jobs: int, variants: tuple[str, ...]
         for f in futures:
             rows.append(f.result())
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-    fixed = {r["seed"]: r["valid"] for r in rows if r["variant"] == "fixed"}
-    summary: dict[str, Any] = {}
-    for v in variants:
-        mine = [r for r in rows if r["variant"] == v]
-        summary[v] = {"valid": mean_ci([r["valid"] for r in mine]), "optimal": mean_ci([r["optimal"] for r in mine]),
-                      "minus_fixed": mean_ci([r["valid"] - fixed[r["seed"]] for r in mine])}
+    summary = {v: paired(rows, v, [b for b in ("fixed", PAIRED_WITH.get(v)) if b in variants]) for v in variants}
     walkers = {n: mean_ci([r["walkers"][n] for r in rows if "walkers" in r]) for n in (1, 2)}
     return {"rows": rows, "summary": summary, "fixed_with_fewer_walkers": walkers, "seeds": seeds,
             "budget_env_steps": cfg["steps"]}

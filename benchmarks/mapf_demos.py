@@ -1,0 +1,104 @@
+"""Demonstrations of optimal joint plans on MAPF-FrozenLake, for behaviour cloning (PRIMAL-style).
+
+For each episode: reset the generated PettingZoo env (the observation encoding the policy sees),
+read the drawn layout (holes, starts, goals) from its state, solve it with Conflict-Based Search
+(`gymwright.mapf.cbs.solve`: the same rules, parked at the goal, no vertex or swap conflict),
+and replay the plan through the env, recording each walker's (observation, action mask, action)
+while it still has a choice (a parked walker's only legal action is `wait`). Every env step of
+the replays counts as one env step of the budget (`Demos.env_steps`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gymwright.mapf.cbs import solve
+from gymwright.train.imitation import Demos
+
+MOVES = {(0, -1): "left", (1, 0): "down", (0, 1): "right", (-1, 0): "up", (0, 0): "wait"}
+"""(row, col) step of a plan -> the spec's action name"""
+
+
+def plan_actions(positions: np.ndarray, action_names: list[str]) -> np.ndarray:
+    """(T + 1, N, 2) plan positions -> (T, N) action indices (the spec's order of `action_names`)."""
+    steps = positions[1:] - positions[:-1]
+    index = {name: k for k, name in enumerate(action_names)}
+    return np.array([[index[MOVES[(int(r), int(c))]] for r, c in row] for row in steps], dtype=np.int64)
+
+
+def layout(env: Any, blocked: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The drawn instance of a reset env: holes (H, W) bool, starts (N, 2), goals (N, 2)."""
+    v = env.v
+    return blocked[np.asarray(v.tiles)], np.asarray(v.pos).copy(), np.asarray(v.goal).copy()
+
+
+def layout_key(holes: np.ndarray, starts: np.ndarray, goals: np.ndarray) -> bytes:
+    """One instance as bytes, to tell whether two layouts are the same."""
+    return b"|".join(np.ascontiguousarray(x).astype(np.int64).tobytes() for x in (holes, starts, goals))
+
+
+def demo_episode(env: Any, blocked: np.ndarray, action_names: list[str], seed: int,
+                 into: list[tuple[np.ndarray, np.ndarray, int]], exclude: frozenset[bytes] = frozenset()) -> tuple[int, bool]:
+    """Solve and replay one episode (reset with `seed`), appending the samples to `into`:
+    (env steps taken, whether every walker ended on its goal with no conflict); a layout in
+    `exclude` is skipped: (0, False), nothing stepped or recorded."""
+    obs, infos = env.reset(seed=seed)
+    agents = list(env.possible_agents)
+    holes, starts, goals = layout(env, blocked)
+    if layout_key(holes, starts, goals) in exclude:
+        return 0, False
+    actions = plan_actions(solve(holes, starts, goals).positions(), action_names)
+    steps = 0
+    for joint in actions:
+        if not env.agents:
+            break
+        for i, a in enumerate(agents):
+            mask = np.asarray(infos[a]["action_mask"], dtype=bool)
+            if not mask[joint[i]]:
+                raise RuntimeError(f"seed {seed}: the plan's {action_names[joint[i]]} for {a} is illegal in the env")
+            if mask.sum() > 1:
+                into.append((np.asarray(obs[a], dtype=np.float32), mask, int(joint[i])))
+        obs, _, _, _, infos = env.step({a: int(joint[i]) for i, a in enumerate(agents)})
+        steps += 1
+    v = env.v
+    return steps, bool(np.asarray(v.reached).all() and not np.asarray(v.clashed).any())
+
+
+def make_demos(spec: Any, params: dict[str, Any] | list[dict[str, Any]], episodes: int, seed: int,
+               exclude: frozenset[bytes] = frozenset()) -> Demos:
+    """`episodes` solved-and-replayed episodes of `spec`, spread round-robin over `params` (one
+    config or a list, as a training run's); reset k uses seed `seed + k`, and a reset that draws a
+    layout in `exclude` (`layout_key`) is passed over for the next. Raises if a replay does not
+    end with every walker home and no conflict (the plan and env disagree)."""
+    from gymwright.compile import compile_spec
+
+    configs = params if isinstance(params, list) else [params]
+    built = []
+    for p in configs:
+        compiled = compile_spec(spec, dict(p))
+        env = compiled.parallel_env()
+        built.append((env, np.asarray(compiled.module.GRID_BLOCKED, dtype=bool)))
+    names = action_names(spec)
+    samples: list[tuple[np.ndarray, np.ndarray, int]] = []
+    env_steps, done, k = 0, 0, 0
+    while done < episodes:
+        env, blocked = built[done % len(built)]
+        steps, ok = demo_episode(env, blocked, names, seed + k, samples, exclude)
+        k += 1
+        if steps == 0:  # an excluded layout
+            continue
+        if not ok:
+            raise RuntimeError(f"episode seed {seed + k - 1}: the CBS plan replayed without every walker home")
+        env_steps, done = env_steps + steps, done + 1
+    obs, masks, acts = zip(*samples, strict=True)
+    return Demos(np.stack(obs), np.stack(masks), np.array(acts, dtype=np.int64), env_steps, episodes)
+
+
+def action_names(spec: Any) -> list[str]:
+    """The walker's action names in the order of its action indices."""
+    from gymwright.spec.loader import read_data
+
+    data = read_data(spec)[0] if not isinstance(spec, dict) else spec
+    return [a["name"] for a in data["actions"]["walker"]]

@@ -1,0 +1,90 @@
+"""`mapf_demos.py` and the BC-init variants of `engineer.py --bounds`: CBS plans become legal,
+conflict-free demonstrations that bring every walker home, and a clone of them warm-starts PPO.
+
+Run with `pytest benchmarks/test_mapf_demos.py` (not part of the main suite).
+"""
+
+from __future__ import annotations
+
+import engineer
+import mapf_demos
+import numpy as np
+import pytest
+
+from gymwright.compile import compile_spec
+from gymwright.mapf.cbs import find_conflicts, solve
+from gymwright.train import TrainConfig, load_policy, train
+from gymwright.train.imitation import clone
+
+# a 3x3 lake, holes at (0, 1) and (2, 1): the middle row is the only way between the columns;
+# walker 0 goes (1, 0) -> (0, 2) through (1, 2); walker 1 goes (2, 2) -> (1, 2), on walker 0's only
+# route: parked there at once it would cut walker 0 off, so the optimal plan has it wait
+HOLES = np.array([[0, 1, 0], [0, 0, 0], [0, 1, 0]], dtype=bool)
+STARTS, GOALS = np.array([[1, 0], [2, 2]]), np.array([[0, 2], [1, 2]])
+NAMES = mapf_demos.action_names(engineer.SPEC)
+STEP = {"left": (0, -1), "down": (1, 0), "right": (0, 1), "up": (-1, 0), "wait": (0, 0)}
+SMALL = {**engineer.TRAIN_FIXED, "size": 4, "n_agents": 2, "hole_density": 0.2, "wait_ratio": 0.5, "layout_pool": 50}
+
+
+def test_a_hand_built_plan_becomes_actions_that_walk_it_without_conflict() -> None:
+    plan = solve(HOLES, STARTS, GOALS)
+    assert find_conflicts(plan.paths) == []
+    positions = plan.positions()
+    actions = mapf_demos.plan_actions(positions, NAMES)
+    walked = [STARTS.copy()]
+    for joint in actions:
+        walked.append(walked[-1] + np.array([STEP[NAMES[a]] for a in joint]))
+    assert np.array_equal(np.array(walked), positions)
+    assert np.array_equal(walked[-1], GOALS)
+    assert plan.needs_wait and [NAMES[a] for a in actions[:2, 1]] == ["wait", "wait"]  # walker 0 passes first
+
+
+def test_replayed_plans_bring_every_walker_home_through_the_real_env() -> None:
+    demos = mapf_demos.make_demos(engineer.SPEC, SMALL, 20, seed=11)  # raises unless every replay is valid
+    assert demos.episodes == 20 and demos.env_steps >= 20
+    assert demos.masks[np.arange(len(demos.actions)), demos.actions].all()
+    assert (demos.masks.sum(1) > 1).all()  # only walkers with a choice are recorded
+    env = compile_spec(engineer.SPEC, SMALL).parallel_env()
+    blocked = np.asarray(compile_spec(engineer.SPEC, SMALL).module.GRID_BLOCKED, dtype=bool)
+    homes = [mapf_demos.demo_episode(env, blocked, NAMES, seed, [])[1] for seed in range(11, 16)]
+    assert all(homes) and bool(np.asarray(env.v.reached).all())
+
+
+def test_the_clone_reproduces_the_demonstrations_and_the_variant_builds(tmp_path) -> None:
+    demos = mapf_demos.make_demos(engineer.SPEC, SMALL, 60, seed=3)
+    res = clone(engineer.SPEC, SMALL, demos, tmp_path / "bc.pt", epochs=20, batch=64)
+    assert res.losses[-1] < res.losses[0]
+    acted = load_policy(res.checkpoint).act(demos.obs[:, None], demos.masks[:, None], deterministic=True)[:, 0]
+    assert (acted == demos.actions).mean() > 0.7
+    names = engineer.pick_variants("fixed + bc,oracle + bc")
+    assert names == ("fixed", "fixed + BC init (CBS demos)", "oracle + BC init (CBS demos of the judged cells)")
+    spec, params, steps, extra = engineer.bound_setup(names[2], 1000)
+    assert isinstance(params, list) and extra == {"imitate": engineer.DEMO_EPISODES} and steps == 1000
+    bc = engineer.imitate(engineer.SPEC, SMALL, 8, 0, tmp_path)
+    assert bc["demo_env_steps"] > 0 and bc["samples"] > 0
+    run = train(TrainConfig(spec=engineer.SPEC, params=SMALL, total_steps=256, num_envs=16, init_from=bc["checkpoint"],
+                            out=tmp_path / "ppo"))
+    assert run.env_steps == 256
+
+
+def test_the_oracle_with_bc_is_paired_with_fixed_and_with_the_fixed_learner_with_bc() -> None:
+    names = engineer.pick_variants("fixed + bc,oracle + bc")
+    rows = [{"variant": v, "seed": s, "valid": 0.4 + 0.1 * k + 0.01 * s * k, "optimal": 0.1}
+            for k, v in enumerate(names) for s in (0, 1)]
+    oracle = engineer.paired(rows, names[2], ["fixed", engineer.PAIRED_WITH[names[2]]])
+    assert oracle["minus_fixed"][0] == pytest.approx(0.21) and oracle["minus_fixed_bc"][0] == pytest.approx(0.105)
+    assert oracle["optimal_minus_fixed_bc"] == (0.0, 0.0)
+
+
+def test_an_excluded_layout_is_passed_over() -> None:
+    compiled = compile_spec(engineer.SPEC, SMALL)
+    env, blocked = compiled.parallel_env(), np.asarray(compiled.module.GRID_BLOCKED, dtype=bool)
+    env.reset(seed=7)
+    key = mapf_demos.layout_key(*mapf_demos.layout(env, blocked))
+    samples: list = []
+    assert mapf_demos.demo_episode(env, blocked, NAMES, 7, samples, frozenset({key})) == (0, False) and samples == []
+    kept = mapf_demos.make_demos(engineer.SPEC, SMALL, 1, seed=7, exclude=frozenset({key}))
+    assert kept.episodes == 1
+    obs, _ = env.reset(seed=8)
+    assert np.array_equal(kept.obs[0], obs["walker_0"])  # the next seed's layout was demonstrated instead
+    assert len(engineer.held_out_layouts()) > 0

@@ -1,0 +1,103 @@
+"""Behaviour cloning: a policy that starts from demonstrations, for `TrainConfig.init_from`.
+
+`clone` fits the shared actor of a one-role spec to (observation, action mask, action) samples by
+cross-entropy on the masked logits (the same `RoleNet.logits` PPO samples from), and writes the
+result as a fresh checkpoint of the spec (fresh critic and value normalizer, update 0), so a PPO
+run warm-starts from it. Where the demonstrations come from (a planner replayed through the env)
+is the caller's business: `Demos` only holds the samples and the env steps they cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from gymwright.errors import GymwrightError
+from gymwright.train import checkpoint as ck
+from gymwright.train.carryover import _child_roles
+from gymwright.train.normalize import ValueNorm
+from gymwright.train.policy import ActorCritic
+
+
+@dataclass
+class Demos:
+    """Per-agent samples of demonstrated play: obs (n, D) float32, masks (n, A) bool, actions (n,) int64."""
+
+    obs: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+    env_steps: int = 0
+    """env steps spent making them (copies x steps, as `TrainConfig.total_steps` counts)"""
+    episodes: int = 0
+
+    def __post_init__(self) -> None:
+        n = len(self.actions)
+        if len(self.obs) != n or len(self.masks) != n:
+            raise GymwrightError(f"demos: {len(self.obs)} observations, {len(self.masks)} masks, {n} actions",
+                                 hint="give one observation and one mask per action")
+        if n and not self.masks[np.arange(n), self.actions].all():
+            bad = int(np.flatnonzero(~self.masks[np.arange(n), self.actions])[0])
+            raise GymwrightError(f"demos: sample {bad} takes action {int(self.actions[bad])}, which its mask forbids",
+                                 hint="record the action the env was actually given, with the mask it offered")
+
+
+@dataclass
+class CloneResult:
+    checkpoint: str
+    losses: list[float]
+    """mean cross-entropy per epoch"""
+    accuracy: float
+    """share of the samples whose argmax action is the demonstrated one, after cloning"""
+
+
+def model_for(spec: Any, params: dict[str, Any], hidden: tuple[int, ...]) -> tuple[ActorCritic, list[Any], int, int]:
+    """A fresh IPPO network of `spec` (agent index off, one shared actor), its roles, agents and state width."""
+    roles, n_agents, s_dim = _child_roles(spec, params, False)
+    if len(roles) != 1:
+        raise GymwrightError(f"behaviour cloning needs a spec with one role; this one has {[r.name for r in roles]}",
+                             hint="clone a one-role spec, or train it with PPO from scratch")
+    return ActorCritic(roles, s_dim, tuple(hidden), False, "relu", False), roles, n_agents, s_dim
+
+
+def loss_and_accuracy(model: ActorCritic, demos: Demos) -> tuple[float, float]:
+    """Mean masked cross-entropy and argmax accuracy of `model`'s actor on `demos`."""
+    net = model.nets[0]
+    with torch.no_grad():
+        logits = net.logits(torch.from_numpy(demos.obs), torch.from_numpy(demos.masks))
+        act = torch.from_numpy(demos.actions)
+        loss = torch.nn.functional.cross_entropy(logits, act).item()
+        return loss, float((logits.argmax(-1) == act).float().mean())
+
+
+def clone(spec: Any, params: dict[str, Any], demos: Demos, out: str | Path, *, hidden: tuple[int, ...] = (64, 64),
+          epochs: int = 20, lr: float = 1e-3, batch: int = 512, seed: int = 0) -> CloneResult:
+    """Fit a fresh actor of `spec` to `demos` and write it as a checkpoint at `out` (for `init_from`)."""
+    torch.manual_seed(seed)
+    model, roles, n_agents, s_dim = model_for(spec, params, hidden)
+    net = model.nets[0]
+    obs, masks, acts = (torch.from_numpy(x) for x in (demos.obs, demos.masks, demos.actions))
+    optimizer = torch.optim.Adam(net.actor.parameters(), lr=lr)
+    gen = torch.Generator().manual_seed(seed)
+    losses = []
+    for _ in range(epochs):
+        order, total = torch.randperm(len(acts), generator=gen), 0.0
+        for idx in order.split(batch):
+            loss = torch.nn.functional.cross_entropy(net.logits(obs[idx], masks[idx]), acts[idx])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * len(idx)
+        losses.append(total / max(1, len(acts)))
+    sha, name = ck.spec_identity(spec)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    path = ck.save(Path(out), {
+        "spec_hash": sha, "spec_name": name, "params": [dict(params)],
+        "roles": [tuple(vars(r).values()) for r in roles], "n_agents": n_agents, "state_dim": s_dim,
+        "algo": "ippo", "hidden": list(hidden), "activation": "relu", "agent_index": False, "config": {},
+        "update": 0, "env_steps": 0, "model": model.state_dict(), "value_norms": [ValueNorm().state_dict()],
+        "cloned_from": {"samples": len(acts), "episodes": demos.episodes, "env_steps": demos.env_steps}})
+    return CloneResult(str(path), losses, loss_and_accuracy(model, demos)[1])
