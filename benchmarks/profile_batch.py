@@ -18,18 +18,16 @@ statement after which the method returns early (a `return` inside a block) is no
 from __future__ import annotations
 
 import argparse
-import ast
 import cProfile
 import io
 import pstats
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from profile_python import clock_cost_ns  # noqa: E402
+from statement_timer import clock_cost_ns, report, reset, timed_methods  # noqa: E402
 from throughput import GAMES, BatchRunner, Game, random_legal_batch  # noqa: E402
 
 from gymwright.compile.batch import batch_source, compile_batch  # noqa: E402
@@ -63,66 +61,19 @@ def profile(runner: BatchRunner, calls: int, top: int) -> str:
     return out.getvalue()
 
 
-def _timed_body(body: list[ast.stmt], texts: list[str]) -> list[ast.stmt]:
-    """`body` with a clock reading around each statement, blocks (`with`, `if`, `for`) entered."""
-    out: list[ast.stmt] = []
-    for stmt in body:
-        if isinstance(stmt, ast.With | ast.If | ast.For):
-            stmt.body = _timed_body(stmt.body, texts)
-            if isinstance(stmt, ast.If) and stmt.orelse:
-                stmt.orelse = _timed_body(stmt.orelse, texts)
-            out.append(stmt)
-            continue
-        if isinstance(stmt, ast.Return | ast.Raise) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
-            out.append(stmt)  # a return leaves before its reading; a docstring costs nothing
-            continue
-        out += [ast.parse("_t0 = _clock()").body[0], stmt, ast.parse(f"_spent[{len(texts)}] += _clock() - _t0").body[0]]
-        texts.append(ast.unparse(stmt).split("\n")[0][:100])
-    return out
-
-
-def timed_methods(source: str, methods: list[str], namespace: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, tuple[list[str], list[int], list[int]]]]:
-    """The batch env class of the generated `source` and its `methods` rebuilt with a clock
-    reading around each statement: (class name, functions, {method: (texts, ns per statement, calls)})."""
-    tree = ast.parse(source)
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name.endswith("BatchEnv"))
-    defs = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
-    fns, timed = {}, {}
-    for m in methods:
-        if m not in defs:
-            raise SystemExit(f"--statements: the generated class {cls.name} has no method `{m}`; "
-                             f"its methods: {', '.join(sorted(defs))}")
-        fn, texts = defs[m], []
-        fn.body = [ast.parse("_calls[0] += 1").body[0], *_timed_body(fn.body, texts)]
-        spent, calls = [0] * len(texts), [0]
-        ns = {**namespace, "_clock": time.thread_time_ns, "_spent": spent, "_calls": calls}
-        exec(compile(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])), f"<timed {m}>", "exec"), ns)
-        fns[m], timed[m] = ns[m], (texts, spent, calls)
-    return cls.name, fns, timed
-
-
 def statements(game: Game, methods: list[str], batch_size: int, calls: int, top: int) -> str:
     """Per-statement CPU time of `methods` of the game's generated batch env along the loop."""
     source = batch_source(game.spec, game.params)
     module = load_module(source, f"{game.spec}_batch")
-    name, fns, timed = timed_methods(source, methods, module.__dict__)
+    name, fns, timed = timed_methods(source, lambda n: n.endswith("BatchEnv"), methods, module.__dict__, blocks=True)
     benv = module.BatchEnv(batch_size, game.params)
     benv.__class__ = type(name, (type(benv),), fns)  # this env only: the generated class stays as it is
     runner = BatchRunner(benv)
     cost = clock_cost_ns()
     runner.run(max(1, calls // 10))
-    for _, spent, n in timed.values():
-        spent[:] = [0] * len(spent)
-        n[0] = 0
+    reset(timed)
     runner.run(calls)
-    out = io.StringIO()
-    for m, (texts, spent, n) in timed.items():
-        per = [(max(s / max(n[0], 1) - cost, 0.0) / 1000, t) for s, t in zip(spent, texts, strict=True)]
-        out.write(f"{m}: {n[0]} calls over {calls} batch steps (B={batch_size}), {sum(p for p, _ in per):.1f} us per call "
-                  f"(clock reading {cost:.0f} ns, taken off each statement)\n")
-        for us, text in sorted(per, reverse=True)[:top]:
-            out.write(f"  {us:9.1f} us  {text}\n")
-    return out.getvalue()
+    return report(timed, cost, f"{calls} batch steps (B={batch_size})", top, width=9, digits=1)
 
 
 def main(argv: list[str] | None = None) -> None:

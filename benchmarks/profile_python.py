@@ -11,10 +11,8 @@ from the info masks, reset when an episode ends.
 
 `--statements METHOD ...` times instead each top-level statement of those methods of the
 generated env class (a loop or an `if` block counts as one statement) with this thread's CPU
-clock, in the same loop: microseconds per call of the method, the clock's own cost (measured
-first) taken off, largest first. cProfile charges a call overhead to every small function, which
-misleads on code made of many cheap numpy calls; this does not add one. (A timed method called
-by another timed one adds its own clock readings to the caller's statement: time them apart.)
+clock, in the same loop: microseconds per call of the method, the clock's own cost taken off,
+largest first (statement_timer.py).
 
 `--save DIR` writes each game's generated module to DIR/<game>.py; `--against DIR` is then the
 A/B of a change: the hand-written env, the saved module and the module generated now, in one
@@ -25,7 +23,6 @@ the minimum per step of each (on a shared machine the minimum is the steadiest f
 from __future__ import annotations
 
 import argparse
-import ast
 import cProfile
 import io
 import math
@@ -33,10 +30,10 @@ import pstats
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from statement_timer import clock_cost_ns, report, reset, timed_methods  # noqa: E402
 from throughput import GAMES, Game, ParallelRunner  # noqa: E402
 
 from gymwright.atomic import write_atomic  # noqa: E402
@@ -60,65 +57,20 @@ def profile(runner: ParallelRunner, steps: int, top: int) -> str:
     return out.getvalue()
 
 
-def clock_cost_ns(clock: Any = time.thread_time_ns, n: int = 200_000) -> float:
-    """What one reading of `clock` costs, in ns (taken off every timed statement)."""
-    start = clock()
-    for _ in range(n):
-        clock()
-    return (clock() - start) / n
-
-
-def timed_method(source: str, cls_name: str, method: str, namespace: dict[str, Any]) -> tuple[Any, list[str], list[int], list[int]]:
-    """`method` of class `cls_name` in the generated `source`, rebuilt with a clock reading around
-    each top-level statement: (function, statement texts, total ns per statement, calls)."""
-    tree = ast.parse(source)
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name)
-    methods = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
-    if method not in methods:
-        raise SystemExit(f"--statements: the generated class {cls_name} has no method `{method}`; "
-                         f"its methods: {', '.join(sorted(methods))}")
-    fn = methods[method]
-    texts, body = [], []
-    for stmt in fn.body:
-        if isinstance(stmt, ast.Return | ast.Raise) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
-            body.append(stmt)  # a return leaves before its reading; a docstring costs nothing
-            continue
-        body += [ast.parse("_t0 = _clock()").body[0], stmt, ast.parse(f"_spent[{len(texts)}] += _clock() - _t0").body[0]]
-        texts.append(ast.unparse(stmt).split("\n")[0][:100])
-    body.insert(0, ast.parse("_calls[0] += 1").body[0])
-    fn.body = body
-    spent, calls = [0] * len(texts), [0]
-    ns = {**namespace, "_clock": time.thread_time_ns, "_spent": spent, "_calls": calls}
-    exec(compile(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])), f"<timed {method}>", "exec"), ns)
-    return ns[method], texts, spent, calls
-
-
 def statements(game: Game, methods: list[str], steps: int, top: int) -> str:
-    """Per-statement CPU time of `methods` of the game's generated env along the benchmark loop."""
+    """Per-statement CPU time of `methods` of the game's generated env along the benchmark loop
+    (top-level statements: a loop or an `if` block counts as one)."""
     compiled = compile_spec(game.spec, game.params)
     env = compiled.parallel_env()
     cls = type(env)
     cost = clock_cost_ns()
-    timed, fns = {}, {}
-    for m in methods:
-        fns[m], texts, spent, calls = timed_method(compiled.source, cls.__name__, m, compiled.module.__dict__)
-        timed[m] = (texts, spent, calls)
+    _, fns, timed = timed_methods(compiled.source, cls.__name__.__eq__, methods, compiled.module.__dict__, blocks=False)
     env.__class__ = type(cls.__name__, (cls,), fns)  # this env only: the compiled class stays as it is
     runner = ParallelRunner(env)
     runner.run(max(1, steps // 10))
-    for _, spent, calls in timed.values():
-        spent[:] = [0] * len(spent)
-        calls[0] = 0
+    reset(timed)
     runner.run(steps)
-    out = io.StringIO()
-    for m, (texts, spent, calls) in timed.items():
-        n = max(calls[0], 1)
-        per = [(max(s / n - cost, 0.0) / 1000, t) for s, t in zip(spent, texts, strict=True)]
-        out.write(f"{m}: {calls[0]} calls over {steps} env steps, {sum(p for p, _ in per):.1f} us per call "
-                  f"(clock reading {cost:.0f} ns, taken off each statement)\n")
-        for us, text in sorted(per, reverse=True)[:top]:
-            out.write(f"  {us:7.2f} us  {text}\n")
-    return out.getvalue()
+    return report(timed, cost, f"{steps} env steps", top)
 
 
 def save_sources(games: list[Game], folder: Path) -> list[Path]:

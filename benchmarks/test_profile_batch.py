@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import profile_batch
+import statement_timer
 from throughput import GAMES, BatchRunner
 
 from gymwright.compile.batch import batch_source
@@ -20,7 +21,8 @@ def test_timed_methods_play_the_same_steps_and_time_statements_inside_blocks() -
     game = next(g for g in GAMES if g.key == "cake")
     source = batch_source(game.spec, game.params)
     module = load_module(source, f"{game.spec}_batch")
-    name, fns, timed = profile_batch.timed_methods(source, ["step", "_init_copies"], module.__dict__)
+    name, fns, timed = statement_timer.timed_methods(source, lambda n: n.endswith("BatchEnv"), ["step", "_init_copies"],
+                                                     module.__dict__, blocks=True)
     plain, clocked = module.BatchEnv(16, game.params), module.BatchEnv(16, game.params)
     clocked.__class__ = type(name, (type(clocked),), fns)
     a, b = BatchRunner(plain, seed=3), BatchRunner(clocked, seed=3)

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import profile_python
 import pytest
+import statement_timer
 from throughput import GAMES, ParallelRunner
 
 from gymwright.compile import compile_spec
@@ -21,8 +22,9 @@ def test_timed_step_plays_the_same_episode_and_counts_each_call() -> None:
     game = next(g for g in GAMES if g.key == "cake")
     compiled = compile_spec(game.spec, game.params)
     plain, timed = compiled.parallel_env(), compiled.parallel_env()
-    fn, texts, spent, calls = profile_python.timed_method(compiled.source, type(plain).__name__, "step",
-                                                          compiled.module.__dict__)
+    _, fns, clocked = statement_timer.timed_methods(compiled.source, type(plain).__name__.__eq__, ["step"],
+                                                    compiled.module.__dict__, blocks=False)
+    fn, (texts, spent, calls) = fns["step"], clocked["step"]
     assert any(t.startswith("terminated = ") for t in texts) and len(spent) == len(texts)
     a, b = ParallelRunner(plain, seed=3), ParallelRunner(timed, seed=3)
     timed.step = lambda actions: fn(timed, actions)
