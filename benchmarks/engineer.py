@@ -40,6 +40,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -105,7 +106,8 @@ class Run:
     stages: list[dict[str, Any]] = field(default_factory=list)
     held_out: dict[str, dict[str, float]] = field(default_factory=dict)
     train_s: float = 0.0
-    env_steps: int = 0
+    env_steps: int = 0  # the budget (PPO's steps, rounded up to whole updates, and the demonstrations' in it)
+    demo_env_steps: int = 0  # of which the demonstrations' (`--imitate`)
 
 
 # ---------------------------------------------------------------------------- one run
@@ -159,19 +161,30 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
         eval_episodes=cfg["stage_episodes"], num_envs=NUM_ENVS, seed=1000 * seed, knobs=tuple(exp.knobs),
         record_episodes=20, validation=validation, validation_episodes=cfg["validation_episodes"],
         secondary=("optimal",), target=exp.target, space=space if method not in ("fixed",) else None,
-        guard=method not in BASELINES, train=dict(LEARNER))
+        guard=method not in BASELINES, train=dict(LEARNER), **imitation_options(cfg))
     start = time.perf_counter()
     out = Path(cfg["out"]) / exp_name / f"{method}-seed{seed}"
     records = evolve(SPEC, start_mixture(exp, engineer, space), engineer, out, opts,
                      progress=lambda line: print(f"  [{exp_name} {method} seed {seed}] {line}"[:400], file=sys.stderr))
-    run = Run(exp_name, method, seed, train_s=time.perf_counter() - start, env_steps=opts.stages * opts.steps_per_stage)
+    run = Run(exp_name, method, seed, train_s=time.perf_counter() - start, env_steps=opts.stages * opts.steps_per_stage,
+              demo_env_steps=sum(r.demo_env_steps for r in records))
     run.stages = [{"index": r.index, "success": r.success, "validation": r.validation, "guard": r.guard,
                    "guard_reason": r.guard_reason, "unchanged": r.unchanged, "engineer_error": r.engineer_error,
                    "trained": [{k: b[k] for k in ("label", "share")} for b in r.trained_mixture],
                    "mixture": [{k: b.get(k) for k in ("label", "share", "success", "params")} for b in r.mixture],
-                   "rationale": r.rationale[:2000], "policy": r.policy} for r in records]
+                   "rationale": r.rationale[:2000], "policy": r.policy, "env_steps": r.env_steps,
+                   "demo_env_steps": r.demo_env_steps} for r in records]
     held_out(run, exp, records[-1].policy, cfg["episodes"])
     return run
+
+
+def imitation_options(cfg: dict[str, Any]) -> dict[str, Any]:
+    """`CurriculumOptions` of a learner that imitates CBS plans (`--imitate`), none otherwise."""
+    if not cfg.get("imitate"):
+        return {}
+    from mapf_demos import make_demos
+
+    return {"demonstrator": make_demos, "demo_episodes": cfg["imitate"], "imitation_coef": cfg.get("imitation_coef", 0.0)}
 
 
 def held_out(run: Run, exp: Experiment, checkpoint: str, episodes: int) -> None:
@@ -438,6 +451,10 @@ def bound_setup(name: str, steps: int) -> tuple[Any, Any, int, dict[str, Any]]:
         "oracle + BC init (CBS demos of the judged cells)": (lambda: SPEC, judged, 1, {"imitate": DEMO_EPISODES}),
         "oracle + BC init without demos on held-out layouts": (lambda: SPEC, judged, 1, {"imitate": DEMO_EPISODES,
                                                                                        "exclude_held_out": True}),
+        "fixed + BC init and imitation loss 0.1": (lambda: SPEC, start, 1, {"imitate": DEMO_EPISODES, "keep": 0.1}),
+        "oracle + BC init and imitation loss 0.1": (lambda: SPEC, judged, 1, {"imitate": DEMO_EPISODES, "keep": 0.1}),
+        "fixed + BC init and imitation loss 0.5": (lambda: SPEC, start, 1, {"imitate": DEMO_EPISODES, "keep": 0.5}),
+        "oracle + BC init and imitation loss 0.5": (lambda: SPEC, judged, 1, {"imitate": DEMO_EPISODES, "keep": 0.5}),
     }[name]
     return spec(), params, scale * steps, extra
 
@@ -478,7 +495,7 @@ def imitate(spec: Any, params: Any, episodes: int, seed: int, out: Path, exclude
                        held_out_layouts() if exclude_held_out else frozenset())
     first = params[0] if isinstance(params, list) else params
     res = clone(spec, first, demos, out / "bc.pt", hidden=LEARNER["hidden"], seed=seed)
-    return {"checkpoint": res.checkpoint, "demo_env_steps": demos.env_steps, "samples": len(demos.actions),
+    return {"checkpoint": res.checkpoint, "demos": str(demos.save(out / "demos.npz")), "demo_env_steps": demos.env_steps, "samples": len(demos.actions),
             "bc_loss": [res.losses[0], res.losses[-1]], "bc_accuracy": res.accuracy}
 
 
@@ -492,11 +509,14 @@ def bound_one(name: str, seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
     torch.set_num_threads(1)
     spec, params, steps, extra = bound_setup(name, cfg["steps"])
     start = time.perf_counter()
-    out = Path(cfg["out"]) / "bounds" / f"{name.split()[0].strip(',:')}-{len(name)}-seed{seed}"
+    out = Path(cfg["out"]) / "bounds" / f"{re.sub(r'[^a-z0-9.]+', '-', name.lower()).strip('-')}-seed{seed}"
     bc = (imitate(spec, params, extra.pop("imitate"), seed, out, extra.pop("exclude_held_out", False))
           if "imitate" in extra else None)
     if bc is not None:
         extra["init_from"] = bc["checkpoint"]
+    if "keep" in extra:  # PPO keeps an imitation loss on the same demonstrations
+        assert bc is not None
+        extra["demos"], extra["imitation_coef"] = bc["demos"], extra.pop("keep")
     res = train(TrainConfig(spec=spec, params=params, total_steps=steps - (bc["demo_env_steps"] if bc else 0),
                             num_envs=NUM_ENVS, seed=seed, out=out, **{**LEARNER, **extra}))
     policy = load_policy(res.checkpoint)
@@ -517,7 +537,9 @@ BOUND_VARIANTS = ("fixed", "fixed, 4x the steps", "oracle: trained on the judged
                   "oracle with the memory input", "goal-in-the-way input",
                   "goal-in-the-way input and a parking cost 0.5", "oracle with the parking cost",
                   "fixed + BC init (CBS demos)", "oracle + BC init (CBS demos of the judged cells)",
-                  "oracle + BC init without demos on held-out layouts")
+                  "oracle + BC init without demos on held-out layouts",
+                  "fixed + BC init and imitation loss 0.1", "oracle + BC init and imitation loss 0.1",
+                  "fixed + BC init and imitation loss 0.5", "oracle + BC init and imitation loss 0.5")
 
 
 def pick_variants(text: str | None) -> tuple[str, ...]:
@@ -534,9 +556,11 @@ def pick_variants(text: str | None) -> tuple[str, ...]:
 
 
 PAIRED_WITH = {"oracle + BC init (CBS demos of the judged cells)": "fixed + BC init (CBS demos)",
-               "oracle + BC init without demos on held-out layouts": "fixed + BC init (CBS demos)"}
+               "oracle + BC init without demos on held-out layouts": "fixed + BC init (CBS demos)",
+               **{f"oracle + BC init and imitation loss {c}": f"fixed + BC init and imitation loss {c}" for c in (0.1, 0.5)}}
 """Variants also paired with another than `fixed`: the oracle's headroom over the same learner"""
-SHORT = {"fixed": "fixed", "fixed + BC init (CBS demos)": "fixed_bc"}
+SHORT = {"fixed": "fixed", "fixed + BC init (CBS demos)": "fixed_bc",
+         **{f"fixed + BC init and imitation loss {c}": f"fixed_imitating_{c}" for c in (0.1, 0.5)}}
 """The summary key (`minus_<short>`) of each base a variant is paired with"""
 
 
@@ -637,6 +661,12 @@ def main(argv: list[str] | None = None) -> int:
                     "other learner inputs, rewards and critics, fewer walkers; --variants picks some)")
     ap.add_argument("--variants", help="with --bounds: a comma-separated subset of the variants (by their first "
                     "words: fixed, oracle, mappo ...); `fixed` is always run, every difference is paired with it")
+    ap.add_argument("--imitate", type=int, default=0, metavar="EPISODES",
+                    help="the learner imitates CBS plans: every method's first stage starts from a clone of this many "
+                    "demonstrated episodes of its mixture (`mapf_demos.py`), their env steps charged to the budget")
+    ap.add_argument("--imitation-coef", type=float, default=0.0,
+                    help="with --imitate: every stage also keeps an imitation loss of this weight on demonstrations of "
+                    "its own mixture (the same number of episodes a stage); 0: a BC init only")
     ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
                     help="join the runs of earlier --json results into one report (runs found twice must agree)")
     ap.add_argument("--out", type=Path, default=Path("runs/engineer-benchmark"))
@@ -650,7 +680,10 @@ def main(argv: list[str] | None = None) -> int:
         methods += ["llm"] + (["llm-failures", "llm-guideline"] if args.ablation else [])
     cfg = {"model": args.model, "stages": args.stages, "steps": args.steps, "band": list(args.band),
            "stage_episodes": args.stage_episodes, "validation_episodes": args.validation_episodes,
-           "episodes": args.episodes, "out": str(args.out)}
+           "episodes": args.episodes, "out": str(args.out), "imitate": args.imitate,
+           "imitation_coef": args.imitation_coef}
+    if args.imitation_coef and not args.imitate:
+        raise SystemExit("benchmarks/engineer.py: --imitation-coef needs --imitate EPISODES (the demonstrations it imitates)")
     start = time.perf_counter()
     if args.merge:
         result = merge(args.merge)
@@ -684,7 +717,9 @@ def main(argv: list[str] | None = None) -> int:
     engineers = [m for m in methods if m not in BASELINES]
     report: dict[str, Any] = {"budget_env_steps": runs[0].env_steps, "seeds": list(range(args.seeds)),
                               "stages": args.stages, "band": list(args.band), "learner": {**LEARNER, "num_envs": NUM_ENVS,
-                                                                                        **TRAIN_FIXED},
+                                                                                        **TRAIN_FIXED,
+                                                                                        "imitate": args.imitate,
+                                                                                        "imitation_coef": args.imitation_coef},
                               "command": " ".join(["python", *sys.argv]), "pools_s": pools_s, "experiments": {}}
     print(f"# MAPF-FrozenLake engineer experiment\n\nBudget per run: {runs[0].env_steps:,} env steps in {args.stages} "
           f"stages ({NUM_ENVS} copies), {args.seeds} seeds, band {args.band[0]:g}-{args.band[1]:g}, {args.episodes} "

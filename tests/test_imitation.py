@@ -60,3 +60,40 @@ def test_demos_whose_action_their_mask_forbids_are_refused() -> None:
         Demos(np.zeros((2, 3), np.float32), masks, np.array([0, 0]))
     with pytest.raises(GymwrightError, match="2 observations, 2 masks, 3 actions"):
         Demos(np.zeros((2, 3), np.float32), masks, np.array([0, 1, 1]))
+
+
+def agreement(checkpoint: str, demos: Demos) -> float:
+    policy = load_policy(checkpoint, spec=SPEC)
+    return float((policy.act(demos.obs[:, None], demos.masks[:, None], deterministic=True)[:, 0] == demos.actions).mean())
+
+
+def test_demos_round_trip_through_their_file(tmp_path) -> None:
+    demos = teacher_demos(3)
+    demos.env_steps = 77
+    back = Demos.load(demos.save(tmp_path / "d.npz"))
+    assert (back.obs == demos.obs).all() and (back.masks == demos.masks).all() and (back.actions == demos.actions).all()
+    assert (back.env_steps, back.episodes) == (77, 3)
+    (tmp_path / "junk.npz").write_text("not numpy")
+    with pytest.raises(GymwrightError, match="junk.npz: not a demonstrations file"):
+        Demos.load(tmp_path / "junk.npz")
+
+
+def test_ppo_with_an_imitation_loss_moves_toward_the_teacher_and_plain_ppo_does_not(tmp_path) -> None:
+    demos = teacher_demos()
+    path = demos.save(tmp_path / "demos.npz")
+    common = {"spec": SPEC, "params": PARAMS, "total_steps": 4096, "num_envs": 32, "seed": 3}
+    plain = train(TrainConfig(**common, out=tmp_path / "plain"))
+    kept = train(TrainConfig(**common, demos=path, imitation_coef=1.0, out=tmp_path / "imitating"))
+    assert kept.history[-1]["losses/imitation"] < 0.7 * kept.history[0]["losses/imitation"]
+    assert "losses/imitation" not in plain.history[-1]
+    assert agreement(kept.checkpoint, demos) > agreement(plain.checkpoint, demos) + 0.2
+
+
+def test_demos_of_another_observation_width_or_without_a_weight_are_refused(tmp_path) -> None:
+    demos = teacher_demos(2)
+    narrow = Demos(demos.obs[:, :5], demos.masks, demos.actions).save(tmp_path / "narrow.npz")
+    with pytest.raises(GymwrightError, match=r"observations and .* masks; this spec's are"):
+        train(TrainConfig(spec=SPEC, params=PARAMS, total_steps=256, num_envs=16, demos=narrow, imitation_coef=1.0,
+                          out=tmp_path / "a"))
+    with pytest.raises(GymwrightError, match="give both demos"):
+        train(TrainConfig(spec=SPEC, params=PARAMS, total_steps=256, num_envs=16, demos=narrow, out=tmp_path / "b"))

@@ -34,6 +34,7 @@ import yaml
 from gymwright.atomic import write_atomic, write_error
 from gymwright.compile import compile_spec
 from gymwright.design.session import with_defaults
+from gymwright.engineer.demonstrations import Demonstrator, demonstrate
 from gymwright.engineer.edits import realize_edit
 from gymwright.engineer.engineers import Engineer, StageProposal, current_mixture
 from gymwright.engineer.evidence import (
@@ -55,6 +56,7 @@ from gymwright.spec.loader import read_data
 from gymwright.store import Store
 from gymwright.train import TrainConfig, TrainResult, load_policy, play_episodes, train
 from gymwright.train.carryover import carry_over
+from gymwright.train.imitation import clone
 
 
 @dataclass
@@ -80,6 +82,8 @@ class StageRecord:
     unchanged: bool = False  # the proposal is the current mixture (a copied-back reply, for a model)
     engineer_error: str = ""  # the engineer failed; the stage was kept
     edit: dict[str, Any] | None = None  # the spec edit this stage trained on (None: the previous stage's spec)
+    env_steps: int = 0  # env steps of the stage's training (PPO)
+    demo_env_steps: int = 0  # env steps of the demonstrations it imitated (out of the same budget)
 
 
 @dataclass
@@ -117,6 +121,15 @@ class CurriculumOptions:
     envs of each env runner, over which a mixture's buckets are spread)"""
     ray_address: str | None = None
     """the Ray cluster of an `rllib` curriculum (None: a local Ray, started once for all stages)"""
+    demonstrator: Demonstrator | None = None
+    """makes demonstrations of one config (`gymwright.engineer.demonstrations`; e.g. a planner's plans
+    replayed through the env): with it the first stage starts from a clone of `demo_episodes`
+    demonstrations of its mixture (a BC init), and with `imitation_coef` every stage keeps an
+    imitation loss on demonstrations of its own mixture; their env steps come out of the stage's budget"""
+    demo_episodes: int = 0
+    """demonstrated episodes per stage that uses them (spread over the mixture's buckets by share)"""
+    imitation_coef: float = 0.0
+    """weight of the imitation loss during each stage's PPO (`TrainConfig.imitation_coef`); 0: a BC init only"""
 
 
 BACKENDS = ("builtin", "rllib")
@@ -148,12 +161,18 @@ def _backend_session(opts: CurriculumOptions) -> Iterator[None]:
 
 
 def _train_stage(spec: str | dict[str, Any], mixture: Mixture, opts: CurriculumOptions, k: int, folder: Path,
-                 init_from: str | None) -> TrainResult:
-    """Train stage `k` on `mixture`, warm-started from `init_from`, with the options' backend."""
+                 init_from: str | None) -> tuple[TrainResult, int]:
+    """Train stage `k` on `mixture`, warm-started from `init_from`, with the options' backend:
+    (its result, the env steps its demonstrations took, charged to the stage's budget)."""
     if opts.backend == "builtin":
-        return train(TrainConfig(**{**opts.train, "spec": spec, "params": mixture.per_copy(opts.num_envs),
-                                    "total_steps": opts.steps_per_stage, "num_envs": opts.num_envs,
-                                    "seed": opts.seed + k, "out": folder, "init_from": init_from}))
+        imitation, init_from, demo_steps = _imitation(spec, mixture, opts, k, folder, init_from)
+        result = train(TrainConfig(**{**opts.train, "spec": spec, "params": mixture.per_copy(opts.num_envs),
+                                      "total_steps": opts.steps_per_stage - demo_steps, "num_envs": opts.num_envs,
+                                      "seed": opts.seed + k, "out": folder, "init_from": init_from, **imitation}))
+        return result, demo_steps
+    if opts.demonstrator is not None:
+        raise GymwrightError("demonstrations need the built-in trainer", path="backend",
+                             hint="train with backend builtin, or drop the demonstrator")
     from gymwright.train.rllib import train_rllib
 
     params = mixture.buckets[0].params if mixture.is_single else mixture.per_copy(opts.num_envs)
@@ -163,7 +182,25 @@ def _train_stage(spec: str | dict[str, Any], mixture: Mixture, opts: CurriculumO
              "network_s": sum(x.get("time/network_s", 0.0) for x in r["history"]), "total_s": r["seconds"]}
     return TrainResult(r["agent_steps_per_second"], r["env_steps_per_second"], r["final_return"], r["metrics"],
                        r["checkpoint"], r["iterations"], r["env_steps"], r["history"],
-                       {**clock, "other_s": clock["total_s"] - clock["env_s"] - clock["network_s"]})
+                       {**clock, "other_s": clock["total_s"] - clock["env_s"] - clock["network_s"]}), 0
+
+
+def _imitation(spec: str | dict[str, Any], mixture: Mixture, opts: CurriculumOptions, k: int, folder: Path,
+               init_from: str | None) -> tuple[dict[str, Any], str | None, int]:
+    """What a stage imitates: (TrainConfig changes, the checkpoint it starts from, demo env steps)."""
+    if opts.demonstrator is None or (init_from is not None and opts.imitation_coef == 0):
+        return {}, init_from, 0
+    demos = demonstrate(spec, mixture, opts.demonstrator, opts.demo_episodes, 5_000_000 + 10_000 * (opts.seed + k),
+                        folder / "demos.npz")
+    if demos.env_steps >= opts.steps_per_stage:
+        raise GymwrightError(f"stage {k + 1}: the demonstrations took {demos.env_steps} env steps of the stage's "
+                             f"{opts.steps_per_stage}", path="demo_episodes", hint="demonstrate fewer episodes a stage")
+    if init_from is None:
+        first = mixture.buckets[0].params
+        init_from = clone(spec, first, demos, folder / "bc.pt", hidden=tuple(opts.train.get("hidden", (64, 64))),
+                          seed=opts.seed + k).checkpoint
+    changes = {"demos": folder / "demos.npz", "imitation_coef": opts.imitation_coef} if opts.imitation_coef else {}
+    return changes, init_from, demos.env_steps
 
 
 def _evolve(spec: str | dict[str, Any], params: dict[str, Any] | Mixture, engineer: Engineer, out: Path, opts: CurriculumOptions, *,
@@ -184,7 +221,7 @@ def _evolve(spec: str | dict[str, Any], params: dict[str, Any] | Mixture, engine
     init_from: str | None = None
     for k in range(opts.stages):
         say(f"stage {k + 1}/{opts.stages}: training on {_describe(mixture)}")
-        result = _train_stage(spec, mixture, opts, k, out / f"stage{k}", init_from)
+        result, demo_steps = _train_stage(spec, mixture, opts, k, out / f"stage{k}", init_from)
         policy = load_policy(result.checkpoint)
         val = _validate(spec, policy, metric, opts, k)
         # the guardrails compare a stage with the last one kept: not across an edit (another game)
@@ -220,6 +257,7 @@ def _evolve(spec: str | dict[str, Any], params: dict[str, Any] | Mixture, engine
                                       records[-1].rationale if records else "") for b in base.buckets}
         rec = _record(k, base, evidence, returns, result, shas, engineer, proposal)
         rec.trained_mixture, rec.validation = mixture.to_list(), _val_dict(val)
+        rec.env_steps, rec.demo_env_steps = result.env_steps, demo_steps
         rec.guard, rec.guard_reason = (decision.action, decision.reason) if decision else ("", "")
         rec.policy, rec.engineer_error, rec.edit = kept.checkpoint, error, edit
         rec.unchanged = proposal.mixture.same_as(base) and proposal.edit is None

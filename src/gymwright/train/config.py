@@ -59,6 +59,12 @@ class TrainConfig:
     """warm start: a checkpoint (or run folder) of the same spec and roles whose policy and value
     normalizers this run starts from (params may differ: a curriculum's next stage); the
     optimizer, the env and the step count start fresh"""
+    demos: str | Path | None = None
+    """demonstrations (a `gymwright.train.imitation.Demos` .npz: observations, action masks and actions of
+    one-role play, e.g. a planner's) whose cross-entropy the shared actor also minimizes at every
+    minibatch, weighted by `imitation_coef`: PPO that keeps imitating (as PRIMAL mixes imitation and RL)"""
+    imitation_coef: float = 0.0
+    """weight of the imitation loss on `demos` (constant over the run); 0 without demos"""
     checkpoint_every: int = 10
     """write a checkpoint every this many updates (and always at the end)"""
     out: str | Path = "runs/train"

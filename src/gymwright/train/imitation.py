@@ -4,7 +4,8 @@
 cross-entropy on the masked logits (the same `RoleNet.logits` PPO samples from), and writes the
 result as a fresh checkpoint of the spec (fresh critic and value normalizer, update 0), so a PPO
 run warm-starts from it. Where the demonstrations come from (a planner replayed through the env)
-is the caller's business: `Demos` only holds the samples and the env steps they cost.
+is the caller's business: `Demos` only holds the samples and the env steps they cost, and
+saves them as an .npz for `TrainConfig.demos` (PPO that keeps an imitation loss on them).
 """
 
 from __future__ import annotations
@@ -43,6 +44,27 @@ class Demos:
             bad = int(np.flatnonzero(~self.masks[np.arange(n), self.actions])[0])
             raise GymwrightError(f"demos: sample {bad} takes action {int(self.actions[bad])}, which its mask forbids",
                                  hint="record the action the env was actually given, with the mask it offered")
+
+    def save(self, path: str | Path) -> Path:
+        """Write the samples to `path` (.npz, atomically): what `TrainConfig.demos` reads."""
+        from gymwright.mapf.cache import save_npz
+
+        save_npz(Path(path), {"obs": self.obs, "masks": self.masks, "actions": self.actions,
+                              "counts": np.array([self.env_steps, self.episodes], dtype=np.int64)})
+        return Path(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Demos:
+        """The demonstrations `save` wrote to `path`; a clear error for a missing or foreign file."""
+        try:
+            with np.load(Path(path), allow_pickle=False) as data:
+                arrays = {k: data[k] for k in ("obs", "masks", "actions", "counts")}
+        except (OSError, ValueError, KeyError) as e:
+            raise GymwrightError(f"demos {path}: not a demonstrations file ({type(e).__name__}: {e})", path="demos",
+                                 hint="give an .npz written by Demos.save (obs, masks, actions, counts)") from e
+        env_steps, episodes = (int(x) for x in arrays["counts"])
+        return cls(arrays["obs"].astype(np.float32), arrays["masks"].astype(bool), arrays["actions"].astype(np.int64),
+                   env_steps, episodes)
 
 
 @dataclass

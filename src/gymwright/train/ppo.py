@@ -68,6 +68,9 @@ def check_config(cfg: TrainConfig) -> None:
     for name in ("num_envs", "rollout_len", "epochs", "minibatches", "total_steps", "checkpoint_every", "threads"):
         if getattr(cfg, name) < 1:
             raise GymwrightError(f"{name} must be at least 1, got {getattr(cfg, name)}", path=name)
+    if cfg.imitation_coef < 0 or (cfg.imitation_coef > 0) != (cfg.demos is not None):
+        raise GymwrightError(f"imitation_coef {cfg.imitation_coef} with demos {cfg.demos}", path="imitation_coef",
+                             hint="give both demos (a Demos .npz) and a positive imitation_coef, or neither")
     if cfg.minibatches > cfg.num_envs * cfg.rollout_len:
         raise GymwrightError(f"{cfg.minibatches} minibatches for {cfg.num_envs * cfg.rollout_len} samples", path="minibatches")
     check_device(cfg.device)
@@ -123,6 +126,7 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
         clock = dict(saved["clock"])
     elif cfg.init_from is not None:
         warm_start(cfg, model, norms, sha, roles)
+    demos = _load_demos(cfg, roles, D, A, device)
     log = RunLog(out, history, cfg.tensorboard)
     if players:
         write_atomic(out / NPC_FILE, json.dumps({"npc": players.describe()}, indent=2))
@@ -257,6 +261,10 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                         critic_in = model.critic_input(r, b_obs[mb], b_state[mb] if b_state is not None else None)
                         v_loss = 0.5 * ((net.value(critic_in) - b_targets[mb, r.agents])[..., mine] ** 2).mean()
                         loss = loss + pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+                        if demos is not None:
+                            bc = _imitation_loss(net, demos, max(64, int(valid.sum())))
+                            loss = loss + cfg.imitation_coef * bc
+                            stats.setdefault("imitation", []).append(bc.item())
                         with torch.no_grad():
                             stats["policy_loss"].append(pg_loss.item())
                             stats["value_loss"].append(v_loss.item())
@@ -307,11 +315,39 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
 
 
 # -------------------------------------------------------------------- helpers
+def _load_demos(cfg: TrainConfig, roles: list[Any], obs_dim: int, n_actions: int,
+                device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+    """`cfg.demos` as tensors (obs, masks, actions), checked against the spec's one role."""
+    if cfg.demos is None:
+        return None
+    from gymwright.train.imitation import Demos
+
+    demos = Demos.load(cfg.demos)
+    if len(roles) != 1:
+        raise GymwrightError(f"demos: an imitation loss needs a spec with one role; this one has {[r.name for r in roles]}",
+                             path="demos", hint="train a one-role spec with demos, or drop demos")
+    if demos.obs.shape[1:] != (obs_dim,) or demos.masks.shape[1:] != (n_actions,) or not len(demos.actions):
+        raise GymwrightError(f"demos {cfg.demos}: {len(demos.actions)} samples of {demos.obs.shape[1:]} observations and "
+                             f"{demos.masks.shape[1:]} masks; this spec's are ({obs_dim},) and ({n_actions},)",
+                             path="demos", hint="record the demonstrations with the same spec and params (the view radius "
+                                                "sets the observation width)")
+    return (torch.from_numpy(demos.obs).to(device), torch.from_numpy(demos.masks).to(device),
+            torch.from_numpy(demos.actions).to(device))
+
+
+def _imitation_loss(net: Any, demos: tuple[torch.Tensor, torch.Tensor, torch.Tensor], size: int) -> torch.Tensor:
+    """Cross-entropy of the actor's masked logits on a random minibatch of `size` demonstrated samples."""
+    obs, masks, actions = demos
+    idx = torch.randint(len(actions), (min(size, len(actions)),), device=actions.device)
+    return F.cross_entropy(net.logits(obs[idx], masks[idx]), actions[idx])
+
+
 def _config_dict(cfg: TrainConfig) -> dict[str, Any]:
     d = asdict(cfg)
     d["spec"] = d["spec"] if isinstance(d["spec"], dict) else str(d["spec"])
     d["out"] = str(d["out"])
     d["init_from"] = str(d["init_from"]) if d.get("init_from") else None
+    d["demos"] = str(d["demos"]) if d.get("demos") else None
     d["hidden"] = list(d["hidden"])
     return d
 
