@@ -6,6 +6,8 @@ Run with `pytest benchmarks/test_mapf_demos.py` (not part of the main suite).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import engineer
 import mapf_demos
 import numpy as np
@@ -88,3 +90,21 @@ def test_an_excluded_layout_is_passed_over() -> None:
     obs, _ = env.reset(seed=8)
     assert np.array_equal(kept.obs[0], obs["walker_0"])  # the next seed's layout was demonstrated instead
     assert len(engineer.held_out_layouts()) > 0
+
+
+def test_cbs_plans_demonstrate_a_mixture_by_share_and_the_imitating_variants_keep_their_demos(tmp_path) -> None:
+    from gymwright.engineer.demonstrations import demonstrate
+    from gymwright.engineer.mixture import Bucket, Mixture
+    from gymwright.train.imitation import Demos
+
+    options = engineer.imitation_options({"imitate": 9, "imitation_coef": 0.1})
+    assert options == {"demonstrator": mapf_demos.make_demos, "demo_episodes": 9, "imitation_coef": 0.1}
+    assert engineer.imitation_options({"imitate": 0}) == {}
+    mix = Mixture([Bucket(SMALL, 2 / 3, "a"), Bucket({**SMALL, "size": 4}, 1 / 3, "b")])
+    demos = demonstrate(engineer.SPEC, mix, options["demonstrator"], 9, 5, tmp_path / "d.npz")
+    assert demos.episodes == 9 and demos.env_steps > 0
+    assert len(Demos.load(tmp_path / "d.npz").actions) == len(demos.actions)
+    (name,) = [v for v in engineer.BOUND_VARIANTS if v.startswith("oracle + BC init and imitation loss 0.1")]
+    assert engineer.bound_setup(name, 1000)[3] == {"imitate": engineer.DEMO_EPISODES, "keep": 0.1}
+    assert engineer.PAIRED_WITH[name] == "fixed + BC init and imitation loss 0.1"
+    assert Path(engineer.imitate(engineer.SPEC, SMALL, 4, 0, tmp_path)["demos"]).exists()
