@@ -136,11 +136,12 @@ def legal_tables(n_actions: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def random_legal_batch(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Uniformly random legal actions int64 [B, N] from masks [B, N, A] (0 where none is legal).
 
-    Up to TABLE_MAX_ACTIONS actions: each mask row becomes a bit code (one float32 matrix-vector
-    product), then the k = floor(u * legal count)-th legal action of that code is looked up in
-    `legal_tables` (numpy reduces a short last axis row by row, so a cumulative sum over it
-    costs several times more). Beyond that, the first index whose cumulative mask count
-    exceeds u * legal count.
+    Up to TABLE_MAX_ACTIONS actions: each mask row becomes a bit code (one float32
+    matrix-vector product over all B * N rows at once: numpy's matmul of a 3-d stack against a
+    vector makes one BLAS call per copy, several times slower), then the k = floor(u * legal
+    count)-th legal action of that code is looked up in `legal_tables` (numpy reduces a short
+    last axis row by row, so a cumulative sum over it costs several times more). Beyond that,
+    the first index whose cumulative mask count exceeds u * legal count.
     """
     n_actions = masks.shape[-1]
     if n_actions > TABLE_MAX_ACTIONS:
@@ -148,9 +149,12 @@ def random_legal_batch(masks: np.ndarray, rng: np.random.Generator) -> np.ndarra
         r = rng.random(counts.shape[:-1] + (1,)) * counts[..., -1:]
         return (counts > r).argmax(axis=-1).astype(np.int64, copy=False)
     count, kth, weights = legal_tables(n_actions)
-    code = (masks.astype(np.float32) @ weights).astype(np.int64)
-    k = (rng.random(code.shape) * count[code]).astype(np.int64)
-    return kth[code * n_actions + k]
+    rows = masks.reshape(-1, n_actions).astype(np.float32)
+    code = (rows @ weights).astype(np.intp).reshape(masks.shape[:-1])
+    k = (rng.random(code.shape) * count[code]).astype(np.intp)
+    code *= n_actions
+    code += k
+    return kth[code]
 
 
 # --------------------------------------------------------------------------- runners

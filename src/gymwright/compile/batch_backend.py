@@ -34,6 +34,8 @@ from gymwright.spec.checked import CheckedSpec, CRule, CVar
 from gymwright.spec.expr.check import Checked
 
 _NP = {"bool": "bool", "int": "np.int64", "float": "np.float64"}
+# expressions whose lowered code makes a new array (a ufunc, np.where, a gather), never a view of state
+FRESH = (ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp)
 
 
 def generate_batch(cs: CheckedSpec) -> str:
@@ -65,7 +67,7 @@ class _BatchGen(*BATCH):
     def em(self, per_agent: bool = False, hoist: Callable[[str], str] | None = None,
            **overrides: tuple[str, int]) -> NpEmitter:
         return NpEmitter(self.cs.symbols, self.kinds, per_agent=per_agent, overrides=overrides,
-                         me_range=self.me_range, hoist=hoist)
+                         me_range=self.me_range, hoist=hoist, powers="self._powers")
 
     def hoister(self, comment: str) -> Callable[[str], str]:
         """A `hoist` for one method: each distinct code becomes a local `h<k>`, written once
@@ -113,7 +115,15 @@ class _BatchGen(*BATCH):
             self.baselines()
         w("")
         w(f"BatchEnv = {class_name(cs.spec.name)[:-3]}BatchEnv")
+        self.powers_table()
         return assemble(doc, w.source())
+
+    def powers_table(self) -> None:
+        """`self._powers` in __init__ when an expression looks powers of a param up (b_pow_int)."""
+        at, indent = self.powers_at
+        if any("b_pow_int(" in line for line in self.w.lines):
+            self.w.lines[at:at] = [f"{indent}# tables of int powers of params (b_pow_int), made on first use",
+                                   f"{indent}self._powers = BatchPowers()"]
 
     def tables(self) -> None:
         cs, w = self.cs, self.w
@@ -207,6 +217,7 @@ class _BatchGen(*BATCH):
             w("self._mask_at = np.arange(0, self.size * N_AGENTS * N_ACTIONS, N_ACTIONS).reshape(self.size, N_AGENTS)", comment="flat index of each mask row")
             w("self.returns = np.zeros((self.size, N_AGENTS))")
             w(f"self.metric_acc = np.zeros((self.size, {len(self.cs.metrics)}))")
+            self.powers_at = (len(w.lines), "    " * w.depth)  # where `self._powers` goes, if any code uses it
         w("")
 
     def obs_bounds(self) -> None:
@@ -364,8 +375,8 @@ class _BatchGen(*BATCH):
                     w("self.r.episodes[idx] += 1")
                     w("self._init_copies(idx)")
             w("obs = self.obs_buf  # the env's buffer, overwritten by the next step: copy it to keep it")
-            w("term = np.repeat(terminated[:, None], N_AGENTS, axis=1)")
-            w("trunc = np.repeat(truncated[:, None], N_AGENTS, axis=1)")
+            w("term = b_agents(terminated, N_AGENTS)")
+            w("trunc = b_agents(truncated, N_AGENTS)")
             w("return obs, rewards, term, trunc, infos")
         w("")
         with w.block("def _finish(self, idx):"):
@@ -386,7 +397,7 @@ class _BatchGen(*BATCH):
             code = f"np.broadcast_to({pad(em(m.expr), 1, 0)}, (K,))"  # assignment casts to float64
             acc = f"self.metric_acc[:, {i}]"
             update = {"last": f"{acc} = {code}", "sum": f"{acc} += {code}", "mean": f"{acc} += {code}",
-                      "max": f"{acc} = np.maximum({acc}, {code})", "min": f"{acc} = np.minimum({acc}, {code})"}[m.reduce]
+                      "max": f"np.maximum({acc}, {code}, out={acc})", "min": f"np.minimum({acc}, {code}, out={acc})"}[m.reduce]
             w(update, comment=f"{m.path}: {m.expr.source} ({m.reduce})")
 
     def rules(self, group: list[CRule]) -> None:
@@ -401,17 +412,22 @@ class _BatchGen(*BATCH):
         em = self.em(per_agent)
         self.share_calls(em, [c.tree.body for rule in group for c in [rule.when, *(x for _, x in rule.sets)]],
                          "expressions of these rules (all read the state before them)")
+        shape = f"(K, {self.n})" if per_agent else "(K,)"
         if len(group) > 1:
-            shape = f"(K, {self.n})" if per_agent else "(K,)"
-            w(f"left = np.ones({shape}, dtype=bool)", comment=f"{group[0].path.split('.')[0]}: only the first rule whose when holds fires")
+            w("", comment=f"{group[0].path.split('.')[0]}: only the first rule whose when holds fires (`left`: none has yet)")
         targets: dict[str, int] = {}  # target -> j of its local `new<j>`
         for k, rule in enumerate(group):
             w("", comment=f"{rule.path}: when {rule.when.source}")
             when = em(rule.when)
             if len(group) > 1:
-                w(f"fire = left & {pad(V(when.code, when.kind, (), 'bool'), kind, 0)}")
-                if k < len(group) - 1:
-                    w("left = left & ~fire")
+                cond = pad(V(when.code, when.kind, (), "bool"), kind, 0)
+                if k == 0:  # every copy is left before the first rule
+                    w(f"fire = {cond}" if when.kind == kind else f"fire = np.broadcast_to({cond}, {shape})")
+                    w("left = ~fire")
+                else:
+                    w(f"fire = left & {cond}")
+                    if k < len(group) - 1:
+                        w("left = left & ~fire")
                 when = V("fire", kind, (), "bool")
             for target, c in rule.sets:
                 var = vars_[target]
@@ -441,7 +457,7 @@ class _BatchGen(*BATCH):
                 w("given = a >= 0")
                 w(f"legal = given & (self.masks.reshape(-1)[self._mask_at[:, {sl}] + np.maximum(a, 0)] == 1)", comment="the mask entry of each action")
                 w(f"{'illegal' if whole else f'illegal[:, {sl}]'} = given & ~legal")
-                w("act = np.where(legal, a, -1)", comment="-1: no (legal) action")
+                w("act = (a + 1) * legal - 1", comment="a where legal, else -1 (no legal action): np.where without its branches")
                 w(f"v.action{into} = act")
                 for c in r.choices:
                     test = f"act == {c.offset}" if c.n == 1 else f"(act >= {c.offset}) & (act < {c.offset + c.n})"
@@ -462,11 +478,16 @@ class _BatchGen(*BATCH):
                 self.role_locals(r.start, r.count)
                 names = []
                 for j, term in enumerate(r.terms):
-                    code = self.value(term.expr, 2, (), per_agent=True, agents=r.count)
-                    # np.array copies: a term may be a view of state that an auto-reset overwrites
-                    w(f"x{j} = np.array({code}, dtype=np.float64)", comment=f"{term.path}: {term.expr.source}")
+                    comment = f"{term.path}: {term.expr.source}"
+                    if isinstance(term.expr.tree.body, FRESH):  # an operation's own result: no copy needed
+                        v = self.em(True)(term.expr)
+                        w(f"x{j} = b_own({pad(v, 2, 0)}, (K, {r.count}))", comment=comment)
+                    else:
+                        code = self.value(term.expr, 2, (), per_agent=True, agents=r.count)
+                        # np.array copies: a term may be a view of state that an auto-reset overwrites
+                        w(f"x{j} = np.array({code}, dtype=np.float64)", comment=comment)
                     names.append(f"{term.name!r}: x{j}")
-                total = " + ".join(f"{t.weight!r} * x{j}" for j, t in enumerate(r.terms))
+                total = " + ".join(f"x{j}" if t.weight == 1 else f"{t.weight!r} * x{j}" for j, t in enumerate(r.terms))
                 if total:
                     w(f"rewards[:, {r.start}:{r.start + r.count}] = {total}")
                 w(f"terms[{r.name!r}] = {{{', '.join(names)}}}")
@@ -542,6 +563,9 @@ class _BatchGen(*BATCH):
             # int8 like the masks: np.take into the int8 buffer then copies rows without a cast
             self.w(f"MASK_ROWS_{r.name} = np.array({rows.tolist()!r}, dtype=np.int8)",
                    comment="mask row per combination of legal flags (bit g: group g legal)")
+            if self.turn_per_copy(r, self.mask_groups(r)):
+                self.w(f"TURN_ROWS_{r.name} = b_turn_table(MASK_ROWS_{r.name}, {r.count})",
+                       comment="the role's whole mask rows per combination and active agent (b_turn_rows)")
 
     def mask_by_rows(self, r: Any, groups: list[tuple[list[Any], V]]) -> None:
         """The role's masks as rows of MASK_ROWS_<role>, picked by the bits of its group flags
@@ -554,9 +578,11 @@ class _BatchGen(*BATCH):
                 flag = pad(lv, 1, 0)
                 w(f"code += {flag if g == 0 else f'{flag} * {1 << g}'}", comment=", ".join(f"{c.path}.legal" for c in choices))
             lo, hi = self.me_range
-            w(f"bits = b_at_turn(code, active, {lo}, {hi - lo})", comment="only the active agent has legal actions")
-        else:
-            self.mask_bits_per_agent(r, groups)
+            out = "m" if r.count == self.n else f"m[:, {r.start}:{r.start + r.count}]"
+            w(f"b_turn_rows(TURN_ROWS_{r.name}, code, active, {lo}, {hi - lo}, {out})",
+              comment="only the active agent has legal actions")
+            return
+        self.mask_bits_per_agent(r, groups)
         if r.count == self.n:  # one role: its rows are the whole (contiguous) buffer
             w(f"np.take(MASK_ROWS_{r.name}, bits, axis=0, out=m)")
         else:

@@ -22,6 +22,8 @@ _BIN = {ast.Add: "np.add", ast.Sub: "np.subtract", ast.Mult: "np.multiply", ast.
         ast.FloorDiv: "np.floor_divide", ast.Mod: "np.mod"}
 _CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 PREFIX = {0: 0, 1: 1, 2: 2}
+POW_TABLE_MAX = 64  # `param ** e` is looked up in a table of the param's powers up to this many exponents
+INF = float("inf")
 
 
 def _info(node: ast.AST) -> Info:
@@ -61,7 +63,8 @@ class NpEmitter:
 
     def __init__(self, symbols: dict[str, Symbol], kinds: dict[str, int], *, per_agent: bool = False,
                  overrides: dict[str, tuple[str, int]] | None = None,
-                 me_range: tuple[int, int] | None = None, hoist: Callable[[str], str] | None = None) -> None:
+                 me_range: tuple[int, int] | None = None, hoist: Callable[[str], str] | None = None,
+                 powers: str | None = None) -> None:
         self.symbols = symbols
         self.kinds = kinds
         self.per_agent = per_agent
@@ -69,6 +72,7 @@ class NpEmitter:
         self.me_range = me_range if per_agent else None  # `me` = arange(*me_range): x[me] is a slice
         self.shared: dict[int, tuple[str, int]] = {}  # id(node) -> (local name, kind) computed once
         self.hoist = hoist  # code -> a local computed once before the statement (None: inline)
+        self.powers = powers  # code of the env's BatchPowers (None: no tables of param powers)
 
     def __call__(self, checked: Checked) -> V:
         return self.emit(checked.tree.body)
@@ -86,14 +90,19 @@ class NpEmitter:
         return V(code, kind, info.shape, info.dtype)
 
     # -- helpers
-    def aligned(self, nodes: list[ast.AST], rank: int | None = None, numeric: bool = False) -> tuple[list[str], int]:
+    def aligned(self, nodes: list[ast.AST], rank: int | None = None, numeric: bool = False,
+                with_floats: bool = False) -> tuple[list[str], int]:
+        """Codes of the nodes padded to one prefix kind; `numeric`: bools as int64, except with
+        `with_floats` where another operand is a float (a numpy operator then takes a bool as
+        0.0 / 1.0, as it would the int)."""
         vals = [self.emit(n) for n in nodes]
         kind = max(v.kind for v in vals)
         r = max(len(v.shape) for v in vals) if rank is None else rank
         codes = []
+        floats = with_floats and any(v.dtype == "float" for v in vals)
         for v in vals:
             c = pad(v, kind, r)
-            if numeric and v.dtype == "bool":
+            if numeric and v.dtype == "bool" and not floats:
                 c = f"np.asarray({c}, dtype=np.int64)"
             codes.append(c)
         return codes, kind
@@ -124,11 +133,29 @@ class NpEmitter:
         return f"np.stack(np.broadcast_arrays({', '.join(codes)}), axis={PREFIX[kind]})", kind
 
     def binop(self, node: ast.BinOp) -> tuple[str, int]:
-        codes, kind = self.aligned([node.left, node.right], len(_info(node).shape), numeric=True)
+        codes, kind = self.aligned([node.left, node.right], len(_info(node).shape), numeric=True, with_floats=True)
         op = type(node.op)
         if op is ast.Pow:
-            return f"np.power(np.asarray({codes[0]}, dtype=np.float64), {codes[1]})", kind
+            table = self.int_power(node, codes)
+            return table or f"np.power(np.asarray({codes[0]}, dtype=np.float64), {codes[1]})", kind
         return f"{_BIN[op]}({codes[0]}, {codes[1]})", kind
+
+    def int_power(self, node: ast.BinOp, codes: list[str]) -> str | None:
+        """`param ** e` for a free param (one value per copy) and an int e per copy of a bounded
+        range (at most POW_TABLE_MAX values): `b_pow_int`, a look-up in a table of the param's
+        powers made once, in place of a C pow per copy. None where that does not apply."""
+        left, right = node.left, node.right
+        if self.powers is None or not isinstance(left, ast.Name) or left.id in self.overrides:
+            return None
+        sym, e = self.symbols.get(left.id), _info(right)
+        if sym is None or sym.kind != "param" or self.kinds.get(left.id) != 1 or _info(left).shape:
+            return None
+        if e.dtype != "int" or e.shape or not -INF < e.lo <= e.hi < INF or e.hi - e.lo + 1 > POW_TABLE_MAX:
+            return None
+        if self.emit(right).kind != 1:
+            return None
+        lo, n = int(e.lo), int(e.hi - e.lo) + 1
+        return f"b_pow_int({self.powers}, {left.id!r}, {codes[0]}, {codes[1]}, {lo}, {n})"
 
     def unary(self, node: ast.UnaryOp) -> tuple[str, int]:
         v = self.emit(node.operand)
@@ -214,6 +241,9 @@ class NpEmitter:
         vals = [self.emit(ix) for ix in idx]
         lead = max((len(v.shape) for v in vals), default=0)
         kind = max([base.kind] + [v.kind for v in vals])
+        if (base.kind == kind == 1 and len(base.shape) == 1 and len(vals) == 1 and vals[0].kind == 1
+                and vals[0].dtype == "int" and not lead):
+            return f"b_pick({base.code}, {vals[0].code})", 1  # x[i] for x (n,) and i one per copy
         parts = []
         extra = ", None" * lead
         if base.kind >= 1:

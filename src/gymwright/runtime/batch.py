@@ -83,6 +83,20 @@ def b_clip_index(i, n: int):
     return np.clip(i, -n, n - 1)
 
 
+def b_pick(x, i):
+    """x[b, b_clip_index(i, n)[b]] per copy for x (B, n) and an int index i (B,): one gather from
+    the flat array at b * n + i[b] (numpy's x[BI, i] walks both index arrays, several times
+    slower); an index outside 0 .. n - 1 is wrapped or clipped first, as b_clip_index."""
+    n = x.shape[1]
+    i = np.asarray(i)
+    if i.min() < 0 or i.max() >= n:
+        i = b_clip_index(i, n)
+        i = np.where(i < 0, i + n, i)
+    at = np.arange(0, len(x) * n, n)
+    at += i
+    return x.reshape(-1)[at]
+
+
 def b_push(w, x, axis: int):
     """Shift the window w along `axis` and append x (broadcast to one entry)."""
     x = np.expand_dims(x, axis)
@@ -261,6 +275,32 @@ def b_at_turn(code, active, lo: int, n: int):
     return out
 
 
+def b_turn_table(rows, n: int):
+    """The whole mask rows (C * (n + 1), n * A) of a turn-based role of n agents from its
+    MASK_ROWS (C, A): row code * (n + 1) + j holds rows[code] in agent j's entries and zeros in
+    the others' (j = n: no agent of the role is active)."""
+    c, a = rows.shape
+    out = np.zeros((c, n + 1, n, a), dtype=rows.dtype)
+    for j in range(n):
+        out[:, j, j] = rows
+    return out.reshape(c * (n + 1), n * a)
+
+
+def b_turn_rows(table, code, active, lo: int, n: int, out):
+    """out[b] = the role's mask rows for code[b] (per copy) in the column of agent active[b] and
+    zeros elsewhere (all zeros where active[b] is none of the agents lo .. lo + n - 1), as
+    MASK_ROWS[b_at_turn(code, active, lo, n)]: one gather of a whole row per copy from
+    `b_turn_table`, not one per copy and agent."""
+    j = np.subtract(active, lo, dtype=np.int64)
+    j = np.minimum(j.view(np.uint64), n).view(np.int64)  # a negative j wraps to a huge one: n
+    j += code * (n + 1)
+    rows = out.reshape(len(j), -1) if out.flags.c_contiguous else None
+    if rows is None:
+        out[...] = np.take(table, j, axis=0).reshape(out.shape)
+    else:
+        np.take(table, j, axis=0, out=rows)
+
+
 def b_set_obs(dst, x):
     """dst[...] = x for a view dst of a role's observation entries in the (B, N, D) buffer:
     (B, n) for one entry, (B, n, m) for a run of m. One entry from a value per copy (B, 1), up to
@@ -280,6 +320,72 @@ def b_set_obs(dst, x):
     tmp[...] = x
     row = np.dtype((np.void, dst.shape[-1] * dst.itemsize))
     dst.view(row)[..., 0] = tmp.view(row)[..., 0]
+
+
+class BatchPowers:
+    """Tables of base ** k for the int exponents k of a bounded range, one per param array of the
+    batch (b_pow_int), made on first use. A table is kept with the array it was made from and
+    serves another array only of the same values (a param array put back from a checkpoint); a
+    subset's params are computed directly. Derived data: a checkpoint of the env skips it
+    (`ENV_SKIP` in train/checkpoint.py), and a restored env makes its tables again."""
+
+    def __init__(self) -> None:
+        self.tables: dict = {}
+
+    def __call__(self, name: str, base, lo: int, n: int):
+        """(base, table, rows): base ** (lo + k) of copy b at table[k * B + b], rows = arange(B);
+        None for a base array of other values or shape."""
+        key = (name, lo, n)
+        hit = self.tables.get(key)
+        if hit is None:
+            x = np.asarray(base, dtype=np.float64)
+            table = np.empty((n, len(x)))
+            for k in range(n):  # one full-length np.power per exponent: each entry as np.power computes it
+                np.power(x, np.full(x.shape, lo + k, dtype=np.int64), out=table[k])
+            hit = self.tables[key] = (base, table.reshape(-1), np.arange(len(x)))
+        if hit[0] is base:
+            return hit
+        old = np.asarray(hit[0])
+        new = np.asarray(base)
+        if new.shape != old.shape or new.dtype != old.dtype or new.tobytes() != old.tobytes():  # bytes: -0.0 is not 0.0
+            return None
+        hit = self.tables[key] = (base, *hit[1:])
+        return hit
+
+
+def b_pow_int(powers, name: str, base, e, lo: int, n: int):
+    """np.power(base, e) (float64) for a param array `base` (B,) and an int exponent e (B,) that
+    mostly lies in lo .. lo + n - 1: a gather from the powers' table instead of a C pow per copy,
+    with the same values; np.power itself for another base array or an exponent outside."""
+    hit = powers(name, base, lo, n) if np.ndim(base) == 1 and np.shape(e) == np.shape(base) else None
+    j = np.subtract(e, lo) if lo else np.asarray(e)
+    if hit is None or not j.size or j.min() < 0 or j.max() >= n:
+        return np.power(np.asarray(base, dtype=np.float64), e)
+    _, table, rows = hit
+    j = j * len(rows)
+    j += rows
+    return table[j]
+
+
+def b_own(x, shape: tuple):
+    """x as a float64 array of `shape` that no one else holds, for a value x that the caller's
+    statement has just made (never a view of state): x itself where it already is one, else
+    np.array(np.broadcast_to(x, shape), dtype=np.float64)."""
+    if isinstance(x, np.ndarray) and x.shape == shape and x.dtype == np.float64 and x.flags.owndata and x.flags.writeable:
+        return x
+    return np.array(np.broadcast_to(x, shape), dtype=np.float64)
+
+
+def b_agents(x, n: int):
+    """(B, n): a copy of the per-copy x (B,) in each of n agent columns, as np.repeat(x[:, None],
+    n, axis=1): up to 4 agents one column at a time (np.repeat copies item by item)."""
+    x = np.asarray(x)
+    if n > 4 or x.ndim != 1:
+        return np.repeat(x[:, None], n, axis=1)
+    out = np.empty((len(x), n), dtype=x.dtype)
+    for j in range(n):
+        out[:, j] = x
+    return out
 
 
 def b_manhattan(a, b):

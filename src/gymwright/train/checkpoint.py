@@ -46,7 +46,7 @@ KIND = "gymwright-checkpoint"
 REQUIRED = ("spec_hash", "spec_name", "params", "roles", "n_agents", "state_dim", "algo", "hidden", "activation",
             "model", "update", "env_steps")  # what `policy_from` and `check_fits` read
 CHECKPOINT = "checkpoint.pt"
-ENV_SKIP = ("p", "_mask_at")  # rebuilt from the params, which the checkpoint pins
+ENV_SKIP = ("p", "_mask_at", "_powers")  # rebuilt from the params, which the checkpoint pins (_powers: tables of them)
 
 
 class CheckpointError(GymwrightError):
