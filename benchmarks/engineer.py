@@ -16,7 +16,8 @@ same stages and the same total env-step budget, the same frozen base learner (`L
 - `fixed`: the start configuration every stage;
 - `dr`: uniform domain randomization over every level of the space;
 - `plr`: Prioritized Level Replay over the same levels (positive value loss, `gymwright.engineer.ued`);
-- `heuristic`: the heuristic engineer with the structural rule and the guardrails;
+- `heuristic`: the heuristic engineer with the structural rule (knobs toward the judged values) and the
+  guardrails; `heuristic-band`, its ablation, moves knobs by the band alone;
 - `llm` (with `--model`; `--ablation` adds `llm-failures` and `llm-guideline`): a language model
   reads the same evidence (validation, levers, stage k of N) and answers the mixture, guarded.
 
@@ -123,6 +124,8 @@ def make_engineer(name: str, space: Any, model: str | None) -> Any:
     simple = {"fixed": FixedEngineer, "heuristic": HeuristicEngineer}
     if name in simple:
         return simple[name]()
+    if name == "heuristic-band":  # the ablation: knobs follow the band alone, not the judged values
+        return HeuristicEngineer(toward_targets=False)
     if name == "dr":
         return DomainRandomization(space)
     if name == "plr":
@@ -644,7 +647,7 @@ def merge(paths: list[Path]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--experiments", default="in_distribution,generalization")
-    ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, llm, llm-failures, llm-guideline")
+    ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, heuristic-band (knobs by the band alone), llm, llm-failures, llm-guideline")
     ap.add_argument("--model", help="the LLM engineer's model (adds `llm`)")
     ap.add_argument("--ablation", action="store_true", help="with --model: also llm-failures and llm-guideline")
     ap.add_argument("--seeds", type=int, default=3)

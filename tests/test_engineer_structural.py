@@ -188,3 +188,36 @@ def test_a_miss_of_the_band_is_not_undone_when_validation_rose_beyond_noise() ->
     assert _improved(before, Validation({"a": 0.43}, 0.43, 0.03))  # the objective moved: keep the change
     assert not _improved(before, Validation({"a": 0.29}, 0.29, 0.03))  # inside the noise: the band rule decides
     assert not _improved(None, before) and not _improved(before, None)
+
+
+def knob_stage(p: dict, success: float, k: int = 0, stages: int = 4) -> StageEvidence:
+    """One bucket whose wait ratio moves the metric far more than its hole ratio (measured)."""
+    from gymwright.engineer.evidence import Knob
+
+    knobs = [Knob("wait_ratio", p["wait_ratio"], 0.0, 1.0, False, -0.2, 0.02),
+             Knob("hole_density", p["hole_density"], 0.0, 0.5, False, -0.05, 0.02)]
+    e = Evidence("mapf_frozenlake", p, "valid", success, (0.3, 0.6), knobs=knobs)
+    return StageEvidence("mapf_frozenlake", "valid", (0.3, 0.6), [(Bucket(p, 1.0, "b"), e)], [], k, stages,
+                         space=SPACE, targets=[TARGET])
+
+
+def test_harder_knobs_go_first_toward_the_judged_values_then_by_their_effect() -> None:
+    at_wait = params(6, 3, wait=0.75, holes=0.1)  # the judged wait ratio (0.75) reached; holes 0.1 short of 0.2
+    (b,) = HeuristicEngineer().propose_stage(knob_stage(at_wait, 0.8)).mixture.buckets
+    assert (b.params["wait_ratio"], b.params["hole_density"]) == (0.75, 0.2)
+    both_short = params(6, 3, wait=0.25, holes=0.1)
+    (b,) = HeuristicEngineer().propose_stage(knob_stage(both_short, 0.8)).mixture.buckets
+    assert (b.params["wait_ratio"], b.params["hole_density"]) == (0.5, 0.1)  # both short: the larger effect
+    band_only = HeuristicEngineer(toward_targets=False).propose_stage(knob_stage(params(6, 3, 0.5, 0.1), 0.8))
+    (b,) = band_only.mixture.buckets
+    assert (b.params["wait_ratio"], b.params["hole_density"]) == (0.75, 0.1)  # the ablation: the effect alone
+
+
+def test_inside_the_band_knobs_move_toward_the_judged_values_only_when_the_stages_run_out() -> None:
+    short = params(6, 3, wait=0.5, holes=0.1)  # 2 steps short: wait 0.5 -> 0.75, holes 0.1 -> 0.2
+    early = HeuristicEngineer().propose_stage(knob_stage(short, 0.45, k=0, stages=4))  # 3 stages left
+    assert early.mixture.buckets[0].params == short and "knobs kept" in early.rationale
+    late = HeuristicEngineer().propose_stage(knob_stage(short, 0.45, k=1, stages=4))  # 2 stages left
+    assert late.mixture.buckets[0].params["wait_ratio"] == 0.75 and "2 step(s) short" in late.rationale
+    ablation = HeuristicEngineer(toward_targets=False).propose_stage(knob_stage(short, 0.45, k=1, stages=4))
+    assert ablation.mixture.buckets[0].params == short

@@ -125,9 +125,10 @@ class HeuristicEngineer:
 
     name = "heuristic"
 
-    def __init__(self, edits: bool = False, variants: Sequence[str] | None = None) -> None:
+    def __init__(self, edits: bool = False, variants: Sequence[str] | None = None, toward_targets: bool = True) -> None:
         self.edits = edits
         self.variants = tuple(variants) if variants is not None else None
+        self.toward_targets = toward_targets  # knobs in a space move toward the judged values (False: the band alone)
 
     def propose(self, evidence: Evidence) -> Proposal:
         p, stuck = self._knob_step(evidence)
@@ -163,7 +164,7 @@ class HeuristicEngineer:
         With `edits`, when buckets are outside the band and no knob moves any of them (or the knob
         move is one the guardrail undid before), the spec changes instead (`_edit`)."""
         if evidence.space is not None:
-            mixture, why = propose_in_space(evidence)
+            mixture, why = propose_in_space(evidence, toward_targets=self.toward_targets)
             return StageProposal(mixture, why, self.name)
         lo, hi = evidence.band
         mid = (lo + hi) / 2

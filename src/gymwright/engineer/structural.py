@@ -15,9 +15,14 @@ Three parts, each with its reason (docs/engineer.md):
    curricula, Matiisen et al. 2017), or when the structural steps still to go to the nearest judged
    configuration are as many as the stages left (so training ends on what is judged). Past
    `max_buckets` the easiest mastered bucket is dropped (mastered buckets keep the 5% floor until then).
-3. **Knobs move one allowed value at a time**: a bucket above the band gets one knob one value
-   harder, below the band one knob one value easier (the knob with the largest measured effect,
-   else the least advanced one); inside the band it is left alone.
+3. **Knobs move one allowed value at a time, toward the judged configurations**: a bucket above
+   the band gets one knob one value harder, below the band one knob one value easier. Harder
+   goes first to a knob still short of the values the final policy is judged on (then by the
+   largest measured effect, else the least advanced), and past them only when every knob has
+   reached them; a bucket inside the band is left alone unless its knobs are as many steps short
+   of the judged values as there are stages left (then one step toward them, as part 2 does for
+   structure), so training ends on the judged knob values, not only where the band put them.
+   With `toward_targets=False` (`heuristic-band`, the ablation) knobs follow the band alone.
 
 A proposal equal to one the guardrail undid is not made again: the stage is kept instead.
 """
@@ -35,14 +40,17 @@ PLATEAU = 0.05
 """success gained by the hardest bucket over one stage below which it counts as no longer improving"""
 
 
-def propose_in_space(ev: StageEvidence, max_buckets: int = MAX_BUCKETS) -> tuple[Mixture, str]:
+def propose_in_space(ev: StageEvidence, max_buckets: int = MAX_BUCKETS,
+                     toward_targets: bool = True) -> tuple[Mixture, str]:
     space: ConfigSpace = ev.space
     lo, hi = ev.band
     params: dict[str, dict[str, Any]] = {}
     weights: dict[str, float] = {}
     why: list[str] = []
+    goal = _knob_targets(space, ev.targets) if toward_targets else {}
+    stages_left = ev.stages - ev.stage - 1 if ev.stages else 0
     for b, e in ev.buckets:
-        params[b.label], note = _knob_move(space, b, e, lo, hi)
+        params[b.label], note = _knob_move(space, b, e, lo, hi, goal, stages_left)
         weights[b.label] = max(e.success * (1 - e.success), 0.05)
         why.append(f"[{b.label}] {note}")
     buckets = [Bucket(params[b.label], weights[b.label], b.label) for b, _ in ev.buckets]
@@ -66,24 +74,51 @@ def propose_in_space(ev: StageEvidence, max_buckets: int = MAX_BUCKETS) -> tuple
     return mixture, "; ".join(why)
 
 
-def _knob_move(space: ConfigSpace, b: Bucket, e: Evidence, lo: float, hi: float) -> tuple[dict[str, Any], str]:
-    s = e.success
-    if lo <= s <= hi or not space.knobs:
-        return dict(b.params), f"success {s:.3f} inside the band [{lo:g}, {hi:g}]: knobs kept"
-    direction = 1 if s > hi else -1
+def _knob_targets(space: ConfigSpace, targets: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    """Per knob, the lowest and highest value the judged configurations use (knobs they leave out: none)."""
+    out = {}
+    for k in space.knobs:
+        vals = [float(t[k]) for t in targets if isinstance(t.get(k), int | float)]
+        if vals:
+            out[k] = (min(vals), max(vals))
+    return out
+
+
+def _short(space: ConfigSpace, k: str, value: Any, goal: dict[str, tuple[float, float]]) -> int:
+    """Allowed values knob `k` at `value` is below the lowest judged value (0 at or past it, or no goal)."""
+    if k not in goal:
+        return 0
+    values = space.knobs[k]
+    return max(0, _index(values, goal[k][0]) - _index(values, value))
+
+
+def _knob_move(space: ConfigSpace, b: Bucket, e: Evidence, lo: float, hi: float,
+               goal: dict[str, tuple[float, float]] | None = None, stages_left: int = 0) -> tuple[dict[str, Any], str]:
+    s, goal = e.success, goal or {}
     values = {k: space.knobs[k] for k in space.knobs}
-    pos = {k: _index(values[k], b.params.get(k, values[k][0])) for k in values}
+    now = {k: b.params.get(k, values[k][0]) for k in values}
+    short = {k: _short(space, k, now[k], goal) for k in values}
+    if not space.knobs or (lo <= s <= hi and not (goal and 0 < stages_left <= sum(short.values()))):
+        return dict(b.params), f"success {s:.3f} inside the band [{lo:g}, {hi:g}]: knobs kept"
+    direction = 1 if s >= lo else -1  # above the band, or inside it with the judged values still ahead
+    pos = {k: _index(values[k], now[k]) for k in values}
     movable = [k for k in values if 0 <= pos[k] + direction < len(values[k])]
+    if direction > 0 and any(short.values()):
+        movable = [k for k in movable if short[k]]  # the judged values first
     if not movable:
         return dict(b.params), f"success {s:.3f} {'above' if direction > 0 else 'below'} the band, every knob at its end"
     effect = {kn.name: abs(kn.effect) if kn.measurable else 0.0 for kn in e.knobs}
     # the largest measured effect; else the least advanced knob (harder) or the most advanced (easier)
     pick = max(movable, key=lambda k: (effect.get(k, 0.0), -direction * pos[k]))
-    new = space.knob_step(pick, b.params.get(pick, values[pick][0]), direction)
+    new = space.knob_step(pick, now[pick], direction)
     word = "harder" if direction > 0 else "easier"
-    return ({**b.params, pick: new},
-            f"success {s:.3f} {'above' if direction > 0 else 'below'} the band [{lo:g}, {hi:g}]: {pick} "
-            f"{b.params.get(pick)} -> {new} ({word})")
+    if lo <= s <= hi:
+        reason = (f"success {s:.3f} inside the band, but the knobs are {sum(short.values())} step(s) short of the "
+                  f"judged values with {stages_left} stage(s) left")
+    else:
+        reason = f"success {s:.3f} {'above' if direction > 0 else 'below'} the band [{lo:g}, {hi:g}]"
+    toward = " toward the judged values" if direction > 0 and short[pick] else ""
+    return {**b.params, pick: new}, f"{reason}: {pick} {b.params.get(pick)} -> {new} ({word}{toward})"
 
 
 def _index(values: list[Any], v: Any) -> int:
