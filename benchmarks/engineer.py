@@ -340,6 +340,35 @@ def stage_lines(runs: list[Run]) -> str:
     return "\n".join(lines)
 
 
+def pair_across(a: str, b: str) -> dict[str, Any]:
+    """`FILE:METHOD` minus `FILE:METHOD`, paired by experiment and seed (the same start and held-out
+    episodes whatever the learner): for two base learners, which one table (`--merge`) refuses."""
+    picked = []
+    for text in (a, b):
+        path, sep, method = text.rpartition(":")
+        if not sep or not path or not method:
+            raise SystemExit(f"--pair {text!r}: give FILE:METHOD, e.g. benchmarks/results/engineer_latest.json:fixed")
+        report = read_report(Path(path))
+        runs = {(exp, r["seed"]): Run(**r) for exp, summary in report["experiments"].items()
+                for r in summary["runs"] if r["method"] == method}
+        if not runs:
+            raise SystemExit(f"--pair {text!r}: {path} has no runs of {method!r}")
+        picked.append((runs, learner_of(report)))
+    (ra, la), (rb, lb) = picked
+    out: dict[str, Any] = {"a": a, "b": b, "learners": [la, lb], "experiments": {}}
+    for exp in dict.fromkeys(e for e, _ in ra):
+        seeds = sorted(s for e, s in ra.keys() & rb.keys() if e == exp)
+        row: dict[str, Any] = {"seeds": seeds}
+        for metric in ("valid", "optimal"):
+            d, h = mean_ci([overall(ra[exp, s], metric) - overall(rb[exp, s], metric) for s in seeds])
+            row[f"{metric}_diff"], row[f"{metric}_ci95"] = d, [d - h, d + h]
+        out["experiments"][exp] = row
+        print(f"{exp}: {a} - {b}, seeds {seeds}: valid {row['valid_diff']:+.3f} [{row['valid_ci95'][0]:+.3f}, "
+              f"{row['valid_ci95'][1]:+.3f}], optimal {row['optimal_diff']:+.3f} [{row['optimal_ci95'][0]:+.3f}, "
+              f"{row['optimal_ci95'][1]:+.3f}]")
+    return out
+
+
 # ---------------------------------------------------------------------------- main
 def tune(cfg: dict[str, Any]) -> dict[str, Any]:
     """The base learner's tuning: the fixed baseline of the in-distribution experiment, one seed,
@@ -612,16 +641,49 @@ def read_report(path: Path) -> dict[str, Any]:
     return report
 
 
-def merge(paths: list[Path]) -> dict[str, Any]:
+IMITATION_KEYS = {"imitate": 0, "imitation_coef": 0.0}
+"""The learner's keys that files written before `--imitate` leave out, with the value they had"""
+
+
+def learner_of(report: dict[str, Any]) -> dict[str, Any]:
+    return {**IMITATION_KEYS, **report.get("learner", {})}
+
+
+def check_learners(reports: list[tuple[Path, dict[str, Any]]]) -> None:
+    """Refuse to join runs of different base learners (a method's gain would be the learner's)."""
+    first_path, first = reports[0][0], learner_of(reports[0][1])
+    for path, report in reports[1:]:
+        mine = learner_of(report)
+        differ = sorted(k for k in first.keys() & mine.keys() if first[k] != mine[k])
+        if differ:
+            raise SystemExit(f"--merge: {path} and {first_path} trained other learners ("
+                             + ", ".join(f"{k} {mine[k]!r} against {first[k]!r}" for k in differ)
+                             + "): not one table; compare them run by run with --pair")
+
+
+def rename(report: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
+    """The report with the runs of each method `old` in `renames` called `renames[old]`."""
+    for summary in report["experiments"].values():
+        for run in summary["runs"]:
+            run["method"] = renames.get(run["method"], run["method"])
+    return report
+
+
+def merge(paths: list[Path], renames: dict[str, str] | None = None) -> dict[str, Any]:
     """The runs of several `--json` results as one report: a later run of one method (the LLM
     engineer with a model) joins the earlier baselines. A run (experiment, method, seed) found in
     more than one file must have the same held-out figures in each (the check that both came from
-    the same code and budget: training is deterministic per seed), else this refuses."""
+    the same code and budget: training is deterministic per seed), else this refuses; so do files
+    of other budgets or base learners. `renames` (old -> new method name) applies to the first
+    file's runs (a method whose rule changed since, kept as an ablation)."""
     reports = [(path, read_report(path)) for path in paths]
+    reports[0] = (reports[0][0], rename(reports[0][1], renames or {}))
     budgets = {r["budget_env_steps"] for _, r in reports}
     if len(budgets) > 1:
         raise SystemExit(f"--merge: the files have different budgets ({sorted(budgets)} env steps): not comparable")
-    out: dict[str, Any] = {**reports[0][1], "merged_from": [str(p) for p in paths], "experiments": {}}
+    check_learners(reports)
+    out: dict[str, Any] = {**reports[0][1], "merged_from": [str(p) for p in paths], "renamed": renames or {},
+                           "experiments": {}}
     runs: dict[tuple[str, str, int], tuple[Path, Run]] = {}
     for path, report in reports:
         for exp, summary in report["experiments"].items():
@@ -672,6 +734,10 @@ def main(argv: list[str] | None = None) -> int:
                     "its own mixture (the same number of episodes a stage); 0: a BC init only")
     ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
                     help="join the runs of earlier --json results into one report (runs found twice must agree)")
+    ap.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
+                    help="with --merge: call the first file's runs of method OLD NEW (repeatable)")
+    ap.add_argument("--pair", nargs=2, metavar="FILE:METHOD",
+                    help="the paired difference of two methods' runs in two --json files (e.g. two base learners)")
     ap.add_argument("--out", type=Path, default=Path("runs/engineer-benchmark"))
     ap.add_argument("--json", type=Path, help="write every figure here (e.g. benchmarks/results/engineer_latest.json)")
     args = ap.parse_args(argv)
@@ -688,8 +754,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.imitation_coef and not args.imitate:
         raise SystemExit("benchmarks/engineer.py: --imitation-coef needs --imitate EPISODES (the demonstrations it imitates)")
     start = time.perf_counter()
+    if args.pair:
+        result = pair_across(*args.pair)
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1, default=float))
+        return 0
     if args.merge:
-        result = merge(args.merge)
+        bad = [r for r in args.rename if r.count("=") != 1 or not all(r.split("="))]
+        if bad:
+            raise SystemExit(f"--rename {bad[0]!r}: give OLD=NEW, e.g. heuristic=heuristic-band")
+        result = merge(args.merge, dict(r.split("=") for r in args.rename))
         if args.json:
             args.json.write_text(json.dumps(result, indent=1, default=float))
         return 0

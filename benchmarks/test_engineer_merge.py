@@ -61,3 +61,26 @@ def test_a_file_that_is_not_a_result_is_refused_naming_it(tmp_path: Path) -> Non
     (tmp_path / "bounds.json").write_text(json.dumps({"bounds": {}, "command": "python engineer.py --bounds"}))
     with pytest.raises(SystemExit, match=r"--merge .*bounds.json: not an experiment result"):
         engineer.merge([good, tmp_path / "bounds.json"])
+
+
+def test_other_learners_are_refused_a_renamed_method_joins_and_pair_compares_across(tmp_path: Path, capsys) -> None:
+    plain = report(tmp_path / "a.json", [run("fixed", 0, 0.4), run("fixed", 1, 0.5)])
+    runs = [run("fixed", 0, 0.3), run("fixed", 1, 0.3), run("heuristic", 0, 0.6), run("heuristic", 1, 0.7)]
+    imitating = report(tmp_path / "b.json", runs)
+    data = json.loads(imitating.read_text())
+    data["learner"] = {"hidden": [64, 64], "imitate": 2000, "imitation_coef": 0.1}
+    imitating.write_text(json.dumps(data))
+    with pytest.raises(SystemExit, match=r"trained other learners \(imitate 2000 against 0, imitation_coef 0.1 against"):
+        engineer.merge([plain, imitating])
+    later = report(tmp_path / "c.json", [run("heuristic", 0, 0.65), run("heuristic", 1, 0.75)])
+    data["learner"] = {"imitate": 2000, "imitation_coef": 0.1}
+    json.dump(data, (tmp_path / "b2.json").open("w"))
+    later.write_text(json.dumps({**json.loads(later.read_text()), "learner": data["learner"]}))
+    out = engineer.merge([tmp_path / "b2.json", later], {"heuristic": "heuristic-band"})
+    assert list(out["experiments"]["in_distribution"]["methods"]) == ["fixed", "heuristic-band", "heuristic"]
+    assert out["experiments"]["in_distribution"]["paired"]["heuristic-fixed"]["valid_diff"] == pytest.approx(0.4)
+    pair = engineer.pair_across(f"{later}:heuristic", f"{plain}:fixed")
+    assert pair["experiments"]["in_distribution"]["valid_diff"] == pytest.approx(0.25)
+    assert "valid +0.250" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="has no runs of 'dr'"):
+        engineer.pair_across(f"{later}:dr", f"{plain}:fixed")
