@@ -446,6 +446,7 @@ def evaluate_under_audit(code: str, per_agent: bool) -> list[str]:
 @given(source=HOSTILE, per_agent=st.booleans())
 @example(source="all(y)", per_agent=False)  # short reductions lower to builtins (rare in draws)
 @example(source="any(score > me)", per_agent=True)
+@example(source="(-(+(not k)))", per_agent=False)  # a folded bool through unary plus, then minus
 def test_hostile_expressions_are_refused_or_harmless(source: str, per_agent: bool) -> None:
     scope = agent_scope() if per_agent else global_scope()
     start = time.perf_counter()

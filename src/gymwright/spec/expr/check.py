@@ -205,9 +205,10 @@ class _Checker:
         x = self.visit(node.operand)
         if isinstance(node.op, ast.Not):
             return Info("bool", x.shape, 0.0, 1.0, x.const, None if x.value is None else np.logical_not(x.value))
+        value = None if x.value is None else _as_number(x.value)  # +b and -b of a bool are ints, folded too
         if isinstance(node.op, ast.USub):
-            return Info(numeric(x.dtype), x.shape, -x.hi, -x.lo, x.const, None if x.value is None else -np.asarray(x.value, dtype=None if x.dtype != "bool" else np.int64))
-        return x.with_(dtype=numeric(x.dtype))
+            return Info(numeric(x.dtype), x.shape, -x.hi, -x.lo, x.const, None if value is None else -value)
+        return x.with_(dtype=numeric(x.dtype), value=value)
 
     def boolop(self, node: ast.BoolOp) -> Info:
         items = [self.visit(v) for v in node.values]
@@ -459,3 +460,10 @@ def _interp(node: ast.AST) -> Any:
         idx = const_eval(node.slice) if not isinstance(node.slice, ast.Slice) else None
         return None if idx is None else np.asarray(base)[idx]
     return None
+
+
+def _as_number(value: Any) -> Any:
+    """A folded constant as a number: a bool (or bool array) as int64, numpy refuses `-` on bools;
+    any other value as it is."""
+    v = np.asarray(value)
+    return v.astype(np.int64) if v.dtype == np.bool_ else value
