@@ -185,9 +185,11 @@ def imitation_options(cfg: dict[str, Any]) -> dict[str, Any]:
     """`CurriculumOptions` of a learner that imitates CBS plans (`--imitate`), none otherwise."""
     if not cfg.get("imitate"):
         return {}
-    from mapf_demos import make_demos
+    from mapf_demos import make_demos, relabel_demos
 
-    return {"demonstrator": make_demos, "demo_episodes": cfg["imitate"], "imitation_coef": cfg.get("imitation_coef", 0.0)}
+    dagger = {"relabeller": relabel_demos, "relabel_episodes": cfg["relabel"]} if cfg.get("relabel") else {}
+    return {"demonstrator": make_demos, "demo_episodes": cfg["imitate"], "imitation_coef": cfg.get("imitation_coef", 0.0),
+            **dagger}
 
 
 def held_out(run: Run, exp: Experiment, checkpoint: str, episodes: int) -> None:
@@ -641,7 +643,7 @@ def read_report(path: Path) -> dict[str, Any]:
     return report
 
 
-IMITATION_KEYS = {"imitate": 0, "imitation_coef": 0.0}
+IMITATION_KEYS = {"imitate": 0, "imitation_coef": 0.0, "relabel": 0}
 """The learner's keys that files written before `--imitate` leave out, with the value they had"""
 
 
@@ -732,6 +734,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--imitation-coef", type=float, default=0.0,
                     help="with --imitate: every stage also keeps an imitation loss of this weight on demonstrations of "
                     "its own mixture (the same number of episodes a stage); 0: a BC init only")
+    ap.add_argument("--relabel", type=int, default=0, metavar="EPISODES",
+                    help="with --imitate and --imitation-coef: DAgger; from the second stage on, the imitation loss is on "
+                    "this many episodes a stage played by the previous stage's policy and labelled by CBS "
+                    "(`mapf_demos.relabel_demos`), added to its earlier demonstrations; their env steps are charged")
     ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
                     help="join the runs of earlier --json results into one report (runs found twice must agree)")
     ap.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
@@ -750,9 +756,17 @@ def main(argv: list[str] | None = None) -> int:
     cfg = {"model": args.model, "stages": args.stages, "steps": args.steps, "band": list(args.band),
            "stage_episodes": args.stage_episodes, "validation_episodes": args.validation_episodes,
            "episodes": args.episodes, "out": str(args.out), "imitate": args.imitate,
-           "imitation_coef": args.imitation_coef}
+           "imitation_coef": args.imitation_coef, "relabel": args.relabel}
     if args.imitation_coef and not args.imitate:
         raise SystemExit("benchmarks/engineer.py: --imitation-coef needs --imitate EPISODES (the demonstrations it imitates)")
+    levels = max(math.prod(len(v) for v in {**e.structural, **e.knobs}.values()) for e in EXPERIMENTS.values())
+    for flag, n in (("--imitate", args.imitate), ("--relabel", args.relabel)):
+        if n and n < levels:
+            raise SystemExit(f"benchmarks/engineer.py: {flag} {n} is fewer episodes than the {levels} levels a mixture "
+                             f"may hold (dr's; each level gets at least one); give {flag} {levels} or more")
+    if args.relabel and not args.imitation_coef:
+        raise SystemExit("benchmarks/engineer.py: --relabel needs --imitate EPISODES and --imitation-coef above 0 "
+                         "(the relabelled states feed the imitation loss)")
     start = time.perf_counter()
     if args.pair:
         result = pair_across(*args.pair)
@@ -796,7 +810,8 @@ def main(argv: list[str] | None = None) -> int:
                               "stages": args.stages, "band": list(args.band), "learner": {**LEARNER, "num_envs": NUM_ENVS,
                                                                                         **TRAIN_FIXED,
                                                                                         "imitate": args.imitate,
-                                                                                        "imitation_coef": args.imitation_coef},
+                                                                                        "imitation_coef": args.imitation_coef,
+                                                                                        "relabel": args.relabel},
                               "command": " ".join(["python", *sys.argv]), "pools_s": pools_s, "experiments": {}}
     print(f"# MAPF-FrozenLake engineer experiment\n\nBudget per run: {runs[0].env_steps:,} env steps in {args.stages} "
           f"stages ({NUM_ENVS} copies), {args.seeds} seeds, band {args.band[0]:g}-{args.band[1]:g}, {args.episodes} "

@@ -10,11 +10,13 @@ the replays counts as one env step of the budget (`Demos.env_steps`).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
 from gymwright.mapf.cbs import solve
+from gymwright.mapf.errors import MapfError
 from gymwright.train.imitation import Demos
 
 MOVES = {(0, -1): "left", (1, 0): "down", (0, 1): "right", (-1, 0): "up", (0, 0): "wait"}
@@ -94,6 +96,83 @@ def make_demos(spec: Any, params: dict[str, Any] | list[dict[str, Any]], episode
         env_steps, done = env_steps + steps, done + 1
     obs, masks, acts = zip(*samples, strict=True)
     return Demos(np.stack(obs), np.stack(masks), np.array(acts, dtype=np.int64), env_steps, episodes)
+
+
+RELABEL_NODE_LIMIT = 2000
+"""CBS constraint-tree nodes per relabelled state (past it the state gets no label)"""
+
+
+def expert_plan(holes: np.ndarray, pos: np.ndarray, goals: np.ndarray, parked: np.ndarray) -> np.ndarray | None:
+    """(T + 1, N, 2) optimal positions from `pos` on (parked walkers stay, as obstacles), or None
+    when no plan is left or the search hits its limit."""
+    moving = ~parked
+    if not moving.any():
+        return None
+    walls = holes.copy()
+    walls[pos[parked, 0], pos[parked, 1]] = True
+    try:
+        sub = solve(walls, pos[moving], goals[moving], node_limit=RELABEL_NODE_LIMIT).positions()
+    except MapfError:  # unsolvable from here, or past the node limit
+        return None
+    plan = np.repeat(pos[None], len(sub), axis=0)
+    plan[:, moving] = sub
+    return plan
+
+
+def relabel_episode(env: Any, blocked: np.ndarray, action_names: list[str], policy: Any, seed: int,
+                    into: list[tuple[np.ndarray, np.ndarray, int]]) -> int:
+    """`policy` plays one episode (reset with `seed`, actions sampled); every walker that still has
+    a choice in a state with a plan left is labelled with the plan's action (appended to `into`).
+    The plan is kept while the walkers follow it and searched again when they leave it. Returns
+    the env steps taken."""
+    obs, infos = env.reset(seed=seed)
+    agents = list(env.possible_agents)
+    holes, _, goals = layout(env, blocked)
+    index = {name: k for k, name in enumerate(action_names)}
+    plan, at, steps = None, 0, 0
+    while env.agents:
+        v = env.v
+        pos = np.asarray(v.pos).copy()
+        if plan is None or at + 1 >= len(plan) or not np.array_equal(plan[at], pos):
+            plan, at = expert_plan(holes, pos, goals, np.asarray(v.reached) | np.asarray(v.fell)), 0
+        o = np.stack([np.asarray(obs[a], dtype=np.float32) for a in agents])
+        m = np.stack([np.asarray(infos[a]["action_mask"], dtype=bool) for a in agents])
+        if plan is not None:
+            for i in range(len(agents)):
+                label = index[MOVES[tuple(int(x) for x in plan[at + 1, i] - plan[at, i])]]
+                if m[i].sum() > 1 and m[i, label]:
+                    into.append((o[i], m[i], label))
+        acts = policy.act(o[None], m[None])[0]
+        obs, _, _, _, infos = env.step({a: int(acts[i]) for i, a in enumerate(agents)})
+        at, steps = at + 1, steps + 1
+    return steps
+
+
+def relabel_demos(spec: Any, params: dict[str, Any], episodes: int, seed: int, checkpoint: str) -> Demos:
+    """`episodes` episodes of `params` played by the policy of `checkpoint`, labelled by CBS
+    (`relabel_episode`; reset k uses seed `seed + k`, the policy's draws are seeded by `seed`)."""
+    import torch
+
+    from gymwright.compile import compile_spec
+
+    compiled = compile_spec(spec, dict(params))
+    env, blocked = compiled.parallel_env(), np.asarray(compiled.module.GRID_BLOCKED, dtype=bool)
+    policy, names = _policy(checkpoint), action_names(spec)
+    samples: list[tuple[np.ndarray, np.ndarray, int]] = []
+    torch.manual_seed(seed)
+    env_steps = sum(relabel_episode(env, blocked, names, policy, seed + k, samples) for k in range(episodes))
+    if not samples:
+        raise RuntimeError(f"{episodes} relabelled episodes of {params} gave no labelled state")
+    obs, masks, acts = zip(*samples, strict=True)
+    return Demos(np.stack(obs), np.stack(masks), np.array(acts, dtype=np.int64), env_steps, episodes)
+
+
+@functools.lru_cache(maxsize=2)
+def _policy(checkpoint: str) -> Any:
+    """The policy of a checkpoint, loaded once for every bucket of a stage's mixture."""
+    from gymwright.train import load_policy
+
+    return load_policy(checkpoint)
 
 
 def action_names(spec: Any) -> list[str]:

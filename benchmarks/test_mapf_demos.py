@@ -108,3 +108,30 @@ def test_cbs_plans_demonstrate_a_mixture_by_share_and_the_imitating_variants_kee
     assert engineer.bound_setup(name, 1000)[3] == {"imitate": engineer.DEMO_EPISODES, "keep": 0.1}
     assert engineer.PAIRED_WITH[name] == "fixed + BC init and imitation loss 0.1"
     assert Path(engineer.imitate(engineer.SPEC, SMALL, 4, 0, tmp_path)["demos"]).exists()
+
+
+def test_the_expert_waits_before_parking_on_another_s_only_way_and_gives_up_once_it_parked() -> None:
+    # hand-worked on the 3x3 lake above: from the start walker 0 goes right and walker 1 waits for it
+    plan = mapf_demos.expert_plan(HOLES, STARTS, GOALS, np.array([False, False]))
+    assert plan is not None
+    assert [mapf_demos.MOVES[tuple(d)] for d in (plan[1] - plan[0]).tolist()] == ["right", "wait"]
+    # walker 1 already parked on (1, 2): walker 0 is cut off, no plan is left, no label
+    assert mapf_demos.expert_plan(HOLES, np.array([[1, 0], [1, 2]]), GOALS, np.array([False, True])) is None
+    # walker 0 parked on its goal: walker 1 walks its shortest way, one step up, and walker 0 stays
+    plan = mapf_demos.expert_plan(HOLES, np.array([[0, 2], [2, 2]]), GOALS, np.array([True, False]))
+    assert plan is not None and plan.tolist() == [[[0, 2], [2, 2]], [[0, 2], [1, 2]]]
+    # nobody left to move: nothing to label
+    assert mapf_demos.expert_plan(HOLES, GOALS, GOALS, np.array([True, True])) is None
+
+
+def test_relabelled_play_is_the_policy_s_own_with_the_expert_s_labels(tmp_path: Path) -> None:
+    bc = engineer.imitate(engineer.SPEC, SMALL, 8, 0, tmp_path)  # a weak clone: it strays from the plans
+    demos = mapf_demos.relabel_demos(engineer.SPEC, SMALL, 12, 40, bc["checkpoint"])
+    assert demos.episodes == 12 and demos.env_steps >= 12
+    assert demos.masks[np.arange(len(demos.actions)), demos.actions].all() and (demos.masks.sum(1) > 1).all()
+    # the states are the policy's own: some were never visited by the expert's replays of the same resets
+    expert = mapf_demos.make_demos(engineer.SPEC, SMALL, 12, seed=40)
+    seen = {row.tobytes() for row in expert.obs}
+    assert any(row.tobytes() not in seen for row in demos.obs)
+    again = mapf_demos.relabel_demos(engineer.SPEC, SMALL, 12, 40, bc["checkpoint"])
+    assert np.array_equal(again.obs, demos.obs) and np.array_equal(again.actions, demos.actions)  # seeded

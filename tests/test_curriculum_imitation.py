@@ -1,6 +1,7 @@
 """A curriculum whose learner imitates: the first stage starts from a clone of demonstrations of
 its mixture, every stage can keep an imitation loss on its own mixture's demonstrations, and the
-demonstrations' env steps come out of each stage's budget."""
+demonstrations' env steps come out of each stage's budget. With a relabeller (DAgger) the later
+stages imitate the previous policy's own play, labelled, added to what it was trained on."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from gymwright.engineer import FixedEngineer
 from gymwright.engineer.curriculum import CurriculumOptions, evolve
 from gymwright.engineer.mixture import Bucket, Mixture
 from gymwright.errors import GymwrightError
+from gymwright.train import load_policy
 from gymwright.train.checkpoint import load
 from gymwright.train.imitation import Demos
 
@@ -46,6 +48,31 @@ class Teacher:
                                                 for a in env.agents})
                 steps += 1
         return Demos(np.stack(obs_l), np.stack(mask_l), np.array(act_l), steps, episodes)
+
+
+class Relabel:
+    """The policy of the checkpoint plays a real env; every state is labelled with the Teacher's rule.
+    It records (params, episodes, seed, checkpoint) of each call."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[dict[str, Any], int, int, str]] = []
+
+    def __call__(self, spec: Any, params: dict[str, Any], episodes: int, seed: int, checkpoint: str) -> Demos:
+        self.calls.append((dict(params), episodes, seed, checkpoint))
+        env, policy = compile_spec(spec, params).parallel_env(), load_policy(checkpoint)
+        obs_l, mask_l, steps = [], [], 0
+        for ep in range(episodes):
+            obs, infos = env.reset(seed=seed + ep)
+            while env.agents:
+                o = np.stack([np.asarray(obs[a], np.float32) for a in env.possible_agents])
+                m = np.stack([np.asarray(infos[a]["action_mask"], bool) for a in env.possible_agents])
+                obs_l.extend(o)
+                mask_l.extend(m)
+                acts = policy.act(o[None], m[None])[0]
+                obs, _, _, _, infos = env.step({a: int(acts[i]) for i, a in enumerate(env.possible_agents)})
+                steps += 1
+        acts = np.array([int(np.flatnonzero(m)[-1]) for m in mask_l])
+        return Demos(np.stack(obs_l), np.stack(mask_l), acts, steps, episodes)
 
 
 def mixture() -> Mixture:
@@ -85,3 +112,27 @@ def test_without_an_imitation_loss_only_the_first_stage_is_demonstrated(tmp_path
 def test_demonstrations_that_cost_the_whole_stage_are_refused(tmp_path: Path) -> None:
     with pytest.raises(GymwrightError, match=r"stage 1: the demonstrations took \d+ env steps of the stage's 40"):
         evolve(SPEC, mixture(), FixedEngineer(), tmp_path / "run", options(Teacher(), 0.5, steps=40))
+
+
+@pytest.mark.slow  # two stages of training (CI runs it with -m slow)
+def test_dagger_stages_imitate_the_previous_policy_s_play_added_to_what_it_learned(tmp_path: Path) -> None:
+    teacher, relabel = Teacher(), Relabel()
+    opts = options(teacher, 0.5)
+    opts.relabeller, opts.relabel_episodes = relabel, 4
+    records = evolve(SPEC, mixture(), FixedEngineer(), tmp_path / "run", opts)
+    assert len(teacher.calls) == 2  # only the first stage is demonstrated from scratch
+    assert [(c[0]["size"], c[1], c[3]) for c in relabel.calls] == [(3, 3, records[0].policy), (4, 1, records[0].policy)]
+    first, second = (Demos.load(tmp_path / "run" / f"stage{k}" / "demos.npz") for k in (0, 1))
+    n = len(first.actions)
+    assert len(second.actions) > n and np.array_equal(second.obs[:n], first.obs)  # aggregated, the old ones first
+    assert second.episodes == first.episodes + 4
+    assert records[1].demo_env_steps == second.env_steps - first.env_steps > 0  # only the new play is charged
+    assert load(records[1].checkpoint)["config"]["demos"] == str(tmp_path / "run" / "stage1" / "demos.npz")
+
+
+def test_a_relabeller_without_an_imitation_loss_is_refused_before_training(tmp_path: Path) -> None:
+    opts = options(Teacher(), 0.0)
+    opts.relabeller = Relabel()
+    with pytest.raises(GymwrightError, match="a relabeller \\(DAgger\\) needs a demonstrator and an imitation_coef"):
+        evolve(SPEC, mixture(), FixedEngineer(), tmp_path / "run", opts)
+    assert not (tmp_path / "run").exists()

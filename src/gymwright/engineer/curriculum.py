@@ -34,7 +34,7 @@ import yaml
 from gymwright.atomic import write_atomic, write_error
 from gymwright.compile import compile_spec
 from gymwright.design.session import with_defaults
-from gymwright.engineer.demonstrations import Demonstrator, demonstrate
+from gymwright.engineer.demonstrations import Demonstrator, Relabeller, demonstrate, relabel
 from gymwright.engineer.edits import realize_edit
 from gymwright.engineer.engineers import Engineer, StageProposal, current_mixture
 from gymwright.engineer.evidence import (
@@ -56,7 +56,7 @@ from gymwright.spec.loader import read_data
 from gymwright.store import Store
 from gymwright.train import TrainConfig, TrainResult, load_policy, play_episodes, train
 from gymwright.train.carryover import carry_over
-from gymwright.train.imitation import clone
+from gymwright.train.imitation import Demos, clone
 
 
 @dataclass
@@ -130,6 +130,12 @@ class CurriculumOptions:
     """demonstrated episodes per stage that uses them (spread over the mixture's buckets by share)"""
     imitation_coef: float = 0.0
     """weight of the imitation loss during each stage's PPO (`TrainConfig.imitation_coef`); 0: a BC init only"""
+    relabeller: Relabeller | None = None
+    """DAgger (`gymwright.engineer.demonstrations`): from the second stage on, the imitation loss is on the
+    previous stage's policy's own play of the stage's mixture, labelled by the expert, added to the
+    demonstrations its lineage was trained on; needs `demonstrator` (the first stage) and `imitation_coef`"""
+    relabel_episodes: int = 0
+    """episodes the policy plays a stage for the relabeller (0: `demo_episodes`); their env steps are charged"""
 
 
 BACKENDS = ("builtin", "rllib")
@@ -142,6 +148,7 @@ def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out:
     """Run the stages; see the module docstring. `params` is the first stage's config, or its
     mixture (`Mixture`: buckets of params with their shares of the data)."""
     opts = options or CurriculumOptions()
+    _check_relabeller(opts)
     with _backend_session(opts):
         return _evolve(spec, params, engineer, out, opts, store=store, progress=progress)
 
@@ -190,17 +197,35 @@ def _imitation(spec: str | dict[str, Any], mixture: Mixture, opts: CurriculumOpt
     """What a stage imitates: (TrainConfig changes, the checkpoint it starts from, demo env steps)."""
     if opts.demonstrator is None or (init_from is not None and opts.imitation_coef == 0):
         return {}, init_from, 0
-    demos = demonstrate(spec, mixture, opts.demonstrator, opts.demo_episodes, 5_000_000 + 10_000 * (opts.seed + k),
-                        folder / "demos.npz")
-    if demos.env_steps >= opts.steps_per_stage:
-        raise GymwrightError(f"stage {k + 1}: the demonstrations took {demos.env_steps} env steps of the stage's "
+    seed = 5_000_000 + 10_000 * (opts.seed + k)
+    if init_from is not None and opts.relabeller is not None:
+        demos, steps = relabel(spec, mixture, opts.relabeller, opts.relabel_episodes or opts.demo_episodes, seed,
+                           init_from, _lineage_demos(init_from), folder / "demos.npz")
+    else:
+        demos = demonstrate(spec, mixture, opts.demonstrator, opts.demo_episodes, seed, folder / "demos.npz")
+        steps = demos.env_steps
+    if steps >= opts.steps_per_stage:
+        raise GymwrightError(f"stage {k + 1}: the demonstrations took {steps} env steps of the stage's "
                              f"{opts.steps_per_stage}", path="demo_episodes", hint="demonstrate fewer episodes a stage")
     if init_from is None:
         first = mixture.buckets[0].params
-        init_from = clone(spec, first, demos, folder / "bc.pt", hidden=tuple(opts.train.get("hidden", (64, 64))),
-                          seed=opts.seed + k).checkpoint
+        init_from = clone(spec, first, demos, folder / "bc.pt",
+                          hidden=tuple(opts.train.get("hidden", (64, 64))), seed=opts.seed + k).checkpoint
     changes = {"demos": folder / "demos.npz", "imitation_coef": opts.imitation_coef} if opts.imitation_coef else {}
-    return changes, init_from, demos.env_steps
+    return changes, init_from, steps
+
+
+def _check_relabeller(opts: CurriculumOptions) -> None:
+    """A relabeller needs the first stage's demonstrations and an imitation loss to feed."""
+    if opts.relabeller is not None and (opts.demonstrator is None or opts.imitation_coef == 0):
+        raise GymwrightError("a relabeller (DAgger) needs a demonstrator and an imitation_coef above 0",
+                             path="relabeller", hint="set demonstrator, demo_episodes and imitation_coef, or drop it")
+
+
+def _lineage_demos(checkpoint: str) -> Demos | None:
+    """The demonstrations the stage that wrote `checkpoint` trained on (saved beside it), if any."""
+    path = Path(checkpoint).parent / "demos.npz"
+    return Demos.load(path) if path.exists() else None
 
 
 def _evolve(spec: str | dict[str, Any], params: dict[str, Any] | Mixture, engineer: Engineer, out: Path, opts: CurriculumOptions, *,
