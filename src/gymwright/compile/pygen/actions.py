@@ -6,7 +6,7 @@ import ast
 from contextlib import nullcontext
 from typing import Any
 
-from gymwright.compile.pygen.base import PyGenBase, as_bool, is_true
+from gymwright.compile.pygen.base import NP_DTYPE, PyGenBase, as_bool, is_true
 from gymwright.spec.checked import CRole
 
 
@@ -18,8 +18,8 @@ class ActionsGen(PyGenBase):
         agents whose action was illegal (it counts as no action)."""
         w = self.w
         w("", comment="actions: set this step's choice and argument arrays")
-        self.clear_actions()
-        w("last = self._last = [-1] * N_AGENTS")
+        self.clear_step_actions()
+        w(f"last = self._last = {self.filled('-1')}")
         w("illegal = []")
         w("masks = self._masks")
         with w.block("if actions.__class__ is not dict:"):
@@ -44,6 +44,29 @@ class ActionsGen(PyGenBase):
                     self.decode_role(r)
             w("v.action[i] = a")
             w("last[i] = a")
+
+    WRITTEN_OUT = 4  # up to this many agents, a list of one value per agent is written out: [False, False]
+
+    def filled(self, value: str) -> str:
+        """A new list of `value` for every agent: `[x, x]` up to WRITTEN_OUT agents (one build,
+        where `[x] * n` builds two lists), `[x] * N_AGENTS` beyond."""
+        if self.n <= self.WRITTEN_OUT:
+            return "[" + ", ".join([value] * self.n) + "]"
+        return f"[{value}] * N_AGENTS"
+
+    def clear_step_actions(self) -> None:
+        """The step's choice and argument arrays, cleared (as `clear_actions`, the lists written
+        out up to WRITTEN_OUT agents: the step builds them every time)."""
+        if self.n > self.WRITTEN_OUT:
+            self.clear_actions()
+            return
+        lists, w = self.list_actions, self.w
+        zero = {"bool": "False", "int": "0", "float": "0.0"}
+        for c in self.cs.choice_names:
+            w(f"v.{c} = {self.filled('False')}" if c in lists else f"v.{c} = np.zeros({self.n}, dtype=bool)")
+        for a, dt in self.cs.arg_names.items():
+            w(f"v.{a} = {self.filled(zero[dt])}" if a in lists else f"v.{a} = np.zeros({self.n}, dtype={NP_DTYPE[dt]})")
+        w(f"v.action = {self.filled('-1')}" if "action" in lists else f"v.action = np.full({self.n}, -1, dtype=np.int64)")
 
     def decode_role(self, r: CRole) -> None:
         """Check one action of an agent of role `r` (`i`, `a`) and set its choice and arguments."""
@@ -72,24 +95,27 @@ class ActionsGen(PyGenBase):
         with w.block("def _compute_masks(self):"):
             w('"""Action masks of every agent (those made of per-choice flags only: cached, read-only)."""')
             w("p, v = self.p, self.v")
-            w("masks = []")
             w("cache = self._mask_cache")
             if cs.active is not None:
                 w(f"active = int({self.em()(cs.active)})", comment=f"turns.active: {cs.active.source}")
-            for r in cs.roles:
-                scalar = all(c.legal is None or not c.legal.info.shape for c in r.choices)
-                shared = self.shared_flags(r) if scalar else {}
-                for k, (code, name) in enumerate(shared.items()):
-                    w(f"{name} = {as_bool(code)}", comment="" if k else f"actions.{r.name}: flags that are the same for every agent")
-                legal = [c.legal.tree.body for c in r.choices if c.legal is not None]
-                for k, flag in enumerate(self.flags_from_lists(self.em(per_agent=True), legal) if scalar else []):
-                    w(f"{flag}_ = v.{flag}.tolist()", comment="flags read per agent, from lists" if k == 0 else "")
-                with w.block(f"for me in range({r.start}, {r.start + r.count}):", comment=f"actions.{r.name}"):
-                    if scalar:
-                        self.cached_mask(r, shared)
+            shared = {r.name: self.shared_flags(r) if self.scalar_legal(r) else {} for r in cs.roles}
+            given = self.mask_inputs(shared)
+            if given is None:
+                self.masks_by_agent(shared, with_flags=True)
+            else:
+                for r in cs.roles:
+                    self.shared_flag_lines(r, shared[r.name])
+                w(f"given = ({', '.join(given)}{',' if len(given) == 1 else ''})",
+                  comment="every agent's mask follows from these: one cached list per value" if given else
+                  "every agent's mask is the same at every step: one cached list")
+                w("masks = cache.get(given)")
+                with w.block("if masks is None:"):
+                    self.masks_by_agent(shared, with_flags=False)
+                    if cs.active is None:
+                        w("cache[given] = masks")
                     else:
-                        self.built_mask(r)
-                    w("masks.append(m)")
+                        with w.block("if 0 <= active < N_AGENTS:", comment="a turn outside the agents is not kept"):
+                            w("cache[given] = masks")
             w("self._masks = masks")
         w("")
         with w.block("def _frozen_mask(self, key, role, spans):"):
@@ -110,6 +136,48 @@ class ActionsGen(PyGenBase):
         if listed:
             self.flags_from_lists(em, [c.legal.tree.body])
         return em(c.legal)
+
+    def masks_by_agent(self, shared: dict[str, dict[str, str]], with_flags: bool) -> None:
+        """`masks`: the list of every agent's mask, role by role and agent by agent (a cached mask
+        per key); `with_flags`: each role's shared flags first (else they are computed already)."""
+        w = self.w
+        w("masks = []")
+        for r in self.cs.roles:
+            scalar = self.scalar_legal(r)
+            if with_flags:
+                self.shared_flag_lines(r, shared[r.name])
+            legal = [c.legal.tree.body for c in r.choices if c.legal is not None]
+            for k, flag in enumerate(self.flags_from_lists(self.em(per_agent=True), legal) if scalar else []):
+                w(f"{flag}_ = v.{flag}.tolist()", comment="flags read per agent, from lists" if k == 0 else "")
+            with w.block(f"for me in range({r.start}, {r.start + r.count}):", comment=f"actions.{r.name}"):
+                if scalar:
+                    self.cached_mask(r, shared[r.name])
+                else:
+                    self.built_mask(r)
+                w("masks.append(m)")
+
+    def shared_flag_lines(self, r: CRole, shared: dict[str, str]) -> None:
+        for k, (code, name) in enumerate(shared.items()):
+            self.w(f"{name} = {as_bool(code)}", comment="" if k else f"actions.{r.name}: flags that are the same for every agent")
+
+    @staticmethod
+    def scalar_legal(r: CRole) -> bool:
+        """Whether every legal flag of `r` is one bool per agent (its masks are then cached)."""
+        return all(c.legal is None or not c.legal.info.shape for c in r.choices)
+
+    def mask_inputs(self, shared: dict[str, dict[str, str]]) -> list[str] | None:
+        """Where no legal flag depends on the agent (`me`), the locals that fix every agent's mask
+        (the active agent and the shared flags), so that the whole list is cached per value;
+        None where some flag is the agent's own."""
+        for r in self.cs.roles:
+            if not self.scalar_legal(r):
+                return None
+            for c in r.choices:
+                code = self.legal_code(r, c)
+                if code != "True" and code not in shared[r.name]:
+                    return None
+        names = ["active"] if self.cs.active is not None else []
+        return names + [name for r in self.cs.roles for name in shared[r.name].values()]
 
     def shared_flags(self, r: CRole) -> dict[str, str]:
         """Legal flags of role `r` that do not depend on `me` (and cannot raise: no indexing,

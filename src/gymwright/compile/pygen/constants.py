@@ -24,6 +24,7 @@ class ConstantsGen(PyGenBase):
         w("AGENT_INDEX = {a: i for i, a in enumerate(AGENTS)}")
         w(f"N_AGENTS = {self.n}")
         w(f"ROLE_OF = {[cs.role_of(i).name for i in range(self.n)]!r}")
+        w("FLOAT32 = np.dtype(np.float32)", comment="the observations' dtype (numpy converts a type such as np.float32 at each call)")
         decode = {}
         for r in cs.roles:
             decode[r.name] = [(c.name, combo) for c in r.choices for combo in c.combos()]

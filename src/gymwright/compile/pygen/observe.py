@@ -74,7 +74,7 @@ class ObserveGen(PyGenBase):
             w("p, v = self.p, self.v")
             for code, name in self._axis_shared[r.name].items():
                 w(f"{name} = {code}", comment="used by several features")
-            w(f"o = np.empty(({r.count}, {r.obs_dim}), dtype=np.float32)")
+            w(f"o = np.empty(({r.count}, {r.obs_dim}), dtype=FLOAT32)")
             for f, at, code in feats:
                 comment = f"{f.path}: {f.expr.source}"
                 if isinstance(code, list):
@@ -93,16 +93,33 @@ class ObserveGen(PyGenBase):
         return self.axis_features(r) is not None or bool(self.loop_invariants(r))
 
     def observe_all_calls(self) -> None:
-        """Locals `obs_<role>` for the roles observed all at once (see `obs_code`)."""
+        """Locals `obs_<role>` for the roles observed all at once, and the spec paths of the roles
+        whose observations are written out (see `obs_code`)."""
         for r in self.cs.roles:
             if self.observed_together(r):
                 self.w(f"obs_{r.name} = self._observe_all__{r.name}()")
+            elif self.written_out(r):
+                self.w("", comment="; ".join(f.path for f in r.features) + f" (as _observe_{r.name}, per agent)")
 
     def obs_code(self, i: int) -> str:
         r = self.cs.role_of(i)
         if self.observed_together(r):
             return f"obs_{r.name}[{i - r.start}]"
+        if self.written_out(r):
+            return self.obs_array(r, self.em(per_agent=True, me=str(i)))
         return f"self._observe_{r.name}({i})"
+
+    def written_out(self, r: CRole) -> bool:
+        """Whether an unrolled step writes the observation of each agent of `r` out (one
+        `np.array` of its scalar features, as `_observe_<role>` returns), saving a call per
+        agent: where every feature is a scalar and no call is shared between features."""
+        return (self.unrolled and all(not f.expr.info.shape for f in r.features)
+                and not self.shared_calls(self.em(per_agent=True), r))
+
+    @staticmethod
+    def obs_array(r: CRole, em: PyEmitter) -> str:
+        """The observation of one agent of `r`, all of whose features are scalars: one array."""
+        return f"np.array([{', '.join(em(f.expr) for f in r.features)}], dtype=FLOAT32)"
 
     def loop_invariants(self, r: CRole) -> list[ast.AST]:
         """Where the agent-axis lowering does not cover a role of several agents: the largest
@@ -131,7 +148,7 @@ class ObserveGen(PyGenBase):
                     names[code] = f"i{len(names)}"
                     w(f"{names[code]} = {code}", comment="the same for every agent")
                 em.hoisted[id(node)] = names[code]
-            w(f"rows = np.empty(({r.count}, {r.obs_dim}), dtype=np.float32)")
+            w(f"rows = np.empty(({r.count}, {r.obs_dim}), dtype=FLOAT32)")
             with w.block(f"for me in range({r.start}, {r.start + r.count}):"):
                 for name, code in self.shared_calls(em, r):
                     w(f"{name} = {code}", comment="used by several features")
@@ -151,10 +168,9 @@ class ObserveGen(PyGenBase):
             for name, code in self.shared_calls(em, r):
                 w(f"{name} = {code}", comment="used by several features")
             if all(not f.expr.info.shape for f in r.features):  # all scalars: one array call
-                items = ", ".join(em(f.expr) for f in r.features)
-                w(f"return np.array([{items}], dtype=np.float32)", comment="; ".join(f.path for f in r.features))
+                w(f"return {self.obs_array(r, em)}", comment="; ".join(f.path for f in r.features))
             else:
-                w(f"o = np.empty({r.obs_dim}, dtype=np.float32)")
+                w(f"o = np.empty({r.obs_dim}, dtype=FLOAT32)")
                 at = 0
                 for f in r.features:
                     self.feature(em, f, at)
@@ -193,8 +209,8 @@ class ObserveGen(PyGenBase):
         with w.block("def state(self):"):
             w('"""Global state for centralized critics: every variable, flattened, as float32."""')
             w("v = self.v")
-            parts = ", ".join(f"np.asarray(v.{x.name}, dtype=np.float32).ravel()" for x in cs.state + cs.agent_state)
-            w(f"return np.concatenate([{parts}])" if parts else "return np.zeros(0, dtype=np.float32)")
+            parts = ", ".join(f"np.asarray(v.{x.name}, dtype=FLOAT32).ravel()" for x in cs.state + cs.agent_state)
+            w(f"return np.concatenate([{parts}])" if parts else "return np.zeros(0, dtype=FLOAT32)")
         w("")
 
 

@@ -71,7 +71,8 @@ class RewardsGen(PyGenBase):
             w("}")
 
         self.observe_all_calls()
-        literal("obs", self.obs_code)
+        # one statement, so that the wrapper splits an observation written out (`obs_code`) too
+        w("obs = {" + ", ".join(f"{ids[i]!r}: {self.obs_code(i)}" for i in range(self.n)) + "}")
         literal("rew", lambda i: f"r{i}")
         literal("term", lambda i: "terminated")
         literal("trunc", lambda i: "truncated")

@@ -46,13 +46,8 @@ class StepGen(PyGenBase):
             else:
                 w("rewards, terms = self._rewards()")
             for m in cs.metrics:
-                if self.lazy_metric(m):
-                    continue
-                code = self.metric_code(m)
-                acc = f"self._metric_acc[{self.accumulated.index(m)}]"
-                update = {"sum": f"{acc} += {code}", "mean": f"{acc} += {code}", "last": f"{acc} = {code}",
-                          "max": f"{acc} = max({acc}, {code})", "min": f"{acc} = min({acc}, {code})"}[m.reduce]
-                w(update, comment=f"{m.path}: {m.expr.source} ({m.reduce})")
+                if not self.lazy_metric(m):
+                    self.metric_fold(m)
             terminated, truncated = self.end_codes()
             w(f"terminated = {terminated}", comment=f"terminate: {cs.terminate.source}")
             w(f"truncated = {truncated}", comment=f"truncate: {cs.truncate.source}")
@@ -99,6 +94,21 @@ class StepGen(PyGenBase):
                     items.append(f"{m.name!r}: {acc} / max(v.t, 1)" if m.reduce == "mean" else f"{m.name!r}: {acc}")
             w("return {" + ", ".join(items) + "}")
         w("")
+
+    def metric_fold(self, m: Any) -> None:
+        """Fold this step's value of metric `m` into its accumulator. `max` and `min` compare once
+        (what the builtins do for two values, without their call): `max(acc, x)` is `x` only if
+        `x > acc`, so NaNs and ties keep the same value."""
+        w = self.w
+        k = self.accumulated.index(m)
+        code, acc = self.metric_code(m), f"self._metric_acc[{k}]"
+        comment = f"{m.path}: {m.expr.source} ({m.reduce})"
+        if m.reduce in ("max", "min"):
+            w(f"metric{k} = {code}", comment=comment)
+            with w.block(f"if metric{k} {'>' if m.reduce == 'max' else '<'} {acc}:"):
+                w(f"{acc} = metric{k}")
+            return
+        w({"sum": f"{acc} += {code}", "mean": f"{acc} += {code}", "last": f"{acc} = {code}"}[m.reduce], comment=comment)
 
     def metric_code(self, m: Any) -> str:
         code = self.em()(m.expr)
