@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -212,15 +213,18 @@ class _Gen(ConstantsGen, StepGen, ActionsGen, RewardsGen, ObserveGen, BaselinesG
         with w.block(f"for me in range({self.n}):"):
             w(f"v.{var.name}[me] = {self.em(per_agent=True)(var.init)}")
 
-    def clear_actions(self) -> None:
+    def clear_actions(self, listed: Callable[[str], str] | None = None) -> None:
+        """The choice and argument arrays, cleared; `listed(value)` writes a list of one value per
+        agent (default `[value] * n`)."""
         w = self.w
         lists = self.list_actions
+        fill = listed or (lambda value: f"[{value}] * {self.n}")
         zero = {"bool": "False", "int": "0", "float": "0.0"}
         for c in self.cs.choice_names:
-            w(f"v.{c} = [False] * {self.n}" if c in lists else f"v.{c} = np.zeros({self.n}, dtype=bool)")
+            w(f"v.{c} = {fill('False')}" if c in lists else f"v.{c} = np.zeros({self.n}, dtype=bool)")
         for a, dt in self.cs.arg_names.items():
-            w(f"v.{a} = [{zero[dt]}] * {self.n}" if a in lists else f"v.{a} = np.zeros({self.n}, dtype={NP_DTYPE[dt]})")
-        w(f"v.action = [-1] * {self.n}" if "action" in lists else f"v.action = np.full({self.n}, -1, dtype=np.int64)")
+            w(f"v.{a} = {fill(zero[dt])}" if a in lists else f"v.{a} = np.zeros({self.n}, dtype={NP_DTYPE[dt]})")
+        w(f"v.action = {fill('-1')}" if "action" in lists else f"v.action = np.full({self.n}, -1, dtype=np.int64)")
 
     @functools.cached_property
     def list_actions(self) -> set[str]:

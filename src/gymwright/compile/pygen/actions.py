@@ -6,7 +6,7 @@ import ast
 from contextlib import nullcontext
 from typing import Any
 
-from gymwright.compile.pygen.base import NP_DTYPE, PyGenBase, as_bool, is_true
+from gymwright.compile.pygen.base import PyGenBase, as_bool, is_true
 from gymwright.spec.checked import CRole
 
 
@@ -55,18 +55,9 @@ class ActionsGen(PyGenBase):
         return f"[{value}] * N_AGENTS"
 
     def clear_step_actions(self) -> None:
-        """The step's choice and argument arrays, cleared (as `clear_actions`, the lists written
-        out up to WRITTEN_OUT agents: the step builds them every time)."""
-        if self.n > self.WRITTEN_OUT:
-            self.clear_actions()
-            return
-        lists, w = self.list_actions, self.w
-        zero = {"bool": "False", "int": "0", "float": "0.0"}
-        for c in self.cs.choice_names:
-            w(f"v.{c} = {self.filled('False')}" if c in lists else f"v.{c} = np.zeros({self.n}, dtype=bool)")
-        for a, dt in self.cs.arg_names.items():
-            w(f"v.{a} = {self.filled(zero[dt])}" if a in lists else f"v.{a} = np.zeros({self.n}, dtype={NP_DTYPE[dt]})")
-        w(f"v.action = {self.filled('-1')}" if "action" in lists else f"v.action = np.full({self.n}, -1, dtype=np.int64)")
+        """The step's choice and argument arrays, cleared (`clear_actions`, the lists written out up
+        to WRITTEN_OUT agents: the step builds them every time)."""
+        self.clear_actions(self.filled if self.n <= self.WRITTEN_OUT else None)
 
     def decode_role(self, r: CRole) -> None:
         """Check one action of an agent of role `r` (`i`, `a`) and set its choice and arguments."""
