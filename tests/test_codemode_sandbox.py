@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gymwright.codemode.checks import check_code
-from gymwright.codemode.sandbox import Layers, Limits, Sandbox, SandboxError
+from gymwright.codemode.sandbox import START_CPU_S, Layers, Limits, Sandbox, SandboxError
 
 NONE = dict(rlimits=False, netns=False, chroot=False, drop=False, hook=False, builtins=False)
 REAL_OS = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == '_wrap_close'][0].__init__.__globals__"
@@ -195,6 +195,8 @@ def test_every_layer_is_armed_by_default_and_reported() -> None:
     assert layers["audit_hook"] and layers["restricted_builtins"] and layers["rlimits"]
     assert layers["chroot"] is ROOT
     assert layers["limits"]["file_size"] == [0, 0] and layers["limits"]["processes"] == [0, 0]
+    soft, hard = layers["limits"]["cpu_s"]  # tightened from the start allowance to used + cpu_s
+    assert Limits().cpu_s < soft < Limits().cpu_s + START_CPU_S and hard == soft + 1
     assert layers["user"] == ("nobody" if ROOT else f"uid {os.getuid()}")
 
 

@@ -4,7 +4,9 @@ The layers, each one a `Layers` switch so a test can show that it holds on its o
 
 - `rlimits`: CPU seconds (`RLIMIT_CPU`), address space (`RLIMIT_AS`), no file writes
   (`RLIMIT_FSIZE` = 0) and no new processes (`RLIMIT_NPROC` = 0; the kernel ignores it for root,
-  hence `drop`), set in the child before it execs the interpreter;
+  hence `drop`), set in the child before it execs the interpreter (the CPU limit with
+  `START_CPU_S` for the imports on top, lowered by the worker to what it has used plus `cpu_s`
+  before it reads any model code);
 - `netns`: a network namespace of its own (only a loopback that is down): `os.unshare` where
   Python has it (3.12+), else `unshare(2)` through ctypes, in the child before exec (as root
   `CLONE_NEWNET`, else `CLONE_NEWUSER | CLONE_NEWNET`); where the kernel refuses, the worker
@@ -43,6 +45,7 @@ from gymwright.errors import GymwrightError
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+START_CPU_S = 30  # CPU seconds the worker may spend starting, before it tightens the limit to cpu_s
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
               "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "LC_ALL": "C.UTF-8"}
 
@@ -51,7 +54,8 @@ WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THRE
 class Limits:
     """What one worker may use."""
 
-    cpu_s: int = 120  # CPU seconds over the worker's life (SIGXCPU, then SIGKILL a second later)
+    cpu_s: int = 120  # CPU seconds for the model's code, counted once the worker has started (SIGXCPU,
+    # then SIGKILL a second later); starting (imports) has its own START_CPU_S on top
     memory_mb: int = 1536  # address space
     call_s: float = 10.0  # wall-clock seconds one request may take
     start_s: float = 60.0  # wall-clock seconds to start (imports on a busy machine)
@@ -101,7 +105,7 @@ def _preexec(limits: Limits, layers: Layers) -> Any:
         if unshare is not None:
             _unshare_net(unshare)
         if layers.rlimits:
-            cpu = limits.cpu_s
+            cpu = limits.cpu_s + START_CPU_S  # the worker lowers it to (used + cpu_s) once started
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
             resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb << 20, limits.memory_mb << 20))
             resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
@@ -127,7 +131,7 @@ class Sandbox:
         self.limits, self.switches = limits or Limits(), layers or Layers()
         self.cwd = tempfile.mkdtemp(prefix="gymwright-sandbox-")
         os.chmod(self.cwd, 0o711)  # the worker (nobody) may stand in it, not write or list it
-        config = {**asdict(self.switches), "parent_netns": _netns()}
+        config = {**asdict(self.switches), "parent_netns": _netns(), "cpu_s": self.limits.cpu_s}
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-m", "gymwright.codemode.worker", json.dumps(config)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

@@ -161,10 +161,24 @@ def layers(config: dict[str, Any], armed: dict[str, Any]) -> dict[str, Any]:
             "environment": sorted(os.environ)}
 
 
+def tighten_cpu_limit(cpu_s: int) -> None:
+    """Lower RLIMIT_CPU to the CPU seconds used so far plus `cpu_s`: the model's code gets `cpu_s`
+    whatever starting cost on a busy machine. Lowering needs no privilege; raising it later does."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if soft == resource.RLIM_INFINITY:
+        return  # the rlimits layer is off
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = int(usage.ru_utime + usage.ru_stime) + 1
+    new = min(soft, used + cpu_s)
+    resource.setrlimit(resource.RLIMIT_CPU, (new, min(hard, new + 1)))
+
+
 def arm(config: dict[str, Any]) -> dict[str, Any]:
     """The worker's own layers, in order: what it measured before each took effect."""
     from gymwright.codemode import guard
 
+    if "cpu_s" in config:
+        tighten_cpu_limit(int(config["cpu_s"]))
     try:
         netns = os.readlink("/proc/self/ns/net")
     except OSError:
