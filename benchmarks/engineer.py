@@ -495,8 +495,6 @@ def bound_setup(name: str, steps: int) -> tuple[Any, Any, int, dict[str, Any]]:
 
 DEMO_EPISODES = 4000
 """Episodes of CBS plans a BC-init variant clones (`mapf_demos.make_demos`) before its PPO run"""
-DEMO_SEED = 5_000_000
-"""First reset seed of the demonstrations (apart from training, validation 700,000 and held out 900,000)"""
 
 
 def held_out_layouts() -> frozenset[bytes]:
@@ -523,6 +521,7 @@ def imitate(spec: Any, params: Any, episodes: int, seed: int, out: Path, exclude
     with `exclude_held_out`, no demonstration is on a layout of the judged held-out pools."""
     from mapf_demos import make_demos
 
+    from gymwright.engineer.demonstrations import DEMO_SEED
     from gymwright.train.imitation import clone
 
     demos = make_demos(spec, params, episodes, DEMO_SEED + episodes * seed,

@@ -34,7 +34,13 @@ import yaml
 from gymwright.atomic import write_atomic, write_error
 from gymwright.compile import compile_spec
 from gymwright.design.session import with_defaults
-from gymwright.engineer.demonstrations import Demonstrator, Relabeller, demonstrate, relabel
+from gymwright.engineer.demonstrations import (
+    DEMO_SEED,
+    Demonstrator,
+    Relabeller,
+    demonstrate,
+    relabel,
+)
 from gymwright.engineer.edits import realize_edit
 from gymwright.engineer.engineers import Engineer, StageProposal, current_mixture
 from gymwright.engineer.evidence import (
@@ -197,7 +203,7 @@ def _imitation(spec: str | dict[str, Any], mixture: Mixture, opts: CurriculumOpt
     """What a stage imitates: (TrainConfig changes, the checkpoint it starts from, demo env steps)."""
     if opts.demonstrator is None or (init_from is not None and opts.imitation_coef == 0):
         return {}, init_from, 0
-    seed = 5_000_000 + 10_000 * (opts.seed + k)
+    seed = DEMO_SEED + 10_000 * (opts.seed + k)
     if init_from is not None and opts.relabeller is not None:
         demos, steps = relabel(spec, mixture, opts.relabeller, opts.relabel_episodes or opts.demo_episodes, seed,
                            init_from, _lineage_demos(init_from), folder / "demos.npz")

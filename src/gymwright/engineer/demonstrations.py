@@ -26,6 +26,10 @@ from gymwright.engineer.mixture import Mixture
 from gymwright.errors import GymwrightError
 from gymwright.train.imitation import Demos
 
+DEMO_SEED = 5_000_000
+"""First reset seed of demonstrations (training draws from 0, validation from 700,000, held-out
+from 900,000): the curriculum's stage k of seed s starts at DEMO_SEED + 10,000 (s + k)"""
+
 Demonstrator = Callable[[Any, dict[str, Any], int, int], Demos]
 """(spec, one config's params, episodes, first reset seed) -> demonstrations of that config"""
 Relabeller = Callable[[Any, dict[str, Any], int, int, str], Demos]

@@ -47,11 +47,14 @@ class Demos:
 
     def save(self, path: str | Path) -> Path:
         """Write the samples to `path` (.npz, atomically): what `TrainConfig.demos` reads."""
-        from gymwright.mapf.cache import save_npz
+        from gymwright.atomic import atomic_writer
 
-        save_npz(Path(path), {"obs": self.obs, "masks": self.masks, "actions": self.actions,
-                              "counts": np.array([self.env_steps, self.episodes], dtype=np.int64)})
-        return Path(path)
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_writer(path) as handle:
+            np.savez(handle, obs=self.obs, masks=self.masks, actions=self.actions,
+                     counts=np.array([self.env_steps, self.episodes], dtype=np.int64))
+        return path
 
     @classmethod
     def load(cls, path: str | Path) -> Demos:
