@@ -116,6 +116,7 @@ def test_export_and_report_json_results(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow  # over 5 s; the suite's time budget (CI runs it with -m slow)
+@pytest.mark.long(66)  # seconds alone on the slow host (pytest --durations)
 def test_demo_json_is_one_summary_and_the_steps_go_to_stderr(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     result = invoke("demo", "--steps", "1000", "--stages", "1", "--num-envs", "16", "--algo", "mappo", "--seed", "2",

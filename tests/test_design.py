@@ -296,6 +296,7 @@ def test_changed_params_are_pinned_in_the_probes_written_for_the_old_defaults() 
 
 
 @pytest.mark.slow
+@pytest.mark.long(116)  # seconds alone on the slow host (pytest --durations)
 @pytest.mark.parametrize("end", ["min", "max"])
 def test_every_library_spec_still_verifies_with_its_params_at_an_end_of_their_range(end: str) -> None:
     """What the offline and template designers do: write chosen params in as defaults."""

@@ -90,6 +90,7 @@ def test_one_shot_prisoners_dilemma_defects(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- MAPF
+@pytest.mark.long(1158)  # seconds alone on the slow host (pytest --durations)
 def test_mapf_frozenlake_two_agents_succeed(tmp_path: Path) -> None:
     """Success is *valid*: both walkers on their goals with no hole and no conflict, on the spec's
     CBS-solved layouts at its default wait ratio (a quarter need a walker to wait for the other).

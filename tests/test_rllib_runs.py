@@ -280,6 +280,7 @@ def test_a_curriculum_of_mixtures_of_agent_counts_trains_on_rllib(tmp_path: Path
 
 
 @pytest.mark.slow
+@pytest.mark.long(117)  # seconds alone on the slow host (pytest --durations)
 @pytest.mark.filterwarnings(RAY_WARNING)
 def test_the_demo_trains_on_rllib(tmp_path: Path) -> None:
     pytest.importorskip("ray.rllib")
