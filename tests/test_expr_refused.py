@@ -103,3 +103,15 @@ def test_refused_message_names_the_construct_not_python_internals() -> None:
             check(source, scope())
         text = str(info.value)
         assert "Traceback" not in text and "ast." not in text, (feature, text)
+
+
+@pytest.mark.parametrize(("earlier", "source"), [("x + x + ~flag", "~flag"), ("x + (y << 1)", "y << 1")])
+def test_the_caret_does_not_carry_over_from_an_earlier_expression(earlier: str, source: str) -> None:
+    """Python's parser shares one operator node (ast.Invert, ast.LShift) across every tree, so a
+    column written onto it by one refusal would point the next refusal's caret at the wrong place."""
+    with pytest.raises(ExprError) as first:
+        check(earlier, scope())
+    assert first.value.col == earlier.index(source)
+    with pytest.raises(ExprError) as info:
+        check(source, scope())
+    assert info.value.col == 0, info.value.caret()

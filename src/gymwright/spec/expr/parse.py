@@ -69,8 +69,10 @@ REFUSED: dict[type, str] = {
 }
 
 
-def _err(msg: str, source: str, node: ast.AST | None, hint: str = "") -> ExprError:
-    col = getattr(node, "col_offset", None) if node is not None else None
+def _err(msg: str, source: str, node: ast.AST | None, hint: str = "",
+         col: int | None = None) -> ExprError:
+    if col is None and node is not None:
+        col = getattr(node, "col_offset", None)
     return ExprError(msg, source=source, col=col, hint=hint)
 
 
@@ -102,25 +104,27 @@ def parse(source: str | bool | int | float) -> tuple[str, ast.Expression]:
 
 def _check_tree(tree: ast.Expression, source: str) -> None:
     count = 0
-    stack: list[tuple[ast.AST, int, ast.AST | None]] = [(tree, 0, None)]
+    # Each node travels with its column: operators (ast.Invert, ast.LShift, ...) have none of their
+    # own and point at their operation's. They are interpreter-wide singletons, so the column is
+    # never written onto them: a column set there would show up under another expression's caret.
+    stack: list[tuple[ast.AST, int, int | None]] = [(tree, 0, None)]
     while stack:
-        node, depth, parent = stack.pop()
-        if not hasattr(node, "col_offset") and parent is not None and hasattr(parent, "col_offset"):
-            node.col_offset = parent.col_offset  # type: ignore[attr-defined]  # operators: point at their operation
+        node, depth, col = stack.pop()
+        col = getattr(node, "col_offset", col)
         count += 1
         if count > MAX_NODES:
             raise _err(f"expression has more than {MAX_NODES} parts", source, None,
                        "split it into several variables or step rules")
         if depth > MAX_DEPTH:
-            raise _err(f"expression is nested more than {MAX_DEPTH} levels deep", source, node)
-        _check_node(node, source)
-        stack.extend((child, depth + 1, node) for child in ast.iter_child_nodes(node))
+            raise _err(f"expression is nested more than {MAX_DEPTH} levels deep", source, node, col=col)
+        _check_node(node, source, col)
+        stack.extend((child, depth + 1, col) for child in ast.iter_child_nodes(node))
 
 
-def _check_node(node: ast.AST, source: str) -> None:
+def _check_node(node: ast.AST, source: str, col: int | None) -> None:
     kind = type(node)
     if kind in REFUSED:
-        raise _err(REFUSED[kind], source, node)
+        raise _err(REFUSED[kind], source, node, col=col)
     if kind not in ALLOWED_NODES:
         raise _err(f"`{kind.__name__}` syntax is not allowed in expressions", source, node)
     if isinstance(node, ast.Name) and (node.id.startswith("_")):
