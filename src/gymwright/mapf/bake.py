@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from gymwright.mapf.lazy import solved_pool
+from gymwright.mapf.lazy import LazyPool, solved_pool
 from gymwright.mapf.pool import PoolConfig
 from gymwright.runtime.solved import solved_key
 
@@ -26,11 +26,15 @@ def pack_pool(holes: np.ndarray, starts: np.ndarray, goals: np.ndarray, cost: np
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def pool_of(env: Any) -> LazyPool:
+    """The pool a `grid.solve` env instance draws from (its slots filled on demand)."""
+    size, height, _, n_agents, densities, blocked, wait = env.solved_config()
+    ratio = float(sum(densities[k] for k, b in enumerate(blocked) if b))
+    return solved_pool(PoolConfig(int(height), int(n_agents), ratio, float(wait) if n_agents > 1 else 0.0), int(size))
+
+
 def solved_pools(env: Any) -> dict[str, str]:
     """{pool name: packed pool} of the pool a `grid.solve` env instance draws from (solved whole)."""
-    size, height, width, n_agents, densities, blocked, wait = env.solved_config()
-    holes = [k for k, b in enumerate(blocked) if b]
-    ratio = float(sum(densities[k] for k in holes))
-    config = PoolConfig(int(height), int(n_agents), ratio, float(wait) if n_agents > 1 else 0.0)
-    pool = solved_pool(config, int(size)).take(np.arange(int(size)))
-    return {solved_key(size, height, width, n_agents, densities, blocked, wait): pack_pool(*pool)}
+    pool = pool_of(env)
+    drawn = pool.take(np.arange(pool.n))
+    return {solved_key(*env.solved_config()): pack_pool(*drawn)}
