@@ -55,9 +55,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 SPEC = "mapf_frozenlake"
 TRAIN_FIXED = {"max_steps": 30, "view_radius": 2}
 HELD_FIXED = {"max_steps": 40, "view_radius": 2}
-LEARNER: dict[str, Any] = {"hidden": (64, 64), "ent_coef": 0.01, "rollout_len": 16}
-"""The frozen base learner (IPPO, one shared walker policy; see `--tune` and benchmarks/README.md)."""
-NUM_ENVS = 256
+LEARNER: dict[str, Any] = {"hidden": (64, 64), "ent_coef": 0.01, "rollout_len": 16, "lr": 1e-3}
+"""The frozen base learner v3 (IPPO, one shared walker policy; see `--tune`, `--bounds` and
+benchmarks/README.md): v2 with lr 1e-3 (from 3e-4) and 512 copies (from 256)."""
+NUM_ENVS = 512
 BAND = (0.3, 0.6)
 BASELINES = ("fixed", "dr", "plr")
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
@@ -489,9 +490,14 @@ def bound_setup(name: str, steps: int) -> tuple[Any, Any, int, dict[str, Any]]:
         "oracle + BC init and imitation loss 0.1": (lambda: SPEC, judged, 1, {"imitate": DEMO_EPISODES, "keep": 0.1}),
         "fixed + BC init and imitation loss 0.5": (lambda: SPEC, start, 1, {"imitate": DEMO_EPISODES, "keep": 0.5}),
         "oracle + BC init and imitation loss 0.5": (lambda: SPEC, judged, 1, {"imitate": DEMO_EPISODES, "keep": 0.5}),
+        "fixed with learner v2 (lr 3e-4, 256 copies)": (lambda: SPEC, start, 1, dict(LEARNER_V2)),
+        "oracle with learner v2 (lr 3e-4, 256 copies)": (lambda: SPEC, judged, 1, dict(LEARNER_V2)),
     }[name]
     return spec(), params, scale * steps, extra
 
+
+LEARNER_V2: dict[str, Any] = {"lr": 3e-4, "num_envs": 256}
+"""What learner v2 had where v3 differs (v3 halved the MAPF gold check's steps: tests/test_game_theory.py)"""
 
 DEMO_EPISODES = 4000
 """Episodes of CBS plans a BC-init variant clones (`mapf_demos.make_demos`) before its PPO run"""
@@ -551,7 +557,7 @@ def bound_one(name: str, seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
         assert bc is not None
         extra["demos"], extra["imitation_coef"] = bc["demos"], extra.pop("keep")
     res = train(TrainConfig(spec=spec, params=params, total_steps=steps - (bc["demo_env_steps"] if bc else 0),
-                            num_envs=NUM_ENVS, seed=seed, out=out, **{**LEARNER, **extra}))
+                            seed=seed, out=out, **{"num_envs": NUM_ENVS, **LEARNER, **extra}))
     policy = load_policy(res.checkpoint)
     row = {"variant": name, "seed": seed, "env_steps": steps, **_judged(spec, policy, cfg, view_radius=2)}
     if bc is not None:
@@ -572,7 +578,8 @@ BOUND_VARIANTS = ("fixed", "fixed, 4x the steps", "oracle: trained on the judged
                   "fixed + BC init (CBS demos)", "oracle + BC init (CBS demos of the judged cells)",
                   "oracle + BC init without demos on held-out layouts",
                   "fixed + BC init and imitation loss 0.1", "oracle + BC init and imitation loss 0.1",
-                  "fixed + BC init and imitation loss 0.5", "oracle + BC init and imitation loss 0.5")
+                  "fixed + BC init and imitation loss 0.5", "oracle + BC init and imitation loss 0.5",
+                  "fixed with learner v2 (lr 3e-4, 256 copies)", "oracle with learner v2 (lr 3e-4, 256 copies)")
 
 
 def pick_variants(text: str | None) -> tuple[str, ...]:
@@ -590,10 +597,12 @@ def pick_variants(text: str | None) -> tuple[str, ...]:
 
 PAIRED_WITH = {"oracle + BC init (CBS demos of the judged cells)": "fixed + BC init (CBS demos)",
                "oracle + BC init without demos on held-out layouts": "fixed + BC init (CBS demos)",
-               **{f"oracle + BC init and imitation loss {c}": f"fixed + BC init and imitation loss {c}" for c in (0.1, 0.5)}}
+               **{f"oracle + BC init and imitation loss {c}": f"fixed + BC init and imitation loss {c}" for c in (0.1, 0.5)},
+               "oracle with learner v2 (lr 3e-4, 256 copies)": "fixed with learner v2 (lr 3e-4, 256 copies)"}
 """Variants also paired with another than `fixed`: the oracle's headroom over the same learner"""
 SHORT = {"fixed": "fixed", "fixed + BC init (CBS demos)": "fixed_bc",
-         **{f"fixed + BC init and imitation loss {c}": f"fixed_imitating_{c}" for c in (0.1, 0.5)}}
+         **{f"fixed + BC init and imitation loss {c}": f"fixed_imitating_{c}" for c in (0.1, 0.5)},
+         "fixed with learner v2 (lr 3e-4, 256 copies)": "fixed_v2"}
 """The summary key (`minus_<short>`) of each base a variant is paired with"""
 
 

@@ -103,3 +103,30 @@ def test_the_parking_cost_charges_a_walker_that_arrives_on_anothers_way_and_only
         assert r_charged["walker_1"] == r_plain["walker_1"]
         cases.add(in_way)
     assert cases == {True, False}
+
+
+def test_the_learner_v2_variants_train_with_v2s_rate_and_copies_and_pair_with_each_other(
+        monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """The frozen learner is v3 (lr 1e-3, 512 copies); the v2 variants undo exactly those two, and
+    the v2 oracle is paired with the v2 fixed run as well as with `fixed`."""
+    assert engineer.LEARNER["lr"] == 1e-3 and engineer.NUM_ENVS == 512
+    fixed_v2, oracle_v2 = engineer.pick_variants("fixed with learner v2,oracle with learner v2")[1:]
+    assert engineer.bound_setup(fixed_v2, 1000)[3] == {"lr": 3e-4, "num_envs": 256}
+    assert engineer.bound_setup(oracle_v2, 1000)[1] == engineer.bound_setup("oracle: trained on the judged cells", 1000)[1]
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def record(cfg):  # the config the variant trains with; no training
+        seen.append(cfg)
+        raise Stop
+
+    monkeypatch.setattr("gymwright.train.train", record)
+    with pytest.raises(Stop):
+        engineer.bound_one(fixed_v2, 0, {"steps": 1000, "out": str(tmp_path)})
+    assert seen[0].lr == 3e-4 and seen[0].num_envs == 256 and seen[0].hidden == (64, 64)
+    rows = [{"variant": v, "seed": s, "valid": x, "optimal": 0.0} for s in range(2)
+            for v, x in (("fixed", 0.4), (fixed_v2, 0.38 + s / 100), (oracle_v2, 0.45))]
+    summary = engineer.paired(rows, oracle_v2, ["fixed", engineer.PAIRED_WITH[oracle_v2]])
+    assert summary["minus_fixed_v2"][0] == pytest.approx(0.065)
