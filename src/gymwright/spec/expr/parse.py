@@ -69,10 +69,7 @@ REFUSED: dict[type, str] = {
 }
 
 
-def _err(msg: str, source: str, node: ast.AST | None, hint: str = "",
-         col: int | None = None) -> ExprError:
-    if col is None and node is not None:
-        col = getattr(node, "col_offset", None)
+def _err(msg: str, source: str, col: int | None, hint: str = "") -> ExprError:
     return ExprError(msg, source=source, col=col, hint=hint)
 
 
@@ -116,7 +113,7 @@ def _check_tree(tree: ast.Expression, source: str) -> None:
             raise _err(f"expression has more than {MAX_NODES} parts", source, None,
                        "split it into several variables or step rules")
         if depth > MAX_DEPTH:
-            raise _err(f"expression is nested more than {MAX_DEPTH} levels deep", source, node, col=col)
+            raise _err(f"expression is nested more than {MAX_DEPTH} levels deep", source, col)
         _check_node(node, source, col)
         stack.extend((child, depth + 1, col) for child in ast.iter_child_nodes(node))
 
@@ -124,21 +121,21 @@ def _check_tree(tree: ast.Expression, source: str) -> None:
 def _check_node(node: ast.AST, source: str, col: int | None) -> None:
     kind = type(node)
     if kind in REFUSED:
-        raise _err(REFUSED[kind], source, node, col=col)
+        raise _err(REFUSED[kind], source, col)
     if kind not in ALLOWED_NODES:
-        raise _err(f"`{kind.__name__}` syntax is not allowed in expressions", source, node)
+        raise _err(f"`{kind.__name__}` syntax is not allowed in expressions", source, col)
     if isinstance(node, ast.Name) and (node.id.startswith("_")):
-        raise _err(f"names starting with '_' are not allowed (`{node.id}`)", source, node)
+        raise _err(f"names starting with '_' are not allowed (`{node.id}`)", source, col)
     if isinstance(node, ast.Constant):
         _check_constant(node, source)
     if isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name):
-            raise _err("only listed functions can be called, by plain name (e.g. `max(a, b)`)", source, node)
+            raise _err("only listed functions can be called, by plain name (e.g. `max(a, b)`)", source, col)
         for kw in node.keywords:
             if kw.arg is None:
-                raise _err("`**kwargs` is not allowed", source, node)
+                raise _err("`**kwargs` is not allowed", source, col)
     if isinstance(node, ast.Slice) and node.step is not None:
-        raise _err("slices with a step are not allowed", source, node)
+        raise _err("slices with a step are not allowed", source, col)
 
 
 def _check_constant(node: ast.Constant, source: str) -> None:
@@ -147,10 +144,10 @@ def _check_constant(node: ast.Constant, source: str) -> None:
         return
     if isinstance(v, int):
         if abs(v) > MAX_INT_LITERAL:
-            raise _err(f"integer literal {v} is larger than {MAX_INT_LITERAL}", source, node)
+            raise _err(f"integer literal {v} is larger than {MAX_INT_LITERAL}", source, node.col_offset)
         return
     if isinstance(v, float):
         return
     what = "strings" if isinstance(v, str | bytes) else f"`{type(v).__name__}` literals"
-    raise _err(f"{what} are not allowed in expressions", source, node,
+    raise _err(f"{what} are not allowed in expressions", source, node.col_offset,
                "use numbers, bools, or an `enum` const for named values")
