@@ -222,14 +222,12 @@ def pool_keys(names: list[str]) -> list[tuple[int, int, float, float, int]]:
 
 def fill_pool(key: tuple[int, int, float, float, int]) -> float:
     """Solve every slot of one pool (CBS), so it is cached on disk for every later run."""
-    import numpy as np
-
     from gymwright.mapf import PoolConfig
     from gymwright.mapf.lazy import solved_pool
 
     size, agents, holes, wait, n = key
     start = time.perf_counter()
-    solved_pool(PoolConfig(size, agents, float(holes), float(wait)), n).take(np.arange(n))
+    solved_pool(PoolConfig(size, agents, float(holes), float(wait)), n).whole()
     return time.perf_counter() - start
 
 

@@ -247,8 +247,7 @@ def solve_layouts(env: Any) -> None:
     if hasattr(env.unwrapped, "solved_config"):
         from gymwright.mapf.bake import pool_of
 
-        pool = pool_of(env.unwrapped)
-        pool.take(np.arange(pool.n))
+        pool_of(env.unwrapped).whole()
 
 
 def measure_hand_and_python(game: Game, budget: Budget) -> tuple[float, float]:

@@ -35,6 +35,4 @@ def pool_of(env: Any) -> LazyPool:
 
 def solved_pools(env: Any) -> dict[str, str]:
     """{pool name: packed pool} of the pool a `grid.solve` env instance draws from (solved whole)."""
-    pool = pool_of(env)
-    drawn = pool.take(np.arange(pool.n))
-    return {solved_key(*env.solved_config()): pack_pool(*drawn)}
+    return {solved_key(*env.solved_config()): pack_pool(*pool_of(env).whole())}

@@ -58,6 +58,10 @@ class LazyPool:
                                   ("holes", "starts", "goals", "optimal_soc", "needs_wait")})
         return self.holes[idx], self.starts[idx], self.goals[idx], self.optimal_soc[idx]
 
+    def whole(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``take`` of every slot: the whole pool, solved (and so cached on disk)."""
+        return self.take(np.arange(self.n))
+
     def _fill(self, k: int) -> None:
         c = self.config
         wait = k < self.n_wait
