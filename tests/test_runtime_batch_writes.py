@@ -26,7 +26,8 @@ def test_is_me_and_at_turn_put_the_value_in_the_active_agents_column(n: int) -> 
 @pytest.mark.parametrize("agents", [1, 2, 4, 8])
 def test_set_obs_writes_what_a_plain_assignment_writes(agents: int) -> None:
     rng = np.random.default_rng(agents)
-    values = [rng.random((6, 1)), rng.integers(-3, 3, (6, agents)), rng.random((6, agents, 5)) < 0.5,
+    values = [rng.random((6, 1)), rng.integers(-3, 3, (6, agents)), rng.random((6, agents)) < 0.5,
+              rng.random((6, agents)) * 1e6, rng.random((6, agents, 5)) < 0.5,
               rng.integers(-9, 9, (6, agents, 5)), 2.5]
     for x in values:
         want, got = np.zeros((6, agents, 12), np.float32), np.zeros((6, agents, 12), np.float32)
@@ -62,3 +63,16 @@ def test_roll_by_a_shift_per_agent_is_numpys_roll() -> None:
         want = np.stack([np.stack([np.roll(xb[b, j], kb[b, j], axis=0) for j in range(prefix[1])])
                          for b in range(prefix[0])])
         assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("agents", [2, 3, 4, 5])
+def test_wide_combines_with_the_agent_axis_as_the_broadcast_does(agents: int) -> None:
+    rng = np.random.default_rng(agents)
+    other = rng.random((7, agents))
+    for x in (rng.random(7), rng.integers(-3, 3, 7), rng.random(7) < 0.5, np.float64(2.5), np.int64(3)):
+        wide = batch.b_wide(x, agents)
+        for op in (np.add, np.multiply, np.less):
+            want = op(np.asarray(x)[..., None] if np.ndim(x) else x, other)
+            assert op(wide, other).tobytes() == want.tobytes()
+        cond = other < 0.5
+        assert np.where(cond, wide, other).tobytes() == np.where(cond, np.asarray(x)[..., None], other).tobytes()

@@ -22,6 +22,7 @@ _BIN = {ast.Add: "np.add", ast.Sub: "np.subtract", ast.Mult: "np.multiply", ast.
         ast.FloorDiv: "np.floor_divide", ast.Mod: "np.mod"}
 _CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 PREFIX = {0: 0, 1: 1, 2: 2}
+WIDEN_MAX_AGENTS = 4  # a per-copy value meeting up to this many agents is copied out per agent (b_wide)
 POW_TABLE_MAX = 64  # `param ** e` is looked up in a table of the param's powers up to this many exponents
 INF = float("inf")
 
@@ -101,11 +102,27 @@ class NpEmitter:
         codes = []
         floats = with_floats and any(v.dtype == "float" for v in vals)
         for v in vals:
-            c = pad(v, kind, r)
+            c = self.widen(v, kind, r)
             if numeric and v.dtype == "bool" and not floats:
                 c = f"np.asarray({c}, dtype=np.int64)"
             codes.append(c)
         return codes, kind
+
+    def widen(self, v: V, kind: int, rank: int) -> str:
+        """`pad`, except that a scalar per copy (B,) meeting a role's agent axis (B, n), n <= 4,
+        becomes a (B, n) copy (`b_wide`): numpy's broadcast of a (B, 1) operand against a (B, n)
+        one runs a short inner loop of n per copy, several times slower than two long loops."""
+        if kind == 2 and v.kind == 1 and rank == 0 and not v.shape and self.me_range is not None:
+            n = self.me_range[1] - self.me_range[0]
+            if 1 < n <= WIDEN_MAX_AGENTS:
+                return f"b_wide({v.code}, {n})"
+        return pad(v, kind, rank)
+
+    def where(self, c: V, a: V, b: V, rank: int) -> tuple[str, int]:
+        """`np.where` of a condition and two values, aligned to one prefix kind."""
+        kind = max(c.kind, a.kind, b.kind)
+        cond = self.widen(V(self.truth(c), c.kind, c.shape, "bool"), kind, rank)
+        return f"np.where({cond}, {self.widen(a, kind, rank)}, {self.widen(b, kind, rank)})", kind
 
     def truth(self, v: V) -> str:
         return v.code if v.dtype == "bool" else f"({v.code} != 0)"
@@ -169,7 +186,7 @@ class NpEmitter:
         vals = [self.emit(n) for n in node.values]
         kind = max(v.kind for v in vals)
         fn = "np.logical_and" if isinstance(node.op, ast.And) else "np.logical_or"
-        parts = [pad(V(self.truth(v), v.kind, v.shape, "bool"), kind, rank) for v in vals]
+        parts = [self.widen(V(self.truth(v), v.kind, v.shape, "bool"), kind, rank) for v in vals]
         out = parts[0]
         for p in parts[1:]:
             out = f"{fn}({out}, {p})"
@@ -202,9 +219,7 @@ class NpEmitter:
 
     def ifexp(self, node: ast.IfExp) -> tuple[str, int]:
         rank = len(_info(node).shape)
-        c, a, b = self.emit(node.test), self.emit(node.body), self.emit(node.orelse)
-        kind = max(c.kind, a.kind, b.kind)
-        return f"np.where({pad(V(self.truth(c), c.kind, c.shape, 'bool'), kind, rank)}, {pad(a, kind, rank)}, {pad(b, kind, rank)})", kind
+        return self.where(self.emit(node.test), self.emit(node.body), self.emit(node.orelse), rank)
 
     def subscript(self, node: ast.Subscript) -> tuple[str, int]:
         base = self.emit(node.value)
@@ -510,8 +525,7 @@ CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
 def _where(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
     rank = len(_info(node).shape)
     c, a, b = (e.emit(x) for x in node.args)
-    kind = max(c.kind, a.kind, b.kind)
-    return f"np.where({pad(V(e.truth(c), c.kind, c.shape, 'bool'), kind, rank)}, {pad(a, kind, rank)}, {pad(b, kind, rank)})", kind
+    return e.where(c, a, b, rank)
 
 
 def _dot(e: NpEmitter, node: ast.Call) -> tuple[str, int]:

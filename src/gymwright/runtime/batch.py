@@ -303,15 +303,17 @@ def b_turn_rows(table, code, active, lo: int, n: int, out):
 
 def b_set_obs(dst, x):
     """dst[...] = x for a view dst of a role's observation entries in the (B, N, D) buffer:
-    (B, n) for one entry, (B, n, m) for a run of m. One entry from a value per copy (B, 1), up to
-    4 agents: one agent column at a time, a long strided copy each, where numpy's broadcast would
-    run a short inner loop of n per copy. A run: cast into a contiguous temporary, then copied
-    as one opaque m-entry row per copy and agent (numpy's cast into the strided buffer runs a
-    short inner loop of m). Anything else at once."""
+    (B, n) for one entry, (B, n, m) for a run of m. One entry, from a value per copy (B, 1) or
+    per agent (B, n), up to 4 agents: cast once, then one agent column at a time, a long strided
+    copy each, where numpy's cast into the strided buffer would run a short inner loop of n per
+    copy. A run: cast into a contiguous temporary, then copied as one opaque m-entry row per
+    copy and agent (numpy's cast into the strided buffer runs a short inner loop of m). Anything
+    else at once."""
     x = np.asarray(x)
-    if dst.ndim == 2 and x.ndim == 2 and x.shape[1] == 1 and 1 < dst.shape[1] <= 4:
+    if dst.ndim == 2 and x.ndim == 2 and x.shape[1] in (1, dst.shape[1]) and 1 < dst.shape[1] <= 4:
+        x = x.astype(dst.dtype, copy=False)
         for j in range(dst.shape[1]):
-            dst[:, j] = x[:, 0]
+            dst[:, j] = x[:, j if x.shape[1] > 1 else 0]
         return
     if dst.ndim < 3 or dst.size == 0 or dst.strides[-1] != dst.itemsize:
         dst[...] = x
@@ -386,6 +388,18 @@ def b_agents(x, n: int):
     for j in range(n):
         out[:, j] = x
     return out
+
+
+def b_wide(x, n: int):
+    """A per-copy value x (B,) as the (B, n) operand of an elementwise operation against a role's
+    agent axis: a copy in each of n columns (b_agents), which numpy then combines in long loops.
+    Anything else as x[:, None] (a 0-d value as it is), which broadcasts the same."""
+    x = np.asarray(x)
+    if x.ndim == 0:
+        return x
+    if x.ndim != 1 or n > 4:
+        return x[:, None]
+    return b_agents(x, n)
 
 
 def b_manhattan(a, b):
