@@ -205,6 +205,29 @@ def test_env_state_round_trip_replays_exactly() -> None:
         assert np.array_equal(oa, ob) and np.array_equal(ra, rb) and np.array_equal(ta, tb)
 
 
+def test_env_state_saved_with_the_old_metric_layout_restores_the_same_episode_results() -> None:
+    """Checkpoints written before the batch env kept its metrics metric-major, (copies, metrics)."""
+    a, b = make_env("mapf_frozenlake", [{}], 16), make_env("mapf_frozenlake", [{}], 16)
+    a.reset(seed=3)
+    b.reset(seed=99)
+    rng = random_legal_policy(1)
+    for _ in range(7):
+        a.step(rng.act(a.obs_buf, a.masks))
+    state = ck.env_state(a)
+    kind, acc = state["metric_acc"]
+    state["metric_acc"] = (kind, np.ascontiguousarray(acc.T))
+    ck.restore_env_state(b, state)
+    assert b.metric_acc.shape == a.metric_acc.shape and np.array_equal(a.metric_acc, b.metric_acc)
+    finished = 0
+    for _ in range(60):
+        acts = rng.act(a.obs_buf, a.masks)
+        ia, ib = a.step(acts)[4], b.step(acts)[4]
+        for name, x in ia.get("metrics", {}).items():
+            assert np.array_equal(x, ib["metrics"][name])
+        finished += len(ia.get("done_idx", []))
+    assert finished > 0
+
+
 def test_resume_continues_bit_for_bit(tmp_path: Path) -> None:
     full = train(small(tmp_path, out=tmp_path / "full", total_steps=32 * 8 * 5, checkpoint_every=2))
 

@@ -216,7 +216,8 @@ class _BatchGen(*BATCH):
             w("self.masks = np.zeros((self.size, N_AGENTS, N_ACTIONS), dtype=np.int8)")
             w("self._mask_at = np.arange(0, self.size * N_AGENTS * N_ACTIONS, N_ACTIONS).reshape(self.size, N_AGENTS)", comment="flat index of each mask row")
             w("self.returns = np.zeros((self.size, N_AGENTS))")
-            w(f"self.metric_acc = np.zeros((self.size, {len(self.cs.metrics)}))")
+            w(f"self.metric_acc = np.zeros(({len(self.cs.metrics)}, self.size))",
+              comment="metric-major: each metric's per-copy update is one contiguous row")
             self.powers_at = (len(w.lines), "    " * w.depth)  # where `self._powers` goes, if any code uses it
         w("")
 
@@ -248,7 +249,7 @@ class _BatchGen(*BATCH):
                 w("self._start = {k: b_start_rows(x) for k, x in self.v._items()}",
                   comment="no random draws at the start: every episode of a copy starts here")
                 w("self._start_obs, self._start_masks = b_start_rows(self.obs_buf), b_start_rows(self.masks)")
-                w("self._start_acc = b_start_rows(self.returns), b_start_rows(self.metric_acc)")
+                w("self._start_acc = b_start_rows(self.returns), b_start_rows(self.metric_acc.T.copy())")
             with w.block("if options:"):
                 w("self._start_state(options)", comment="a scenario: start values given by the caller")
             w("return self.obs_buf, self.masks")
@@ -285,7 +286,7 @@ class _BatchGen(*BATCH):
                         w("b_restart_rows(self.v._get(k), x, idx)")
                     w("self.r.steps[idx] = 0")
                     w("b_restart_rows(self.returns, self._start_acc[0], idx)")
-                    w("b_restart_rows(self.metric_acc, self._start_acc[1], idx)")
+                    w("b_restart_rows(self.metric_acc.T, self._start_acc[1], idx)")
                     w("b_restart_rows(self.obs_buf, self._start_obs, idx)")
                     w("b_restart_rows(self.masks, self._start_masks, idx)")
                     w("return")
@@ -313,7 +314,7 @@ class _BatchGen(*BATCH):
                     w("b_put_rows(self.v._get(k), idx, x)")
             w("self.r.steps[idx] = 0")
             w("self.returns[idx] = 0.0")
-            w(f"self.metric_acc[idx] = [{', '.join(acc)}]")
+            w(f"self.metric_acc[:, idx] = np.array([{', '.join(acc)}])[:, None]")
             w("b_put_rows(self.obs_buf, idx, self._observe(p, v, BI))")
             w("b_put_rows(self.masks, idx, self._compute_masks(p, v, BI))")
         w("")
@@ -384,7 +385,7 @@ class _BatchGen(*BATCH):
             w("t = self.v.t[idx]")
             items = []
             for i, m in enumerate(cs.metrics):
-                acc = f"self.metric_acc[idx, {i}]"
+                acc = f"self.metric_acc[{i}, idx]"
                 items.append(f"{m.name!r}: {acc} / np.maximum(t, 1)" if m.reduce == "mean" else f"{m.name!r}: {acc}.copy()")
             w("return {'done_idx': idx, 'final_obs': b_take_rows(self.obs_buf, idx), 'final_state': self.state(idx), 'episode_length': t.copy(),")
             w("        'episode_return': b_take_rows(self.returns, idx), 'metrics': {" + ", ".join(items) + "}}")
@@ -395,7 +396,7 @@ class _BatchGen(*BATCH):
         em = self.em()
         for i, m in enumerate(self.cs.metrics):
             code = f"np.broadcast_to({pad(em(m.expr), 1, 0)}, (K,))"  # assignment casts to float64
-            acc = f"self.metric_acc[:, {i}]"
+            acc = f"self.metric_acc[{i}]"
             update = {"last": f"{acc} = {code}", "sum": f"{acc} += {code}", "mean": f"{acc} += {code}",
                       "max": f"np.maximum({acc}, {code}, out={acc})", "min": f"np.minimum({acc}, {code}, out={acc})"}[m.reduce]
             w(update, comment=f"{m.path}: {m.expr.source} ({m.reduce})")

@@ -92,6 +92,8 @@ def restore_env_state(benv: Any, state: dict[str, Any]) -> None:
     for k, (kind, x) in state.items():
         if kind == "array":
             cur = getattr(benv, k, None)
+            if k == "metric_acc" and isinstance(cur, np.ndarray) and x.shape != cur.shape and x.shape == cur.shape[::-1]:
+                x = x.T  # saved before the metrics were kept metric-major, (copies, metrics)
             if isinstance(cur, np.ndarray) and cur.shape == x.shape and cur.dtype == x.dtype:
                 cur[...] = x  # in place: the env hands this buffer out
             else:
