@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -190,13 +191,20 @@ def test_checkpoint_round_trip(tmp_path: Path) -> None:
     assert not list(Path(result.checkpoint).parent.glob(".*tmp*"))  # written atomically
 
 
-def test_env_state_round_trip_replays_exactly() -> None:
+def two_mapf_envs_one_stepped() -> tuple[Any, Any, Any]:
+    """Two batch envs of 16 copies reset with other seeds, the first stepped 7 times; and the
+    random legal policy that stepped it."""
     a, b = make_env("mapf_frozenlake", [{}], 16), make_env("mapf_frozenlake", [{}], 16)
     a.reset(seed=3)
     b.reset(seed=99)
     rng = random_legal_policy(1)
     for _ in range(7):
         a.step(rng.act(a.obs_buf, a.masks))
+    return a, b, rng
+
+
+def test_env_state_round_trip_replays_exactly() -> None:
+    a, b, rng = two_mapf_envs_one_stepped()
     ck.restore_env_state(b, ck.env_state(a))
     for _ in range(40):
         acts = rng.act(a.obs_buf, a.masks)
@@ -207,12 +215,7 @@ def test_env_state_round_trip_replays_exactly() -> None:
 
 def test_env_state_saved_with_the_old_metric_layout_restores_the_same_episode_results() -> None:
     """Checkpoints written before the batch env kept its metrics metric-major, (copies, metrics)."""
-    a, b = make_env("mapf_frozenlake", [{}], 16), make_env("mapf_frozenlake", [{}], 16)
-    a.reset(seed=3)
-    b.reset(seed=99)
-    rng = random_legal_policy(1)
-    for _ in range(7):
-        a.step(rng.act(a.obs_buf, a.masks))
+    a, b, rng = two_mapf_envs_one_stepped()
     state = ck.env_state(a)
     kind, acc = state["metric_acc"]
     state["metric_acc"] = (kind, np.ascontiguousarray(acc.T))
