@@ -191,10 +191,10 @@ def test_checkpoint_round_trip(tmp_path: Path) -> None:
     assert not list(Path(result.checkpoint).parent.glob(".*tmp*"))  # written atomically
 
 
-def two_mapf_envs_one_stepped() -> tuple[Any, Any, Any]:
-    """Two batch envs of 16 copies reset with other seeds, the first stepped 7 times; and the
-    random legal policy that stepped it."""
-    a, b = make_env("mapf_frozenlake", [{}], 16), make_env("mapf_frozenlake", [{}], 16)
+def two_mapf_envs_one_stepped(copies: int = 16) -> tuple[Any, Any, Any]:
+    """Two batch envs of `copies` copies reset with other seeds, the first stepped 7 times; and
+    the random legal policy that stepped it."""
+    a, b = make_env("mapf_frozenlake", [{}], copies), make_env("mapf_frozenlake", [{}], copies)
     a.reset(seed=3)
     b.reset(seed=99)
     rng = random_legal_policy(1)
@@ -213,10 +213,13 @@ def test_env_state_round_trip_replays_exactly() -> None:
         assert np.array_equal(oa, ob) and np.array_equal(ra, rb) and np.array_equal(ta, tb)
 
 
-def test_env_state_saved_with_the_old_metric_layout_restores_the_same_episode_results() -> None:
-    """Checkpoints written before the batch env kept its metrics metric-major, (copies, metrics)."""
-    a, b, rng = two_mapf_envs_one_stepped()
+@pytest.mark.parametrize("copies", [16, 8])  # 8: as many copies as MAPF has metrics, a square array
+def test_env_state_saved_with_the_old_metric_layout_restores_the_same_episode_results(copies: int) -> None:
+    """Checkpoints written before the batch env kept its metrics metric-major: (copies, metrics),
+    and no `metric_layout` mark."""
+    a, b, rng = two_mapf_envs_one_stepped(copies)
     state = ck.env_state(a)
+    del state["metric_layout"]
     kind, acc = state["metric_acc"]
     state["metric_acc"] = (kind, np.ascontiguousarray(acc.T))
     ck.restore_env_state(b, state)

@@ -46,6 +46,7 @@ KIND = "gymwright-checkpoint"
 REQUIRED = ("spec_hash", "spec_name", "params", "roles", "n_agents", "state_dim", "algo", "hidden", "activation",
             "model", "update", "env_steps")  # what `policy_from` and `check_fits` read
 CHECKPOINT = "checkpoint.pt"
+METRIC_LAYOUT = "metrics-copies"  # a batch env's metric_acc is (metrics, copies); a state without this mark is (copies, metrics)
 ENV_SKIP = ("p", "_mask_at", "_powers")  # rebuilt from the params, which the checkpoint pins (_powers: tables of them)
 
 
@@ -84,16 +85,21 @@ def env_state(benv: Any) -> dict[str, Any]:
             out[k] = ("object", copy.deepcopy(vars(x)))
         else:
             out[k] = ("value", copy.deepcopy(x))
+    if "metric_acc" in out:
+        out["metric_layout"] = ("layout", METRIC_LAYOUT)
     return out
 
 
 def restore_env_state(benv: Any, state: dict[str, Any]) -> None:
     """Put a state from `env_state` back into an env of the same spec, params and size."""
+    legacy_metrics = "metric_acc" in state and "metric_layout" not in state
     for k, (kind, x) in state.items():
+        if kind == "layout":
+            continue
         if kind == "array":
             cur = getattr(benv, k, None)
-            if k == "metric_acc" and isinstance(cur, np.ndarray) and x.shape != cur.shape and x.shape == cur.shape[::-1]:
-                x = x.T  # saved before the metrics were kept metric-major, (copies, metrics)
+            if k == "metric_acc" and legacy_metrics:
+                x = x.T  # saved before the metrics were kept metric-major: (copies, metrics)
             if isinstance(cur, np.ndarray) and cur.shape == x.shape and cur.dtype == x.dtype:
                 cur[...] = x  # in place: the env hands this buffer out
             else:
