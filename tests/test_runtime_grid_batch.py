@@ -14,6 +14,7 @@ from gymwright.runtime import core, grid, grid_batch
 from gymwright.runtime.core import rt_in_bounds, rt_tile
 from gymwright.runtime.grid import agents_view, apply_slip, resolve_moves, view
 from gymwright.runtime.grid_batch import (
+    PaddedTiles,
     agents_view_batch,
     agents_view_of_batch,
     apply_slip_batch,
@@ -33,6 +34,7 @@ PUBLIC = {
     "window_sums_batch",
     "tile_batch",
     "in_bounds_batch",
+    "PaddedTiles",
 }
 UNIT_MOVES = [(0, 0), (-1, 0), (1, 0), (0, -1), (0, 1)]
 
@@ -360,6 +362,48 @@ def test_view_matches_scalar(case, fill: int) -> None:
     for b in range(len(tiles)):
         for k in range(center.shape[1]):
             np.testing.assert_array_equal(got[b, k], view(tiles[b], center[b, k], radius, fill))
+
+
+@settings(max_examples=100, deadline=None)
+@given(view_cases(), st.data())
+def test_view_with_kept_padded_tiles_matches_a_fresh_pad(case, data) -> None:
+    """The padded tiles an env keeps (PaddedTiles) give the views a fresh pad gives: when kept,
+    after restarted rows are put, after the tiles array is replaced, and for a larger radius."""
+    tiles, center, radius = case
+    pads = PaddedTiles()
+    for _ in range(2):  # made, then kept
+        np.testing.assert_array_equal(view_batch(tiles, center, radius, -1, pads), view_batch(tiles, center, radius, -1))
+    assert pads.tiles is tiles
+    idx = np.flatnonzero(data.draw(hnp.arrays(bool, len(tiles))))
+    rows = data.draw(hnp.arrays(np.int64, (len(idx),) + tiles.shape[1:], elements=st.integers(0, 4)))
+    tiles[idx] = rows
+    pads.put_rows(tiles, idx, rows)
+    np.testing.assert_array_equal(view_batch(tiles, center, radius, -1, pads), view_batch(tiles, center, radius, -1))
+    other = tiles.copy()
+    other[:, 0, 0] = 3
+    np.testing.assert_array_equal(view_batch(other, center, radius + 1, -1, pads), view_batch(other, center, radius + 1, -1))
+    assert pads.tiles is other
+
+
+def test_kept_padded_tiles_serve_only_their_own_array() -> None:
+    """A restart's few copies (tiles of another shape) are padded for that call and leave the env's
+    copy in place; a restarted row beyond the copy's dtype makes it again; rows put into
+    another array change nothing."""
+    rng = np.random.default_rng(0)
+    tiles = rng.integers(0, 3, (6, 4, 5))
+    center = rng.integers(-1, 5, (6, 3, 2))
+    pads = PaddedTiles()
+    view_batch(tiles, center, 1, -1, pads)
+    kept = pads.padded
+    few = tiles[:2].copy()
+    np.testing.assert_array_equal(view_batch(few, center[:2], 1, -1, pads), view_batch(few, center[:2], 1, -1))
+    assert pads.tiles is tiles and pads.padded is kept
+    pads.put_rows(few, np.array([0]), few[:1] + 1)  # not the kept array: ignored
+    assert pads.padded is kept
+    tiles[1] = 300  # beyond the int8 copy
+    pads.put_rows(tiles, np.array([1]), tiles[1:2])
+    np.testing.assert_array_equal(view_batch(tiles, center, 1, -1, pads), view_batch(tiles, center, 1, -1))
+    assert pads.padded is not kept and pads.padded.dtype == np.int16
 
 
 @pytest.mark.parametrize("radius", [1, 2, 3])

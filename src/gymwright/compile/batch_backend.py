@@ -115,6 +115,7 @@ class _BatchGen(*BATCH):
             self.baselines()
         w("")
         w(f"BatchEnv = {class_name(cs.spec.name)[:-3]}BatchEnv")
+        self.padded_tiles()  # first: it inserts lines after the place powers_table inserts at
         self.powers_table()
         return assemble(doc, w.source())
 
@@ -124,6 +125,17 @@ class _BatchGen(*BATCH):
         if any("b_pow_int(" in line for line in self.w.lines):
             self.w.lines[at:at] = [f"{indent}# tables of int powers of params (b_pow_int), made on first use",
                                    f"{indent}self._powers = BatchPowers()"]
+
+    def padded_tiles(self) -> None:
+        """`self._pads` (the tiles with a border, kept for `view_batch`) in __init__ when a view
+        uses it, and the restart's in-place write of the tiles mirrored into it."""
+        if not any("self._pads" in line for line in self.w.lines):
+            return
+        at, indent = self.pads_at
+        self.w.lines[at:at] = [f"{indent}self._pads.put_rows(self.v.tiles, idx, v.tiles)  # the rows just put"]
+        at, indent = self.powers_at
+        self.w.lines[at:at] = [f"{indent}# the tiles with a border of -1, kept between steps for view_batch",
+                               f"{indent}self._pads = PaddedTiles()"]
 
     def tables(self) -> None:
         cs, w = self.cs, self.w
@@ -312,6 +324,7 @@ class _BatchGen(*BATCH):
             with w.block("else:"):
                 with w.block("for k, x in v._items():"):
                     w("b_put_rows(self.v._get(k), idx, x)")
+                self.pads_at = (len(w.lines), "    " * w.depth)  # where the padded tiles follow, if kept
             w("self.r.steps[idx] = 0")
             w("self.returns[idx] = 0.0")
             w(f"self.metric_acc[:, idx] = np.array([{', '.join(acc)}])[:, None]")

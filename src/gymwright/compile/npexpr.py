@@ -516,7 +516,7 @@ CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
     "tile": _grid_point("(lambda q: tile_batch(v.tiles, q))"),
     "in_bounds": _grid_point("(lambda q: in_bounds_batch(v.tiles.shape[1:], q))"),
     "manhattan": lambda e, n: (lambda c: (f"b_manhattan({c[0][0]}, {c[0][1]})", c[1]))(e.aligned(list(n.args))),
-    "view": _window("view_batch", "v.tiles", ", -1"),
+    "view": _window("view_batch", "v.tiles", ", -1, self._pads"),
     "agents_view": _window("agents_view_batch", "v.pos", ""),
     "agents_view_of": _agents_view_of,
 }

@@ -306,22 +306,16 @@ def b_set_obs(dst, x):
     (B, n) for one entry, (B, n, m) for a run of m. One entry, from a value per copy (B, 1) or
     per agent (B, n), up to 4 agents: cast once, then one agent column at a time, a long strided
     copy each, where numpy's cast into the strided buffer would run a short inner loop of n per
-    copy. A run: cast into a contiguous temporary, then copied as one opaque m-entry row per
-    copy and agent (numpy's cast into the strided buffer runs a short inner loop of m). Anything
-    else at once."""
+    copy. Anything else (a run of entries too) at once: numpy's own strided cast of a run was
+    measured faster than a cast into a contiguous temporary copied as opaque rows (MAPF's
+    observation 8.8 -> 7.9 ms at B = 8192; benchmarks/README.md)."""
     x = np.asarray(x)
     if dst.ndim == 2 and x.ndim == 2 and x.shape[1] in (1, dst.shape[1]) and 1 < dst.shape[1] <= 4:
         x = x.astype(dst.dtype, copy=False)
         for j in range(dst.shape[1]):
             dst[:, j] = x[:, j if x.shape[1] > 1 else 0]
         return
-    if dst.ndim < 3 or dst.size == 0 or dst.strides[-1] != dst.itemsize:
-        dst[...] = x
-        return
-    tmp = np.empty(dst.shape, dtype=dst.dtype)
-    tmp[...] = x
-    row = np.dtype((np.void, dst.shape[-1] * dst.itemsize))
-    dst.view(row)[..., 0] = tmp.view(row)[..., 0]
+    dst[...] = x
 
 
 class BatchPowers:

@@ -39,19 +39,18 @@ def _gb_copy_index(p: np.ndarray) -> np.ndarray:
     return np.arange(p.shape[0]).reshape((-1,) + (1,) * (p.ndim - 2))
 
 
-def _gb_flat_index(shape: tuple, p: np.ndarray) -> np.ndarray:
-    """Indices into ``grid.reshape(-1)`` of ``grid[b, p[b, ..., 0], p[b, ..., 1]]``, the position
-    clipped onto the grid (one flat gather is much cheaper than three index arrays)."""
-    batch, height, width = shape
-    rows = np.clip(p[..., 0], 0, height - 1)
-    cols = np.clip(p[..., 1], 0, width - 1)
-    base = np.arange(0, batch * height * width, height * width).reshape((-1,) + (1,) * (p.ndim - 2))
-    return rows * width + cols + base
-
-
-def _gb_lookup(grid: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """``grid[b, p[b, ..., 0], p[b, ..., 1]]`` with the position clipped onto the grid."""
-    return np.ascontiguousarray(grid).reshape(-1)[_gb_flat_index(grid.shape, p)]
+def _gb_at(grid: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(grid[b, p[b, ..., 0], p[b, ..., 1]], inside)`` for int64 positions ``p`` (B, ..., 2):
+    the value where the position lies on the grid, and whether it does; where it does not, the
+    value is some cell's (mask it with ``inside``). Two unsigned compares find the positions on
+    the grid (a negative int64 is a huge uint64) and one clipped gather reads them."""
+    batch, height, width = grid.shape
+    r, c = p[..., 0], p[..., 1]
+    inside = (r.view(np.uint64) < height) & (c.view(np.uint64) < width)
+    flat = r * width
+    flat += c
+    flat += np.arange(0, batch * height * width, height * width).reshape((-1,) + (1,) * (p.ndim - 2))
+    return np.take(np.ascontiguousarray(grid).reshape(-1), flat, mode="clip"), inside
 
 
 def _gb_cell_ids(p: np.ndarray) -> np.ndarray:
@@ -97,11 +96,9 @@ def _gb_legal_moves(
     passable_kinds: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Targets and which agents attempt a legal (in-grid, passable, non-zero) move."""
-    _, height, width = passable.shape
     target = pos + delta
-    inside = _gb_inside(height, width, target)
     moving = (delta[..., 0] != 0) | (delta[..., 1] != 0)
-    at = _gb_lookup(passable, target)
+    at, inside = _gb_at(passable, target)
     if passable_kinds is not None:
         at = passable_kinds[at]
     ok = can_move & moving & inside & at
@@ -196,10 +193,73 @@ def _gb_centers(center: np.ndarray, batch: int) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int) -> np.ndarray:
+def _gb_small_dtype(tiles: np.ndarray, fill: int) -> np.dtype:
+    """The smallest signed integer dtype that holds every tile and `fill` (int8 for tile kinds
+    and a fill of -1, where numpy's promotion of uint8 and int8 gives int16): the signed types
+    of the least value and of -1 - the greatest."""
+    lo, hi = min(int(tiles.min()), fill, -1), max(int(tiles.max()), fill, 0)
+    return np.result_type(np.min_scalar_type(lo), np.min_scalar_type(-1 - hi))
+
+
+def _gb_pad(tiles: np.ndarray, border: int, fill: int, small: np.dtype) -> np.ndarray:
+    """(B, H, W) tiles in a (B, H + 2 border, W + 2 border) grid of `fill`, in dtype `small`."""
+    batch, height, width = tiles.shape
+    padded = np.empty((batch, height + 2 * border, width + 2 * border), dtype=small)
+    padded[:, :border] = fill
+    padded[:, height + border:] = fill
+    padded[:, border:height + border, :border] = fill
+    padded[:, border:height + border, width + border:] = fill
+    # the tiles, cast once (a long loop), then copied in as one opaque row of W cells each (a cast
+    # into the strided inside of `padded` runs a short inner loop of W)
+    row = np.dtype((np.void, width * np.dtype(small).itemsize))
+    padded[:, border:height + border, border:width + border].view(row)[..., 0] = tiles.astype(small).view(row)[..., 0]
+    return padded
+
+
+class PaddedTiles:
+    """A batch env's tiles with a border of `fill`, kept between steps for `view_batch`.
+
+    Made from the tiles array `view_batch` is given, and used again while it is given that same
+    array object (its views then cost no scan of the tiles, no new grid). The env writes the
+    rows it restarts in place into its tiles and, with `put_rows`, into this copy; every other
+    change of the tiles replaces the array (a rule's `set`, a scenario, a restored checkpoint),
+    which the next call notices. Tiles of another shape (the few copies a restart observes)
+    are padded for that call alone: they do not displace the env's. Derived data: a checkpoint
+    of the env skips it."""
+
+    def __init__(self) -> None:
+        self.tiles: np.ndarray | None = None  # the array `padded` was made from
+        self.padded = np.zeros((0, 0, 0), dtype=np.int8)
+        self.border, self.fill = 0, 0
+
+    def get(self, tiles: np.ndarray, radius: int, fill: int) -> tuple[np.ndarray, int]:
+        """(padded, border) of `tiles` with a border of at least 2 * radius cells of `fill`."""
+        if self.tiles is tiles and self.fill == fill and self.border >= 2 * radius:
+            return self.padded, self.border
+        border = max(2 * radius, self.border if self.tiles is tiles else 0)
+        padded = _gb_pad(tiles, border, fill, _gb_small_dtype(tiles, fill))
+        if self.tiles is None or self.tiles.shape == tiles.shape:
+            self.tiles, self.padded, self.border, self.fill = tiles, padded, border, fill
+        return padded, border
+
+    def put_rows(self, tiles: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> None:
+        """Mirror ``tiles[idx] = rows`` (just written) in the padded copy, if it is of `tiles`."""
+        if self.tiles is not tiles or not len(idx):
+            return
+        info = np.iinfo(self.padded.dtype)
+        if rows.min() < info.min or rows.max() > info.max:
+            self.tiles = None  # a tile kind beyond the copy's dtype: made again when next asked
+            return
+        b, (height, width) = self.border, tiles.shape[1:]
+        self.padded[idx, b:b + height, b:b + width] = rows
+
+
+def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int,
+               pads: PaddedTiles | None = None) -> np.ndarray:
     """``view`` for every copy and centre: (B, H, W) tiles, (B, K, 2) centres -> (B, K, S, S).
 
-    ``S = 2 * radius + 1``; window cells outside the grid are ``fill``.
+    ``S = 2 * radius + 1``; window cells outside the grid are ``fill``. ``pads``: the env's
+    padded tiles kept between steps (`PaddedTiles`), used when they are of these tiles.
     """
     tiles = np.asarray(tiles)
     if tiles.ndim != 3:
@@ -213,22 +273,15 @@ def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int) ->
         return np.full(center.shape[:2] + (side, side), fill, dtype=np.int64)
     # A copy of the tiles with a border of `fill` (in the smallest dtype that holds them): each
     # window is then one strided slice, and advanced indexing copies S x S blocks. The border
-    # is the radius when every centre is on the grid, else twice that; centres further off
-    # than the radius see only `fill`.
+    # is the radius when every centre is on the grid, else twice that (always twice, kept);
+    # centres further off than the radius see only `fill`.
     rows, cols = center[..., 0], center[..., 1]
-    on_grid = (rows >= 0) & (rows < height) & (cols >= 0) & (cols < width)
-    border = radius if on_grid.all() else 2 * radius
-    small = np.result_type(np.min_scalar_type(int(tiles.min())), np.min_scalar_type(int(tiles.max())),
-                           np.min_scalar_type(fill))
-    padded = np.empty((batch, height + 2 * border, width + 2 * border), dtype=small)
-    padded[:, :border] = fill
-    padded[:, height + border:] = fill
-    padded[:, border:height + border, :border] = fill
-    padded[:, border:height + border, width + border:] = fill
-    # the tiles, cast once (a long loop), then copied in as one opaque row of W cells each (a cast
-    # into the strided inside of `padded` runs a short inner loop of W)
-    row = np.dtype((np.void, width * np.dtype(small).itemsize))
-    padded[:, border:height + border, border:width + border].view(row)[..., 0] = tiles.astype(small).view(row)[..., 0]
+    if pads is not None:
+        padded, border = pads.get(tiles, radius, fill)
+    else:
+        on_grid = (rows >= 0) & (rows < height) & (cols >= 0) & (cols < width)
+        border = radius if on_grid.all() else 2 * radius
+        padded = _gb_pad(tiles, border, fill, _gb_small_dtype(tiles, fill))
     # each window is the S x S block of `padded` at its top-left corner: one flat gather
     shift = border - radius
     flat_h, flat_w = height + 2 * border, width + 2 * border
@@ -337,9 +390,8 @@ def tile_batch(tiles: np.ndarray, p: np.ndarray) -> np.ndarray:
     p = np.asarray(p)
     if tiles.ndim != 3 or p.ndim < 2 or p.shape[0] != tiles.shape[0] or p.shape[-1] != 2:
         raise ValueError(f"need tiles (B, H, W) and p (B, ..., 2), got {tiles.shape}, {p.shape}")
-    _, height, width = tiles.shape
-    inside = _gb_inside(height, width, p)
-    return np.where(inside, _gb_lookup(tiles, p), -1).astype(np.int64)
+    at, inside = _gb_at(tiles, p.astype(np.int64, copy=False))
+    return np.where(inside, at, -1).astype(np.int64, copy=False)
 
 
 def in_bounds_batch(shape_hw: tuple[int, int], p: np.ndarray) -> np.ndarray:

@@ -47,7 +47,9 @@ REQUIRED = ("spec_hash", "spec_name", "params", "roles", "n_agents", "state_dim"
             "model", "update", "env_steps")  # what `policy_from` and `check_fits` read
 CHECKPOINT = "checkpoint.pt"
 METRIC_LAYOUT = "metrics-copies"  # a batch env's metric_acc is (metrics, copies); a state without this mark is (copies, metrics)
-ENV_SKIP = ("p", "_mask_at", "_powers")  # rebuilt from the params, which the checkpoint pins (_powers: tables of them)
+# rebuilt from the params, which the checkpoint pins (_powers: tables of them), or derived from
+# the state (_pads: the tiles with a border, made again from the restored tiles)
+ENV_SKIP = ("p", "_mask_at", "_powers", "_pads")
 
 
 class CheckpointError(GymwrightError):
