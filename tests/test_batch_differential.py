@@ -52,6 +52,8 @@ def compare(name: str, params: dict, size: int, seed: int, steps: int, policy_se
         actions = random_legal(None, benv.masks, rng)
         obs_b, rew_b, term_b, trunc_b, info_b = benv.step(actions)
         final = dict(zip(info_b.get("done_idx", []), info_b.get("final_obs", []), strict=False))
+        final_state = dict(zip(info_b.get("done_idx", []), info_b.get("final_state", []), strict=False))
+        state_b = benv.state()
         for b, env in enumerate(envs):
             where = f"step {t} copy {b}"
             act = {a: int(actions[b, i]) for i, a in enumerate(agents) if actions[b, i] >= 0 and a in env.agents}
@@ -62,9 +64,11 @@ def compare(name: str, params: dict, size: int, seed: int, steps: int, policy_se
             if env.agents:
                 check_obs(o, obs_b[b], agents, dims, where)
                 check_masks(infos, benv.masks[b], agents, nact, where)
+                np.testing.assert_allclose(env.state(), state_b[b], atol=1e-6, err_msg=f"{where} state")
             else:
                 assert b in final, (where, "batch copy did not end with the Python env")
                 check_obs(o, final[b], agents, dims, where + " (final obs)")
+                np.testing.assert_allclose(env.state(), final_state[b], atol=1e-6, err_msg=f"{where} final state")
                 o, infos = env.reset()
                 check_obs(o, obs_b[b], agents, dims, where + " (auto-reset)")
                 check_masks(infos, benv.masks[b], agents, nact, where + " (auto-reset)")

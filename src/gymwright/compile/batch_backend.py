@@ -395,12 +395,13 @@ class _BatchGen(*BATCH):
         w("")
         with w.block("def _finish(self, idx):"):
             w('"""Episode results of the copies that just ended (before they reset)."""')
-            w("t = self.v.t[idx]")
+            w("t = self.v.t[idx]", comment="a copy (as every gather below)")
+            if cs.metrics:
+                w("acc = np.take(self.metric_acc, idx, axis=1)", comment="every metric's row at once")
             items = []
             for i, m in enumerate(cs.metrics):
-                acc = f"self.metric_acc[{i}, idx]"
-                items.append(f"{m.name!r}: {acc} / np.maximum(t, 1)" if m.reduce == "mean" else f"{m.name!r}: {acc}.copy()")
-            w("return {'done_idx': idx, 'final_obs': b_take_rows(self.obs_buf, idx), 'final_state': self.state(idx), 'episode_length': t.copy(),")
+                items.append(f"{m.name!r}: acc[{i}] / np.maximum(t, 1)" if m.reduce == "mean" else f"{m.name!r}: acc[{i}]")
+            w("return {'done_idx': idx, 'final_obs': b_take_rows(self.obs_buf, idx), 'final_state': self.state(idx), 'episode_length': t,")
             w("        'episode_return': b_take_rows(self.returns, idx), 'metrics': {" + ", ".join(items) + "}}")
         w("")
 
@@ -684,8 +685,15 @@ class _BatchGen(*BATCH):
             w("v = self.v")
             w("n = self.size if idx is None else len(idx)")
             w("rows = (lambda x: x) if idx is None else (lambda x: b_take_rows(x, idx))")
-            parts = ", ".join(f"np.asarray(rows(v.{x.name}), dtype=np.float32).reshape(n, -1)" for x in cs.state + cs.agent_state)
-            w(f"return np.concatenate([{parts}], axis=1)" if parts else "return np.zeros((n, 0), dtype=np.float32)")
+            spans, at = [], 0
+            for x in cs.state + cs.agent_state:
+                size = int(np.prod(x.shape, dtype=np.int64)) * (self.n if x.per_agent else 1)
+                spans.append((x.name, at, at + size))
+                at += size
+            w(f"out = np.empty((n, {at}), dtype=np.float32)", comment="each variable cast once, into its columns")
+            for name, lo, hi in spans:
+                w(f"out[:, {lo}:{hi}] = np.reshape(rows(v.{name}), (n, {hi - lo}))")
+            w("return out")
         w("")
 
     # ------------------------------------------------------------------ scripted baselines
