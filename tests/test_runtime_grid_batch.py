@@ -435,6 +435,21 @@ def test_agents_view_matches_scalar(case, n: int, data) -> None:
             np.testing.assert_array_equal(got[b, k], agents_view(pos[b], center[b, k], radius))
 
 
+@pytest.mark.parametrize("shift", [2**29 - 8, 2**29, 2**40, -(2**40)])
+def test_agents_view_far_from_the_origin_is_computed_in_int64(shift: int) -> None:
+    """Windows are the same wherever the agents stand: positions beyond int32's safe range
+    (2**29) are planned in int64, the same sums as near the origin."""
+    rng = np.random.default_rng(1)
+    pos = rng.integers(0, 5, (7, 4, 2))
+    center = rng.integers(-1, 6, (7, 3, 2))
+    x = rng.integers(-3, 4, (7, 4))
+    near = agents_view_of_batch(pos, center, 2, x)
+    np.testing.assert_array_equal(agents_view_of_batch(pos + shift, center + shift, 2, x), near)
+    np.testing.assert_array_equal(agents_view_batch(pos + shift, center + shift, 2), agents_view_batch(pos, center, 2))
+    # agents 2**32 cells away from every centre are in no window (an int32 difference would wrap to 0)
+    assert not agents_view_batch(pos + 2**32, center, 2).any()
+
+
 @pytest.mark.parametrize("radius", [1, 2, 3])
 def test_agents_view_counts_shared_cells_at_corners(radius: int) -> None:
     pos = np.array([[[0, 0], [0, 0], [1, 0], [4, 3]], [[4, 3], [4, 3], [4, 3], [0, 0]]])

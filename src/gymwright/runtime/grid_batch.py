@@ -314,17 +314,23 @@ def window_plan_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> tuple
     (`window_sums_batch`).
 
     The pairwise offsets are computed with the copy axis last, (K, N, B): numpy then runs long
-    inner loops over the copies instead of one short loop of N or 2 per copy and centre."""
+    inner loops over the copies instead of one short loop of N or 2 per copy and centre, and in
+    int32 where every position and the radius fit well inside it (a quarter less time than int64
+    at 8192 copies of 4 agents)."""
     pos, center = _gb_window_centers(pos, center)
     side = 2 * radius + 1
     if side < 1:
         raise ValueError(f"radius must be >= 0, got {radius}")
     batch, k = center.shape[:2]
-    shape = (k, pos.shape[1], batch)
-    p_t, c_t = np.ascontiguousarray(pos.T), np.ascontiguousarray(center.T)  # (2, N, B), (2, K, B)
-    rows = np.broadcast_to(p_t[0][None] - c_t[0][:, None] + radius, shape)  # (K, N, B)
-    cols = np.broadcast_to(p_t[1][None] - c_t[1][:, None] + radius, shape)
-    inside = (rows.view(np.uint64) < side) & (cols.view(np.uint64) < side)  # 0 <= offset < side
+    small = pos.size and center.size and radius < 2**29 and max(-int(pos.min()), int(pos.max()), -int(center.min()),
+                                                                int(center.max())) < 2**29
+    ints, uints = (np.int32, np.uint32) if small else (np.int64, np.uint64)
+    p_t, c_t = np.ascontiguousarray(pos.T, dtype=ints), np.ascontiguousarray(center.T, dtype=ints)  # (2, N, B), (2, K, B)
+    rows = p_t[0][None] - c_t[0][:, None]  # (K, N, B)
+    rows += radius
+    cols = p_t[1][None] - c_t[1][:, None]
+    cols += radius
+    inside = (rows.view(uints) < side) & (cols.view(uints) < side)  # 0 <= offset < side
     # the pairs inside, in (K, N, B) order: their indices, then the runs of each (centre, agent)
     # (no boolean gather over (K, N, B), nor a division)
     pair = np.flatnonzero(inside)
@@ -334,7 +340,9 @@ def window_plan_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> tuple
     copy = pair - centre_agent * batch
     agent = np.repeat(np.tile(np.arange(n), k), counts)
     centre = np.repeat(np.repeat(np.arange(k), n), counts)
-    flat = rows.reshape(-1)[pair] * side + cols.reshape(-1)[pair] + (copy * k + centre) * (side * side)
+    cell = rows.reshape(-1)[pair].astype(np.int64) * side
+    cell += cols.reshape(-1)[pair]
+    flat = (copy * k + centre) * (side * side) + cell
     # where each pair's value is read: flat into (B, K, N), into (B, N), and its agent
     return flat, (copy * (k * n) + centre_agent, copy * n + agent, agent, n), (batch, k, side, side)
 
