@@ -258,8 +258,9 @@ class _BatchGen(*BATCH):
             w("idx = np.arange(self.size)")
             w("self._init_copies(idx, full=True)")
             if self.fixed_start:
-                w("self._start = {k: b_start_rows(x) for k, x in self.v._items()}",
-                  comment="no random draws at the start: every episode of a copy starts here")
+                w(f"self._start = {{k: b_start_rows(x) for k, x in self.v._items() if k not in {self.action_vars!r}}}",
+                  comment="no random draws at the start: every episode of a copy starts here (but for this "
+                          "step's choices, which _apply_actions sets before anything reads them)")
                 w("self._start_obs, self._start_masks = b_start_rows(self.obs_buf), b_start_rows(self.masks)")
                 w("self._start_acc = b_start_rows(self.returns), b_start_rows(self.metric_acc.T.copy())")
             with w.block("if options:"):
@@ -323,7 +324,9 @@ class _BatchGen(*BATCH):
                 w("self.v = v")
             with w.block("else:"):
                 with w.block("for k, x in v._items():"):
-                    w("b_put_rows(self.v._get(k), idx, x)")
+                    with w.block(f"if k not in {self.action_vars!r}:", comment="this step's choices: "
+                                 "_apply_actions sets them before anything reads them"):
+                        w("b_put_rows(self.v._get(k), idx, x)")
                 self.pads_at = (len(w.lines), "    " * w.depth)  # where the padded tiles follow, if kept
             w("self.r.steps[idx] = 0")
             w("self.returns[idx] = 0.0")
@@ -342,6 +345,12 @@ class _BatchGen(*BATCH):
     def role_locals(self, start: int, count: int) -> None:
         self.me_range = (start, start + count)
         self.w(f"ME_IDX = np.arange({start}, {start + count}); ME = ME_IDX[None, :]; AI = np.arange({count})")
+
+    @property
+    def action_vars(self) -> tuple[str, ...]:
+        """The variables of this step's choices (`clear_actions`), which `_apply_actions` sets
+        in full at the start of every step: a restart need not write them."""
+        return (*self.cs.choice_names, *self.cs.arg_names, "action")
 
     def clear_actions(self, size: str) -> None:
         w = self.w
