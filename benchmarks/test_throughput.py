@@ -138,6 +138,50 @@ def test_hand_and_python_take_turns_within_each_repeat() -> None:
     assert set(rates) == {"hand", "python"} and all(r > 0 for r in rates.values())
 
 
+def test_runs_with_their_own_amounts_take_turns_within_each_repeat() -> None:
+    order: list[tuple[str, int]] = []
+
+    def run_of(name: str) -> Callable[[int], int]:
+        def run(amount: int) -> int:
+            order.append((name, amount))
+            return amount
+        return run
+
+    budget = throughput.Budget(repeats=2, steps=50, batch_env_steps=0, min_batch_calls=1)
+    runs = {"hand": run_of("hand"), "batch B=8": run_of("batch B=8")}
+    throughput.timed_rates(runs, {"hand": 50, "batch B=8": 10}, budget)
+    assert order == [("hand", 10), ("batch B=8", 2)] + [("hand", 50), ("batch B=8", 10)] * 2
+
+
+def test_a_game_times_hand_python_and_every_batch_size_in_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """run_game interleaves every backend of the game, the batch sizes with hand and python."""
+    seen: list[list[str]] = []
+    real = throughput.timed_rates
+
+    def spy(runs: dict, amount: Any, budget: Any) -> dict[str, float]:
+        seen.append(list(runs))
+        return real(runs, amount, budget)
+
+    monkeypatch.setattr(throughput, "timed_rates", spy)
+    compile_batch, _ = throughput.load_compile_batch()
+    budget = throughput.Budget(repeats=1, steps=20, batch_env_steps=40, min_batch_calls=2)
+    cake = next(g for g in throughput.GAMES if g.key == "cake")
+    result = throughput.run_game(cake, budget, (1, 4), compile_batch, lambda _: None)
+    assert seen == [["hand", "python", "batch B=1", "batch B=4"]]
+    assert set(result.batch) == {1, 4} and all(r > 0 for r in result.batch.values()) and result.hand > 0
+
+
+def test_a_failing_batch_backend_is_reported_and_hand_and_python_still_run() -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no batch today")
+
+    budget = throughput.Budget(repeats=1, steps=20, batch_env_steps=40, min_batch_calls=2)
+    cake = next(g for g in throughput.GAMES if g.key == "cake")
+    result = throughput.run_game(cake, budget, (4,), broken, lambda _: None)
+    assert result.batch_error == "RuntimeError: no batch today" and not result.batch
+    assert result.hand > 0 and result.python > 0
+
+
 def test_the_layouts_a_grid_solve_env_draws_are_solved_before_any_timing(
         tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """With a cold disk cache, resets would run CBS inside the timed loops: a fresh machine's first

@@ -18,8 +18,9 @@ Figure: agent-steps per second = env steps x agents per env / wall seconds, wher
 one step() of one environment copy (a batch step counts B) and agents per env is the fixed
 number of agents (cake 2, of which only the active bargainer has legal actions; mapf 4; public
 goods 8). Each figure is the median of R timed repeats of a fixed step budget, after a warm-up;
-the hand-written env and the Python backend take turns within each repeat (interleaved), so a
-change of the machine's load reaches both alike.
+every backend of a game takes its turn within each repeat (interleaved: hand, python, then each
+batch size), so a change of the machine's load reaches them alike and each ratio to the
+hand-written env is measured in the same minutes.
 
     python benchmarks/throughput.py            # full run (5 repeats)
     python benchmarks/throughput.py --quick    # 2 repeats, small budgets (under a minute)
@@ -211,19 +212,21 @@ def timed_rate(run: Callable[[int], int], amount: int, budget: Budget) -> float:
     return timed_rates({"only": run}, amount, budget)["only"]
 
 
-def timed_rates(runs: dict[str, Callable[[int], int]], amount: int, budget: Budget) -> dict[str, float]:
+def timed_rates(runs: dict[str, Callable[[int], int]], amount: int | dict[str, int],
+                budget: Budget) -> dict[str, float]:
     """`timed_rate` of several runs, interleaved: each repeat times every run once, in turn, so a
     change of the machine's load between repeats reaches every run alike (their ratio is steadier
-    than two blocks timed one after the other)."""
+    than two blocks timed one after the other). `amount`: one for every run, or one per run."""
+    amounts = amount if isinstance(amount, dict) else dict.fromkeys(runs, amount)
     clock = CLOCKS[budget.clock]
-    for run in runs.values():
-        run(max(1, int(amount * budget.warmup)))
+    for name, run in runs.items():
+        run(max(1, int(amounts[name] * budget.warmup)))
     rates: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(budget.repeats):
         for name, run in runs.items():
             gc.collect()
             start = clock()
-            done = run(amount)
+            done = run(amounts[name])
             rates[name].append(done / (clock() - start))
     return {name: statistics.median(r) for name, r in rates.items()}
 
@@ -252,17 +255,16 @@ def solve_layouts(env: Any) -> None:
 
 def measure_hand_and_python(game: Game, budget: Budget) -> tuple[float, float]:
     """The hand-written env and the Python backend, timed in interleaved repeats."""
-    env = compile_spec(game.spec, game.params).parallel_env()
-    solve_layouts(env)
-    rates = timed_rates({"hand": ParallelRunner(game.hand()).run, "python": ParallelRunner(env).run},
-                        budget.steps, budget)
+    rates = timed_rates(*hand_and_python_runs(game, budget), budget)
     return rates["hand"], rates["python"]
 
 
-def measure_batch(compile_batch: Callable[..., Any], game: Game, batch_size: int,
-                  budget: Budget) -> float:
-    benv = compile_batch(game.spec, game.params, batch_size=batch_size)
-    return timed_rate(BatchRunner(benv).run, budget.batch_calls(batch_size), budget)
+def hand_and_python_runs(game: Game, budget: Budget) -> tuple[dict[str, Callable[[int], int]], dict[str, int]]:
+    """The runs of the hand-written env and the Python backend, and the env steps of a repeat."""
+    env = compile_spec(game.spec, game.params).parallel_env()
+    solve_layouts(env)
+    runs = {"hand": ParallelRunner(game.hand()).run, "python": ParallelRunner(env).run}
+    return runs, dict.fromkeys(runs, budget.steps)
 
 
 def batch_peak_memory(compile_batch: Callable[..., Any], game: Game, batch_size: int,
@@ -314,28 +316,37 @@ class GameResult:
 
 def run_game(game: Game, budget: Budget, batch_sizes: tuple[int, ...],
              compile_batch: Callable[..., Any] | None, log: Callable[[str], None]) -> GameResult:
-    log(f"{game.key}: hand and python (interleaved)")
-    result = GameResult(*measure_hand_and_python(game, budget))
-    if compile_batch is None or not batch_sizes:
-        return result
+    """Every backend of one game timed in interleaved repeats (hand, python, then each batch size
+    in turn within each repeat: a ratio to the hand-written env is then measured in the same
+    minutes, whatever the shared machine's load does between them); the batch envs' peak memory
+    in an untimed pass before. A batch backend that fails is reported; hand and python still run."""
+    runs, amounts = hand_and_python_runs(game, budget)
+    result = GameResult(0.0, 0.0)
+    if compile_batch is not None and batch_sizes:
+        try:
+            largest = max(batch_sizes)
+            log(f"{game.key}: batch B={largest} peak memory")
+            result.batch_memory = {"batch_size": largest, **batch_peak_memory(
+                compile_batch, game, largest, budget.batch_calls(largest))}
+            for b in batch_sizes:
+                runs[f"batch B={b}"] = BatchRunner(compile_batch(game.spec, game.params, batch_size=b)).run
+                amounts[f"batch B={b}"] = budget.batch_calls(b)
+        except Exception as exc:  # noqa: BLE001 - report a broken batch backend, keep hand/python
+            result.batch_error = f"{type(exc).__name__}: {exc}"
+            log(f"{game.key}: batch backend failed: {result.batch_error}")
+            runs = {k: r for k, r in runs.items() if not k.startswith("batch")}
+    log(f"{game.key}: {', '.join(runs)} (interleaved)")
     try:
-        run_batches(game, budget, batch_sizes, compile_batch, log, result)
-    except Exception as exc:  # noqa: BLE001 - report a broken batch backend, keep hand/python
+        rates = timed_rates(runs, amounts, budget)
+    except Exception as exc:  # noqa: BLE001 - a batch env that fails while stepping: as above
+        if len(runs) == 2:
+            raise
         result.batch_error = f"{type(exc).__name__}: {exc}"
         log(f"{game.key}: batch backend failed: {result.batch_error}")
+        rates = timed_rates({k: runs[k] for k in ("hand", "python")}, budget.steps, budget)
+    result.hand, result.python = rates["hand"], rates["python"]
+    result.batch = {b: rates[f"batch B={b}"] for b in batch_sizes if f"batch B={b}" in rates}
     return result
-
-
-def run_batches(game: Game, budget: Budget, batch_sizes: tuple[int, ...],
-                compile_batch: Callable[..., Any], log: Callable[[str], None],
-                result: GameResult) -> None:
-    largest = max(batch_sizes)
-    log(f"{game.key}: batch B={largest} peak memory")
-    result.batch_memory = {"batch_size": largest, **batch_peak_memory(
-        compile_batch, game, largest, budget.batch_calls(largest))}
-    for b in batch_sizes:
-        log(f"{game.key}: batch B={b}")
-        result.batch[b] = measure_batch(compile_batch, game, b, budget)
 
 
 def markdown(results: dict[str, GameResult]) -> str:
