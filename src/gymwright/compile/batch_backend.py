@@ -385,8 +385,12 @@ class _BatchGen(*BATCH):
                 w("rewards, terms = self._rewards(p, v, BI)")
                 self.metrics()
                 em = self.em()
-                w(f"terminated = np.broadcast_to({pad(em(cs.terminate), 1, 0)}, (K,)).copy()", comment=f"terminate: {cs.terminate.source}")
-                w(f"truncated = np.broadcast_to({pad(em(cs.truncate), 1, 0)}, (K,)).copy()", comment=f"truncate: {cs.truncate.source}")
+                for name, key, c in (("terminated", "terminate", cs.terminate), ("truncated", "truncate", cs.truncate)):
+                    end = em(c)
+                    if end.kind == 1 and isinstance(c.tree.body, FRESH):  # an operation's own (K,) result
+                        w(f"{name} = {end.code}", comment=f"{key}: {c.source}")
+                    else:
+                        w(f"{name} = np.broadcast_to({pad(end, 1, 0)}, (K,)).copy()", comment=f"{key}: {c.source}")
                 w("self.returns += rewards")
                 self.w("self._observe(p, v, BI, self.obs_buf)")
                 self.w("self._compute_masks(p, v, BI, self.masks)")
@@ -460,7 +464,14 @@ class _BatchGen(*BATCH):
                 cond = pad(V(when.code, when.kind, (), "bool"), kind, rank)
                 old = f"new{targets[target]}" if target in targets else f"v.{target}"
                 j = targets.setdefault(target, len(targets))
-                w(f"new{j} = np.where({cond}, {value}, {old}).astype({_NP[var.dtype]}, copy=False)", comment=f"{rule.path}.set.{target}: {c.source}")
+                note = f"{rule.path}.set.{target}: {c.source}"
+                flag = var.dtype == "bool" and isinstance(c.tree.body, ast.Constant) and isinstance(c.tree.body.value, bool)
+                if flag and c.tree.body.value:  # a flag set where the rule fires: one operation, not np.where
+                    w(f"new{j} = np.logical_or({old}, {cond})", comment=note)
+                elif flag:
+                    w(f"new{j} = np.logical_and({old}, np.logical_not({cond}))", comment=note)
+                else:
+                    w(f"new{j} = np.where({cond}, {value}, {old}).astype({_NP[var.dtype]}, copy=False)", comment=note)
         for target, j in targets.items():  # every rule of a group reads the state before the group
             w(f"v.{target} = new{j}")
 

@@ -83,6 +83,9 @@ def b_clip_index(i, n: int):
     return np.clip(i, -n, n - 1)
 
 
+_B_PICK_BASE: dict = {}  # n -> b * n for b = 0, 1, ... (b_pick)
+
+
 def b_pick(x, i):
     """x[b, b_clip_index(i, n)[b]] per copy for x (B, n) and an int index i (B,): one gather from
     the flat array at b * n + i[b] (numpy's x[BI, i] walks both index arrays, several times
@@ -92,9 +95,10 @@ def b_pick(x, i):
     if i.min() < 0 or i.max() >= n:
         i = b_clip_index(i, n)
         i = np.where(i < 0, i + n, i)
-    at = np.arange(0, len(x) * n, n)
-    at += i
-    return x.reshape(-1)[at]
+    base = _B_PICK_BASE.get(n)
+    if base is None or len(base) < len(x):  # b * n for every copy b, kept (the longest, per n)
+        base = _B_PICK_BASE[n] = np.arange(0, len(x) * n, n)
+    return x.reshape(-1)[base[:len(x)] + i]
 
 
 def b_push(w, x, axis: int):
