@@ -122,7 +122,8 @@ def test_cpu_clock_is_recorded_and_used_for_every_backend(capsys: pytest.Capture
     assert throughput.make_budget(throughput.parse_args(["--clock", "cpu", "--repeats", "3"])).clock == "cpu"
 
 
-def test_hand_and_python_take_turns_within_each_repeat() -> None:
+def _recording_runs(names: list[str]) -> tuple[dict[str, Callable[[int], int]], list[tuple[str, int]]]:
+    """Runs that record (name, amount) of each call, in order, and report the amount done."""
     order: list[tuple[str, int]] = []
 
     def run_of(name: str) -> Callable[[int], int]:
@@ -131,24 +132,21 @@ def test_hand_and_python_take_turns_within_each_repeat() -> None:
             return amount
         return run
 
+    return {name: run_of(name) for name in names}, order
+
+
+def test_hand_and_python_take_turns_within_each_repeat() -> None:
+    runs, order = _recording_runs(["hand", "python"])
     budget = throughput.Budget(repeats=3, steps=50, batch_env_steps=0, min_batch_calls=1)
-    rates = throughput.timed_rates({"hand": run_of("hand"), "python": run_of("python")}, 50, budget)
+    rates = throughput.timed_rates(runs, 50, budget)
     assert order[:2] == [("hand", 10), ("python", 10)]  # the warm-ups (20 % of a repeat), then the repeats
     assert order[2:] == [("hand", 50), ("python", 50)] * 3
     assert set(rates) == {"hand", "python"} and all(r > 0 for r in rates.values())
 
 
 def test_runs_with_their_own_amounts_take_turns_within_each_repeat() -> None:
-    order: list[tuple[str, int]] = []
-
-    def run_of(name: str) -> Callable[[int], int]:
-        def run(amount: int) -> int:
-            order.append((name, amount))
-            return amount
-        return run
-
+    runs, order = _recording_runs(["hand", "batch B=8"])
     budget = throughput.Budget(repeats=2, steps=50, batch_env_steps=0, min_batch_calls=1)
-    runs = {"hand": run_of("hand"), "batch B=8": run_of("batch B=8")}
     throughput.timed_rates(runs, {"hand": 50, "batch B=8": 10}, budget)
     assert order == [("hand", 10), ("batch B=8", 2)] + [("hand", 50), ("batch B=8", 10)] * 2
 
