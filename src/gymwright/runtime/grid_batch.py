@@ -322,9 +322,8 @@ def window_plan_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> tuple
     if side < 1:
         raise ValueError(f"radius must be >= 0, got {radius}")
     batch, k = center.shape[:2]
-    small = pos.size and center.size and radius < 2**29 and max(-int(pos.min()), int(pos.max()), -int(center.min()),
-                                                                int(center.max())) < 2**29
-    ints, uints = (np.int32, np.uint32) if small else (np.int64, np.uint64)
+    far = max(-int(pos.min()), int(pos.max()), -int(center.min()), int(center.max())) if pos.size and center.size else 0
+    ints, uints = (np.int32, np.uint32) if max(far, radius) < 2**29 else (np.int64, np.uint64)
     p_t, c_t = np.ascontiguousarray(pos.T, dtype=ints), np.ascontiguousarray(center.T, dtype=ints)  # (2, N, B), (2, K, B)
     rows = p_t[0][None] - c_t[0][:, None]  # (K, N, B)
     rows += radius
