@@ -207,16 +207,12 @@ CLOCKS: dict[str, Callable[[], float]] = {
 }
 
 
-def timed_rate(run: Callable[[int], int], amount: int, budget: Budget) -> float:
-    """Median agent-steps/s of `budget.repeats` timed runs of `run(amount)`, after a warm-up."""
-    return timed_rates({"only": run}, amount, budget)["only"]
-
-
 def timed_rates(runs: dict[str, Callable[[int], int]], amount: int | dict[str, int],
                 budget: Budget) -> dict[str, float]:
-    """`timed_rate` of several runs, interleaved: each repeat times every run once, in turn, so a
-    change of the machine's load between repeats reaches every run alike (their ratio is steadier
-    than two blocks timed one after the other). `amount`: one for every run, or one per run."""
+    """Median agent-steps/s of `budget.repeats` timed runs of each `run(amount)`, after a warm-up,
+    interleaved: each repeat times every run once, in turn, so a change of the machine's load
+    between repeats reaches every run alike (their ratio is steadier than two blocks timed one
+    after the other). `amount`: one for every run, or one per run."""
     amounts = amount if isinstance(amount, dict) else dict.fromkeys(runs, amount)
     clock = CLOCKS[budget.clock]
     for name, run in runs.items():
@@ -251,12 +247,6 @@ def solve_layouts(env: Any) -> None:
         from gymwright.mapf.bake import pool_of
 
         pool_of(env.unwrapped).whole()
-
-
-def measure_hand_and_python(game: Game, budget: Budget) -> tuple[float, float]:
-    """The hand-written env and the Python backend, timed in interleaved repeats."""
-    rates = timed_rates(*hand_and_python_runs(game, budget), budget)
-    return rates["hand"], rates["python"]
 
 
 def hand_and_python_runs(game: Game, budget: Budget) -> tuple[dict[str, Callable[[int], int]], dict[str, int]]:
