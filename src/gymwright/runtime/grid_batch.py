@@ -29,8 +29,11 @@ def _gb_cells(a: np.ndarray, name: str, batch: int | None = None) -> np.ndarray:
 
 
 def _gb_inside(height: int, width: int, p: np.ndarray) -> np.ndarray:
-    """Whether each ``(row, col)`` in ``p[..., :]`` lies on a ``height`` x ``width`` grid."""
+    """Whether each ``(row, col)`` in ``p[..., :]`` lies on a ``height`` x ``width`` grid: for
+    int64 positions two unsigned compares (a negative int64 is a huge uint64), else four."""
     r, c = p[..., 0], p[..., 1]
+    if p.dtype == np.int64:
+        return (r.view(np.uint64) < height) & (c.view(np.uint64) < width)
     return (r >= 0) & (r < height) & (c >= 0) & (c < width)
 
 
@@ -42,13 +45,11 @@ def _gb_copy_index(p: np.ndarray) -> np.ndarray:
 def _gb_at(grid: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(grid[b, p[b, ..., 0], p[b, ..., 1]], inside)`` for int64 positions ``p`` (B, ..., 2):
     the value where the position lies on the grid, and whether it does; where it does not, the
-    value is some cell's (mask it with ``inside``). Two unsigned compares find the positions on
-    the grid (a negative int64 is a huge uint64) and one clipped gather reads them."""
+    value is some cell's (mask it with ``inside``): one clipped gather reads them."""
     batch, height, width = grid.shape
-    r, c = p[..., 0], p[..., 1]
-    inside = (r.view(np.uint64) < height) & (c.view(np.uint64) < width)
-    flat = r * width
-    flat += c
+    inside = _gb_inside(height, width, p)
+    flat = p[..., 0] * width
+    flat += p[..., 1]
     flat += np.arange(0, batch * height * width, height * width).reshape((-1,) + (1,) * (p.ndim - 2))
     return np.take(np.ascontiguousarray(grid).reshape(-1), flat, mode="clip"), inside
 
