@@ -162,11 +162,34 @@ def test_a_mapf_export_names_the_pools_it_carries_at_other_params(tmp_path: Path
     assert "It carries the solved layouts of these params" in result.stdout
     script = BLOCK_GYMWRIGHT + textwrap.dedent("""
         from env import parallel_env
-        try:
-            parallel_env(wait_ratio=0.5).reset(seed=0)
-        except ImportError as e:
-            print(e)
+        for params in ({"wait_ratio": 0.5}, {"layout_seed": 3}):
+            try:
+                parallel_env(**params).reset(seed=0)
+            except ImportError as e:
+                print(e)
     """)
     proc = subprocess.run([sys.executable, "-I", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert ("no solved layouts for 4x4 agents=2 holes=0.2 wait=0.5 pool=1000 in this module "
             "(it carries: 4x4 agents=2 holes=0.2 wait=0.25 pool=1000)") in proc.stdout, proc.stdout + proc.stderr
+    assert "no solved layouts for 4x4 agents=2 holes=0.2 wait=0.25 pool=1000 seed=3 in this module" in proc.stdout
+
+
+def test_a_mapf_export_of_another_layout_seed_carries_that_family(tmp_path: Path) -> None:
+    """An export made with `layout_seed` carries that family's pool and starts where gymwright's env
+    at the same params starts."""
+    params = ["-p", "layout_seed=3", "-p", "layout_pool=12"]
+    result = CliRunner().invoke(app, ["export", "mapf_frozenlake", "-o", str(tmp_path / "env.py"), *params])
+    assert result.exit_code == 0, result.output
+    script = BLOCK_GYMWRIGHT + textwrap.dedent("""
+        import numpy as np
+        from env import parallel_env
+        env = parallel_env()
+        env.reset(seed=4)
+        print(env.unwrapped.solved_config()[-1], env.unwrapped.v.pos.tolist(), int(env.unwrapped.v.tiles.sum()))
+    """)
+    proc = subprocess.run([sys.executable, "-I", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    mine = compile_spec("mapf_frozenlake", {"layout_seed": 3, "layout_pool": 12}).parallel_env()
+    mine.reset(seed=4)
+    assert proc.stdout.split()[0] == "3"
+    assert proc.stdout.strip() == f"3 {mine.unwrapped.v.pos.tolist()} {int(mine.unwrapped.v.tiles.sum())}"

@@ -83,6 +83,29 @@ def test_both_backends_draw_the_same_solved_layouts() -> None:
         assert np.array_equal(env.v.goal, benv.v.goal[b]) and env.v.optimal_cost == benv.v.optimal_cost[b]
 
 
+def test_another_layout_seed_draws_from_another_pool_in_both_backends() -> None:
+    """`layout_seed` (grid.solve.seed) picks an independent family of pools: held-out instances
+    kept apart from the training ones. Both backends draw its layouts alike."""
+    def layouts(seed: int) -> set[bytes]:
+        params = {**PARAMS, "layout_pool": 12, "layout_seed": seed}
+        env = compile_spec("mapf_frozenlake", params).parallel_env(**params)
+        benv = compile_batch("mapf_frozenlake", params, batch_size=6)
+        benv.reset(seed=100)
+        drawn = set()
+        for b in range(6):
+            env.reset(seed=100 + b)
+            assert np.array_equal(env.v.tiles, benv.v.tiles[b]) and np.array_equal(env.v.goal, benv.v.goal[b])
+            assert env.unwrapped.solved_config()[-1] == seed
+            drawn.add(env.v.tiles.tobytes() + env.v.pos.tobytes() + env.v.goal.tobytes())
+        return drawn
+
+    base, other = layouts(0), layouts(9)
+    assert base == layouts(0)  # the same family: the same instances
+    assert not base & other  # another family: none of them (4x4 lakes, 2 walkers: a chance match is rare)
+    pool = solved_pool(PoolConfig(4, 2, 0.2, 0.5), 12, seed=9)
+    assert pool.ready[:].any()  # what the env drew came from the seed-9 pool
+
+
 def test_the_pool_has_the_wait_share_asked_for_whatever_the_order_of_draws() -> None:
     config = PoolConfig(4, 2, 0.2, 0.25)
     a = solved_pool(config, 20, seed=7)
@@ -114,6 +137,9 @@ def with_grid(**changes) -> dict:
     ({"solve": {"wait_ratio": 1.5}}, "grid.solve.wait_ratio", "0..1"),
     ({"solve": {"wait_ratio": "t"}}, "grid.solve.wait_ratio", "constant"),
     ({"pool": 0}, "grid.pool", "at least 1"),
+    ({"solve": {"wait_ratio": 0.5, "seed": 0.5}}, "grid.solve.seed", "constant int"),
+    ({"solve": {"wait_ratio": 0.5, "seed": -1}}, "grid.solve.seed", "0..1000000"),
+    ({"solve": {"wait_ratio": 0.5, "seed": "t"}}, "grid.solve.seed", "constant int"),
 ])
 def test_the_checker_names_each_misuse_of_solve(changes: dict, path: str, words: str) -> None:
     with pytest.raises(SpecError) as err:

@@ -15,7 +15,7 @@ from gymwright.mapf.bake import pack_pool
 from gymwright.runtime import solved
 from gymwright.runtime.solved import solved_key, solved_layouts
 
-CONFIG = (6, 4, 4, 2, [0.0, 0.3], [False, True], 0.0)  # pool size, height, width, agents, densities, blocked, wait
+CONFIG = (6, 4, 4, 2, [0.0, 0.3], [False, True], 0.0, 0)  # pool size, height, width, agents, densities, blocked, wait, seed
 
 
 def baked_pool() -> tuple[dict[str, str], tuple[np.ndarray, ...]]:
@@ -48,7 +48,7 @@ def test_a_solver_pool_gives_the_same_layouts_before_and_after_it_is_complete(
     monkeypatch.setenv("GYMWRIGHT_CACHE", str(tmp_path))  # no pool on disk: slots are solved as drawn
     monkeypatch.setattr(lazy, "_LIVE", {})  # nor in this process
     monkeypatch.setattr(solved, "_WHOLE", {})
-    config = (5, 4, 4, 2, [0.0, 0.15], [False, True], 0.0)
+    config = (5, 4, 4, 2, [0.0, 0.15], [False, True], 0.0, 0)
     pool = lazy.solved_pool(PoolConfig(4, 2, 0.15, 0.0), 5)
     first = [solved_layouts(*config, [k]) for k in (2, 0)]  # drawn while some slots are empty
     assert not pool.ready.all()

@@ -28,9 +28,10 @@ def pack_pool(holes: np.ndarray, starts: np.ndarray, goals: np.ndarray, cost: np
 
 def pool_of(env: Any) -> LazyPool:
     """The pool a `grid.solve` env instance draws from (its slots filled on demand)."""
-    size, height, _, n_agents, densities, blocked, wait = env.solved_config()
+    size, height, _, n_agents, densities, blocked, wait, seed = env.solved_config()
     ratio = float(sum(densities[k] for k, b in enumerate(blocked) if b))
-    return solved_pool(PoolConfig(int(height), int(n_agents), ratio, float(wait) if n_agents > 1 else 0.0), int(size))
+    return solved_pool(PoolConfig(int(height), int(n_agents), ratio, float(wait) if n_agents > 1 else 0.0), int(size),
+                       int(seed))
 
 
 def solved_pools(env: Any) -> dict[str, str]:

@@ -14,21 +14,23 @@ _KEYS: dict = {}  # the arguments of solved_key -> its name (formatting the floa
 _WHOLE: dict = {}  # (pool name, its baked text or None) -> every layout, as solved_layouts returns them
 
 
-def _pool_name(size, height, width, n_agents, densities, blocked, wait_ratio):
+def _pool_name(size, height, width, n_agents, densities, blocked, wait_ratio, seed):
     """solved_key, kept per arguments (every reset asks for it)."""
-    args = (size, height, width, n_agents, tuple(densities), tuple(blocked), wait_ratio)
+    args = (size, height, width, n_agents, tuple(densities), tuple(blocked), wait_ratio, seed)
     key = _KEYS.get(args)
     if key is None:
-        key = _KEYS[args] = solved_key(size, height, width, n_agents, densities, blocked, wait_ratio)
+        key = _KEYS[args] = solved_key(size, height, width, n_agents, densities, blocked, wait_ratio, seed)
     return key
 
 
-def solved_key(size, height, width, n_agents, densities, blocked, wait_ratio):
-    """The name of one pool: map, agents, hole ratio, wait ratio and number of layouts."""
+def solved_key(size, height, width, n_agents, densities, blocked, wait_ratio, seed=0):
+    """The name of one pool: map, agents, hole ratio, wait ratio, number of layouts and (when not 0)
+    the seed of its family (`grid.solve.seed`)."""
     holes = [k for k, b in enumerate(blocked) if b]
     ratio = float(sum(densities[k] for k in holes))
     wait = float(wait_ratio) if n_agents > 1 else 0.0  # a lone agent never waits for another
-    return f"{int(height)}x{int(width)} agents={int(n_agents)} holes={ratio!r} wait={wait!r} pool={int(size)}"
+    family = f" seed={int(seed)}" if int(seed) else ""
+    return f"{int(height)}x{int(width)} agents={int(n_agents)} holes={ratio!r} wait={wait!r} pool={int(size)}{family}"
 
 
 def unpack_pool(text):
@@ -39,15 +41,16 @@ def unpack_pool(text):
         return holes, data["starts"].astype(np.int64), data["goals"].astype(np.int64), data["cost"].astype(np.int64)
 
 
-def solved_layouts(size, height, width, n_agents, densities, blocked, wait_ratio, index, baked=None):
+def solved_layouts(size, height, width, n_agents, densities, blocked, wait_ratio, seed, index, baked=None):
     """Layouts `index` (an int array) of the pool of `size` optimally solved MAPF instances of this
-    config (`grid.solve`): tiles, starts, goals and optimal sums of arrival times, each with the
-    leading axis of `index`. `baked`: the pools this module carries (name -> packed text).
+    config (`grid.solve`) in the family `seed`: tiles, starts, goals and optimal sums of arrival
+    times, each with the leading axis of `index`. `baked`: the pools this module carries (name ->
+    packed text).
 
     Once every layout of a pool is known (a baked pool, or a solver's pool with every slot
     filled: its layouts never change) the whole pool is kept in this form, and a draw is one
     gather (a copy) of each."""
-    key = _pool_name(size, height, width, n_agents, densities, blocked, wait_ratio)
+    key = _pool_name(size, height, width, n_agents, densities, blocked, wait_ratio, seed)
     source = (key, baked.get(key) if baked else None)
     idx = np.asarray(index, dtype=np.int64)
     whole = _WHOLE.get(source)
@@ -56,7 +59,7 @@ def solved_layouts(size, height, width, n_agents, densities, blocked, wait_ratio
         if source[1] is not None:
             lake, starts, goals, cost = unpack_pool(source[1])
         else:
-            drawn, pool = _solve(key, baked, size, height, width, n_agents, densities, holes, wait_ratio, idx)
+            drawn, pool = _solve(key, baked, size, height, width, n_agents, densities, holes, wait_ratio, seed, idx)
             if pool is None:  # some slots not solved yet: the layouts drawn (copies)
                 lake, starts, goals, cost = drawn
                 return _tiles(lake, holes), starts, goals, cost
@@ -70,7 +73,7 @@ def _tiles(lake, holes):
     return np.where(lake, holes[0], 0).astype(np.int64)
 
 
-def _solve(key, baked, size, height, width, n_agents, densities, holes, wait_ratio, idx):
+def _solve(key, baked, size, height, width, n_agents, densities, holes, wait_ratio, seed, idx):
     """The layouts `idx` from gymwright's solver (the pools of other params than the baked ones),
     and the whole pool (holes, starts, goals, costs) once all its slots are filled, else None."""
     try:
@@ -86,7 +89,7 @@ def _solve(key, baked, size, height, width, n_agents, densities, holes, wait_rat
     ratio = float(sum(densities[k] for k in holes))
     wait_ratio = wait_ratio if n_agents > 1 else 0.0
     try:
-        pool = solved_pool(PoolConfig(int(height), int(n_agents), ratio, float(wait_ratio)), int(size))
+        pool = solved_pool(PoolConfig(int(height), int(n_agents), ratio, float(wait_ratio)), int(size), int(seed))
         drawn = pool.take(idx)
     except MapfError as err:  # gymwright's own error type: the CLI reports it without a traceback
         raise MapfError(f"no solved layouts for a {height}x{width} lake, {n_agents} agents, hole ratio "

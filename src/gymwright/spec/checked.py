@@ -152,6 +152,7 @@ class CGrid:
     has_goals: bool = True
     pool: Checked | None = None
     wait_ratio: Checked | None = None  # grid.solve: layouts from the MAPF solver's pools
+    solve_seed: Checked | None = None  # grid.solve.seed: which family of pools (None: no grid.solve)
 
 
 @dataclass

@@ -79,10 +79,12 @@ class PyGrid(PyGenBase):
             return
         dens, pool = self.layout_codes()
         with w.block("def solved_config(self):"):
-            w('"""(pool size, height, width, agents, densities, blocked kinds, wait ratio) of this instance\'s')
-            w('layouts (grid.solve): the arguments of `solved_layouts`, and the name of the pool an export carries."""')
+            w('"""(pool size, height, width, agents, densities, blocked kinds, wait ratio, seed) of this')
+            w('instance\'s layouts (grid.solve): the arguments of `solved_layouts`, and the name of the pool an')
+            w('export carries."""')
             w("p = self.p")
-            w(f"return (int({pool}), {g.height}, {g.width}, {self.n}, [{dens}], GRID_BLOCKED, float({self.em()(g.wait_ratio)}))")
+            w(f"return (int({pool}), {g.height}, {g.width}, {self.n}, [{dens}], GRID_BLOCKED, "
+              f"float({self.em()(g.wait_ratio)}), int({self.em()(g.solve_seed)}))")
         w("")
 
     def grid_step(self) -> None:
@@ -146,14 +148,15 @@ class BatchGrid:
         w(f"pools = np.broadcast_to({pool}, (K,)).astype(np.int64)")
         if g.wait_ratio is not None:  # grid.solve: layouts of the pools of solved MAPF instances
             w(f"waits = np.broadcast_to({pad(em(g.wait_ratio), 1, 0)}, (K,)).astype(np.float64)")
+            w(f"families = np.broadcast_to({pad(em(g.solve_seed), 1, 0)}, (K,)).astype(np.float64)")
             w("u = b_draw(r, GRID_SITE - 1, None, 1)[:, 0]")
-            w("configs = np.concatenate([dens, pools[:, None], waits[:, None]], axis=1)")
+            w("configs = np.concatenate([dens, pools[:, None], waits[:, None], families[:, None]], axis=1)")
             w("v.optimal_cost = np.zeros(K, dtype=np.int64)")
             with w.block("for config in np.unique(configs, axis=0):"):
                 w("group = np.flatnonzero((configs == config).all(axis=1))")
-                w("size = int(config[-2])")
+                w("size = int(config[-3])")
                 w("k = np.minimum((u[group] * size).astype(np.int64), size - 1)")
-                w(f"v.tiles[group], v.pos[group], goals[group], v.optimal_cost[group] = solved_layouts(size, {g.height}, {g.width}, {self.n}, config[:-2].tolist(), GRID_BLOCKED, float(config[-1]), k)")
+                w(f"v.tiles[group], v.pos[group], goals[group], v.optimal_cost[group] = solved_layouts(size, {g.height}, {g.width}, {self.n}, config[:-3].tolist(), GRID_BLOCKED, float(config[-2]), int(config[-1]), k)")
             w("v.goal = goals")
             return
         w("pooled = np.flatnonzero(pools > 0)")

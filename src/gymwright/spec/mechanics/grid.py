@@ -15,6 +15,9 @@ from gymwright.spec.expr.types import INF, Info
 from gymwright.spec.fields import Expr, Name, _Strict
 from gymwright.spec.limits import MAX_GRID_POOL, MAX_GRID_SIDE, MAX_POOL_CELLS
 
+MAX_SOLVE_SEED = 1_000_000
+"""The largest `grid.solve.seed`"""
+
 
 class TileKind(_Strict):
     """A kind of grid tile; the first declared kind is the floor."""
@@ -39,6 +42,7 @@ class Solve(_Strict):
     """
 
     wait_ratio: Expr = Field(0.0, description="Share (0..1) of the pool's layouts whose optimal plan needs an agent to wait or detour for another (param expression; ignored with one agent).")
+    seed: Expr = Field(0, description="Which family of pools the layouts come from (a constant int 0..1000000: a literal or an int param): pools of different seeds are independent draws, so instances held out for judging can be kept apart from those trained on.")
 
 
 
@@ -130,7 +134,8 @@ class GridChecks(CheckerBase):
         self.grid = CGrid(h, w, kinds, chars, [tuple(t.color) for t in g.tiles.values()],  # type: ignore[misc]
                           densities, [t.blocked for t in g.tiles.values()],  # type: ignore[arg-type]
                           [t.passable for t in g.tiles.values()], fixed, starts, goals,
-                          slip, g.collision, None, n, g.goals != "none", pool, solve)  # type: ignore[arg-type]
+                          slip, g.collision, None, n, g.goals != "none", pool, solve,  # type: ignore[arg-type]
+                          self._check_solve_seed() if solve is not None else None)
 
     def _check_solve(self, h: int, w: int, densities: list[Checked | None], pool: Checked | None) -> Checked | None:
         """`grid.solve`: the layouts must be ones the MAPF generator can make; returns `wait_ratio`."""
@@ -172,6 +177,19 @@ class GridChecks(CheckerBase):
             self.error(f"{where}.wait_ratio", f"wait_ratio may be {ratio.info.lo:g}..{ratio.info.hi:g}; it is a share, 0..1",
                        "bound the param to 0..1")
         return ratio
+
+    def _check_solve_seed(self) -> Checked | None:
+        """`grid.solve.seed`: a constant int 0..MAX_SOLVE_SEED (which family of solved pools)."""
+        g, where = self.spec.grid, "grid.solve.seed"
+        assert g is not None and g.solve is not None
+        seed = self.expr(g.solve.seed, self.scope("grid solve seed"), where)
+        if seed is not None and (seed.info.dtype != "int" or seed.info.shape or not seed.info.const):
+            self.error(where, f"seed must be a constant int (a literal or an int param), got {seed.info.describe()}",
+                       "give an int literal, or an int param (`type: int`)")
+        elif seed is not None and (seed.info.lo < 0 or seed.info.hi > MAX_SOLVE_SEED):
+            self.error(where, f"seed may be {seed.info.lo:g}..{seed.info.hi:g}; it must lie in 0..{MAX_SOLVE_SEED}",
+                       f"bound the param to 0..{MAX_SOLVE_SEED}")
+        return seed
 
     def _check_fixed_layout(self, tiles: np.ndarray, starts: np.ndarray | None, goals: np.ndarray | None,
                             blocked: list[bool]) -> None:
