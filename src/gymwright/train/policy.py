@@ -84,9 +84,13 @@ class RoleNet(nn.Module):
         """obs (..., count, obs_dim), masks bool (..., count, n_actions) -> masked logits."""
         return torch.where(masks, self.actor(self.actor_input(obs)), MASK_VALUE)
 
-    def logits_at(self, obs: torch.Tensor, masks: torch.Tensor, at: torch.Tensor) -> torch.Tensor:
-        """Masked logits (n, n_actions) of the (..., count) places where `at` is true only."""
-        return torch.where(masks[at], self.actor(self.actor_input(obs)[at]), MASK_VALUE)
+    def logits_at(self, obs: torch.Tensor, masks: torch.Tensor, at: torch.Tensor | None) -> torch.Tensor:
+        """Masked logits (n, n_actions) of the (batch, count) places where `at` is true only, in
+        row-major order (`at` None: every place, n = batch * count, without copying a compaction)."""
+        x = self.actor_input(obs)
+        if at is None:
+            return torch.where(masks.reshape(-1, masks.shape[-1]), self.actor(x.reshape(-1, x.shape[-1])), MASK_VALUE)
+        return torch.where(masks[at], self.actor(x[at]), MASK_VALUE)
 
     def value(self, critic_in: torch.Tensor) -> torch.Tensor:
         """critic_in (..., count, critic_dim) -> normalized values (..., count)."""

@@ -239,6 +239,7 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                 perm = torch.randperm(flat, device=device)
                 for k in range(cfg.minibatches):
                     mb = perm[k * mb_size:(k + 1) * mb_size]
+                    obs_mb, masks_mb = b_obs[mb], b_masks[mb]  # gathered once for every role, actor and critic
                     loss = torch.zeros((), device=device)
                     for net, mine in zip(model.nets, own, strict=True):
                         r = net.role
@@ -246,19 +247,20 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                             continue  # an NPC role: no loss, no gradient
                         actions = b_actions[mb, r.agents]
                         valid = (actions >= 0) & mine  # trained agents that had a legal action (the others sent -1)
-                        logits = net.logits_at(model.role_obs(r, b_obs[mb]), model.role_masks(r, b_masks[mb]), valid)
+                        at = None if bool(valid.all()) else valid  # None: every place (no compaction to copy)
+                        logits = net.logits_at(model.role_obs(r, obs_mb), model.role_masks(r, masks_mb), at)
                         logp_all = F.log_softmax(logits, -1)
-                        new_logp = logp_all.gather(-1, actions[valid].unsqueeze(-1)).squeeze(-1)
+                        new_logp = logp_all.gather(-1, _places(actions, at).unsqueeze(-1)).squeeze(-1)
                         entropy = -(logp_all.exp() * logp_all).sum(-1)
-                        log_ratio = new_logp - b_logp[mb, r.agents][valid]
+                        log_ratio = new_logp - _places(b_logp[mb, r.agents], at)
                         ratio = log_ratio.exp()
-                        adv = b_adv[mb, r.agents][valid]
+                        adv = _places(b_adv[mb, r.agents], at)
                         if adv.numel() > 1:
                             adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                         pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip, 1 + cfg.clip))
                         pg_loss = pg.mean() if adv.numel() else torch.zeros((), device=device)
                         ent = entropy.mean() if adv.numel() else torch.zeros((), device=device)
-                        critic_in = model.critic_input(r, b_obs[mb], b_state[mb] if b_state is not None else None)
+                        critic_in = model.critic_input(r, obs_mb, b_state[mb] if b_state is not None else None)
                         v_loss = 0.5 * ((net.value(critic_in) - b_targets[mb, r.agents])[..., mine] ** 2).mean()
                         loss = loss + pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
                         if demos is not None:
@@ -315,6 +317,11 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
 
 
 # -------------------------------------------------------------------- helpers
+def _places(x: torch.Tensor, at: torch.Tensor | None) -> torch.Tensor:
+    """x (..., count[, F]) at the places `at` marks, flattened in row-major order (all of them: None)."""
+    return x.reshape(-1, *x.shape[2:]) if at is None else x[at]
+
+
 def _load_demos(cfg: TrainConfig, roles: list[Any], obs_dim: int, n_actions: int,
                 device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
     """`cfg.demos` as tensors (obs, masks, actions), checked against the spec's one role."""
