@@ -21,7 +21,14 @@ def test_the_goal_of_a_lake_is_its_harder_lakes_and_the_levers_to_reach_them() -
                for c in goal.held_out.values())
     assert goal.start == {**MAPF, "size": 4, "wait_ratio": 0.25, "hole_density": 0.2}  # the levers made explicit
     assert goal.space is not None and goal.space.structural == {"size": [3, 4, 5, 6], "n_agents": [2]}
-    assert goal.validation == goal.held_out and goal.secondary == ("optimal",)
+    assert goal.validation is not None and list(goal.validation) == list(goal.held_out)
+    assert goal.secondary == ("optimal",)
+    # judged on another family of solved pools than any stage trains or validates on: no judged
+    # instance was trained on
+    for cell, held in goal.held_out.items():
+        assert held["layout_seed"] == 1 and "layout_seed" not in goal.validation[cell]
+        assert {k: v for k, v in held.items() if k not in ("layout_seed", "layout_pool")} == goal.validation[cell]
+    assert all("layout_seed" not in b for b in goal.space.levels())
     other = goal_for("cake_negotiation", {})
     assert other.held_out == {"the task": {}} and other.space is None and other.validation is None
 
@@ -46,3 +53,37 @@ def test_compare_trains_both_arms_for_the_same_budget_and_judges_them_on_the_sam
     assert ci == pytest.approx((result.arms["engineer"].ci95 ** 2 + result.arms["fixed"].ci95 ** 2) ** 0.5)
     saved = json.loads((tmp_path / "comparison.json").read_text())
     assert saved["arms"]["engineer"]["cells"] == result.arms["engineer"].cells
+
+
+@pytest.mark.slow  # two tiny curricula, each run twice (one at a time, then side by side)
+def test_arms_trained_side_by_side_give_what_they_give_one_at_a_time(tmp_path: Path) -> None:
+    """`jobs=2` trains the arms in two processes; each arm seeds its own stages, so its result is
+    the one it gives alone, and every progress line of both arms reaches the caller."""
+    goal = goal_for("mapf_frozenlake", MAPF)
+    opts = CurriculumOptions(stages=2, steps_per_stage=2048, num_envs=16, eval_episodes=10, record_episodes=2,
+                             validation_episodes=10, band=(0.3, 0.6))
+    results, said = [], []
+    for jobs in (1, 2):
+        out = tmp_path / f"jobs{jobs}"
+        lines: list[str] = []
+        results.append(compare("mapf_frozenlake", MAPF, {"engineer": HeuristicEngineer(), "fixed": FixedEngineer()}, goal,
+                               {"engineer": out, "fixed": out / "baseline"}, out / "comparison.json", opts, episodes=20,
+                               progress=lines.append, jobs=jobs))
+        said.append(lines)
+    one, two = results
+    for name in ("engineer", "fixed"):
+        assert two.arms[name].cells == one.arms[name].cells and two.arms[name].stages == one.arms[name].stages
+        assert two.arms[name].folder == one.arms[name].folder
+    assert sorted(said[1]) == sorted(said[0]) and any("[fixed]" in x for x in said[1])
+
+
+def test_an_error_raised_in_a_worker_process_keeps_where_what_and_the_fix() -> None:
+    import pickle
+
+    from gymwright.errors import ExprError, GymwrightError
+
+    err = pickle.loads(pickle.dumps(GymwrightError("no pool", path="grid.solve", hint="change the params")))
+    assert (err.message, err.path, err.hint) == ("no pool", "grid.solve", "change the params")
+    assert str(err) == "grid.solve: no pool\n  hint: change the params"
+    expr = pickle.loads(pickle.dumps(ExprError("bad name", source="x + y", col=4, path="step[0]")))
+    assert type(expr) is ExprError and expr.col == 4 and expr.caret().endswith("    ^")

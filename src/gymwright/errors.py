@@ -20,6 +20,18 @@ class GymwrightError(Exception):
         fix = f"\n  hint: {self.hint}" if self.hint else ""
         return f"{where}{self.message}{fix}"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled whole (path, hint and a subclass's own fields), so an error raised in a worker
+        process reaches the caller as it was raised."""
+        return (_restore, (type(self), self.args, dict(self.__dict__)))
+
+
+def _restore(cls: type[GymwrightError], args: tuple[Any, ...], state: dict[str, Any]) -> GymwrightError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
+
 
 class SpecError(GymwrightError):
     """A spec is malformed. Carries every diagnostic found, not just the first."""

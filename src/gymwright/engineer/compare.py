@@ -3,8 +3,10 @@
 `goal_for` says what a spec's final policy is judged on: for a MAPF-FrozenLake-like spec (params
 `size`, `n_agents`, `wait_ratio`, `hole_density`) the harder lakes of the engineer benchmark's
 in-distribution experiment (one and two sizes bigger, hole ratio 0.3, wait ratio 0.5 and 0.75,
-at the task's agent count), with the configuration space the engineer may use; for any other
-spec the task's own configuration (other episodes), with the knobs as the only levers.
+at the task's agent count; held out: a family of solved pools, `layout_seed`, that no stage trains
+on; validation: the same configurations in the training pools' family, other episodes), with the
+configuration space the engineer may use; for any other spec the task's own configuration (other
+episodes), with the knobs as the only levers.
 
 `compare` trains every arm (an engineer and the curriculum options it runs with) into its own
 folder with `evolve`, then evaluates each final policy on the held-out cells (the same episode
@@ -43,8 +45,10 @@ from gymwright.train import load_policy
 
 HELD_OUT_SEED = 900_000
 HELD_OUT_POOL = 200
-"""solved layouts per held-out cell (each solved once, when first drawn; validation draws other
-episodes from the same layouts, as the engineer benchmark's validation overlaps its held-out pools)"""
+"""solved layouts per held-out cell (each solved once, when first drawn)"""
+HELD_OUT_FAMILY = 1
+"""`layout_seed` of the held-out pools: another family than the pools trained and validated on
+(seed 0, the default), so no judged instance was ever trained on"""
 MAPF_LEVERS = ("size", "n_agents", "wait_ratio", "hole_density")
 
 
@@ -56,7 +60,7 @@ class Goal:
     target: str  # the same in words, for the engineer
     start: dict[str, Any] = field(default_factory=dict)  # the first stage's config (the task's, levers explicit)
     space: ConfigSpace | None = None  # None: the knobs of the task's configuration only
-    validation: dict[str, dict[str, Any]] | None = None  # drawn like the held-out cells, other episodes
+    validation: dict[str, dict[str, Any]] | None = None  # drawn like the held-out cells, other instances
     secondary: tuple[str, ...] = ()  # metrics reported next to the task metric
 
 
@@ -72,9 +76,10 @@ def goal_for(spec: str, params: dict[str, Any]) -> Goal:
     size, agents = int(config["size"]), int(config["n_agents"])
     sizes = sorted({min(top, size + d) for d in (1, 2)})
     pool = min(HELD_OUT_POOL, int(config.get("layout_pool", HELD_OUT_POOL)))
-    held = {f"{agents} ag {s}x{s} w {w:.2f}": {**params, "size": s, "wait_ratio": w, "hole_density": 0.3,
-                                              "layout_pool": pool}
-            for s in sizes for w in (0.5, 0.75)}
+    family = {"layout_seed": HELD_OUT_FAMILY} if "layout_seed" in loaded.params else {}
+    validation = {f"{agents} ag {s}x{s} w {w:.2f}": {**params, "size": s, "wait_ratio": w, "hole_density": 0.3}
+                  for s in sizes for w in (0.5, 0.75)}  # the training pools' family: other episodes
+    held = {cell: {**p, "layout_pool": pool, **family} for cell, p in validation.items()}
     start = {**params, **{k: config[k] for k in MAPF_LEVERS}}
     fixed = {k: v for k, v in params.items() if k not in MAPF_LEVERS}
     space = ConfigSpace.for_spec(spec, {"size": sorted({max(3, size - 1), size, *sizes}), "n_agents": [agents]},
@@ -82,7 +87,7 @@ def goal_for(spec: str, params: dict[str, Any]) -> Goal:
     target = (f"{agents} walkers on {' and '.join(f'{s}x{s}' for s in sizes)} lakes, hole ratio 0.3, wait ratio 0.5 "
               "and 0.75; judged on the valid rate (every walker on its goal, no hole, no conflict)")
     secondary = ("optimal",) if "optimal" in loaded.metrics else ()
-    return Goal(held, target, start, space, dict(held), secondary)
+    return Goal(held, target, start, space, validation, secondary)
 
 
 @dataclass
@@ -121,26 +126,73 @@ class Comparison:
 
 def compare(spec: str, params: dict[str, Any], engineers: dict[str, Engineer], goal: Goal, folders: dict[str, Path],
             output: Path, options: CurriculumOptions, *, episodes: int = 200, store: Store | None = None,
-            progress: Callable[[str], None] | None = None) -> Comparison:
-    """Train every arm for the same budget, judge each final policy on `goal.held_out`, write `output`."""
+            progress: Callable[[str], None] | None = None, jobs: int = 1) -> Comparison:
+    """Train every arm for the same budget, judge each final policy on `goal.held_out`, write `output`.
+
+    `jobs` > 1 trains that many arms at once, each in its own process (the built-in trainer only;
+    each arm's results are the same as when run alone: every arm seeds its own stages)."""
     say = progress or (lambda _: None)
-    arms: dict[str, Arm] = {}
     metric = options.task_metric or default_task_metric(compile_spec(spec, params))
     if metric is None:
         raise GymwrightError(f"{spec} has no metrics: comparing curricula needs a task metric", path="metrics",
                              hint="add a metric with `kind: task` to the spec")
     options = replace(options, task_metric=metric)
-    for name, engineer in engineers.items():
-        opts = _options_for(engineer, goal, options)
-        say(f"{name} ({engineer.name} engineer): {opts.stages} stages of {opts.steps_per_stage:,} env steps")
-        records = evolve(spec, _start(goal), engineer, folders[name], opts, store=store,
-                         progress=lambda line, n=name: say(f"  [{n}] {line}"))
-        arms[name] = _judge(name, engineer, folders[name], records, spec, goal, metric, episodes)
-        arms[name].folder = os.path.relpath(folders[name], output.parent)  # the report finds it from there
-        say(f"{name}: held-out {metric} {arms[name].mean:.3f} +/- {arms[name].ci95:.3f}")
+    tasks = [(name, engineer, goal, folders[name], spec, options, metric, episodes) for name, engineer in engineers.items()]
+    root = None if store is None else store.path
+    if jobs > 1 and len(tasks) > 1 and options.backend == "builtin":
+        arms = _arms_in_parallel(tasks, root, min(jobs, len(tasks)), say)
+    else:
+        arms = {t[0]: _arm(*t, store=store, say=say) for t in tasks}
+    for name, arm in arms.items():
+        arm.folder = os.path.relpath(folders[name], output.parent)  # the report finds it from there
     result = Comparison(spec, metric, options.stages * options.steps_per_stage, episodes, goal.held_out, arms)
     write_atomic(output, json.dumps(result.to_json_dict(), indent=2, default=float))
     return result
+
+
+def _arm(name: str, engineer: Engineer, goal: Goal, folder: Path, spec: str, options: CurriculumOptions, metric: str,
+         episodes: int, *, store: Store | None, say: Callable[[str], None]) -> Arm:
+    """One arm: its curriculum, then its final policy judged on the held-out cells."""
+    opts = _options_for(engineer, goal, options)
+    say(f"{name} ({engineer.name} engineer): {opts.stages} stages of {opts.steps_per_stage:,} env steps")
+    records = evolve(spec, _start(goal), engineer, folder, opts, store=store,
+                     progress=lambda line: say(f"  [{name}] {line}"))
+    arm = _judge(name, engineer, folder, records, spec, goal, metric, episodes)
+    say(f"{name}: held-out {metric} {arm.mean:.3f} +/- {arm.ci95:.3f}")
+    return arm
+
+
+def _arm_process(task: tuple[Any, ...], root: Path | None, lines: Any) -> Arm:
+    """`_arm` in a worker process: its own store connection, its progress lines sent to `lines`."""
+    import torch
+
+    torch.set_num_threads(1)
+    if root is None:
+        return _arm(*task, store=None, say=lines.put)
+    with Store.open(root) as st:
+        return _arm(*task, store=st, say=lines.put)
+
+
+def _arms_in_parallel(tasks: list[tuple[Any, ...]], root: Path | None, jobs: int,
+                      say: Callable[[str], None]) -> dict[str, Arm]:
+    """The arms `jobs` at a time in spawned processes, their progress lines passed on as they come."""
+    import queue
+    from concurrent.futures import ProcessPoolExecutor, wait
+    from multiprocessing import get_context
+
+    ctx = get_context("spawn")
+    with ctx.Manager() as manager, ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        lines = manager.Queue()
+        futures = {t[0]: pool.submit(_arm_process, t, root, lines) for t in tasks}
+        pending = set(futures.values())
+        while pending:
+            _, pending = wait(pending, timeout=0.2)
+            while True:
+                try:
+                    say(lines.get_nowait())
+                except queue.Empty:
+                    break
+        return {name: f.result() for name, f in futures.items()}
 
 
 def _options_for(engineer: Engineer, goal: Goal, options: CurriculumOptions) -> CurriculumOptions:
