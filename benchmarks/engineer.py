@@ -55,6 +55,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 SPEC = "mapf_frozenlake"
 TRAIN_FIXED = {"max_steps": 30, "view_radius": 2}
 HELD_FIXED = {"max_steps": 40, "view_radius": 2}
+HELD_OUT_POOL = {"layout_pool": 200, "layout_seed": 1}
+"""The pools the held-out cells are judged on: 200 solved instances a cell from another family of
+pools (`layout_seed` 1) than every pool a method trains or validates on (seed 0), so no judged
+instance was ever trained on (pools of one family share instances across sizes and wait ratios)"""
 LEARNER: dict[str, Any] = {"hidden": (64, 64), "ent_coef": 0.01, "rollout_len": 16, "lr": 1e-3}
 """The frozen base learner v3 (IPPO, one shared walker policy; see `--tune`, `--bounds` and
 benchmarks/README.md): v2 with lr 1e-3 (from 3e-4) and 512 copies (from 256)."""
@@ -159,11 +163,10 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
     space = exp.space()
     engineer = make_engineer(method, space, cfg["model"])
     engineer.name = method
-    validation = {k: {**v, "layout_pool": 1000} for k, v in exp.held_out.items()}
     opts = CurriculumOptions(
         stages=cfg["stages"], steps_per_stage=cfg["steps"] // cfg["stages"], band=tuple(cfg["band"]), task_metric="valid",
         eval_episodes=cfg["stage_episodes"], num_envs=NUM_ENVS, seed=1000 * seed, knobs=tuple(exp.knobs),
-        record_episodes=20, validation=validation, validation_episodes=cfg["validation_episodes"],
+        record_episodes=20, validation=validation_cells(exp), validation_episodes=cfg["validation_episodes"],
         secondary=("optimal",), target=exp.target, space=space if method not in ("fixed",) else None,
         guard=method not in BASELINES, train=dict(LEARNER), **imitation_options(cfg))
     start = time.perf_counter()
@@ -182,6 +185,12 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
     return run
 
 
+def validation_cells(exp: Experiment) -> dict[str, dict[str, Any]]:
+    """What the engineers read after every stage: the held-out cells' configurations in the pools
+    of the training family (1000 instances, seed 0), other episodes than any stage trains on"""
+    return {k: {**v, "layout_pool": 1000} for k, v in exp.held_out.items()}
+
+
 def imitation_options(cfg: dict[str, Any]) -> dict[str, Any]:
     """`CurriculumOptions` of a learner that imitates CBS plans (`--imitate`), none otherwise."""
     if not cfg.get("imitate"):
@@ -198,7 +207,7 @@ def held_out(run: Run, exp: Experiment, checkpoint: str, episodes: int) -> None:
 
     policy = load_policy(checkpoint)
     for cell, params in exp.held_out.items():
-        m = play_episodes(SPEC, {**params, "layout_pool": 200}, policy, episodes, seed=900_000).episode_metrics
+        m = play_episodes(SPEC, {**params, **HELD_OUT_POOL}, policy, episodes, seed=900_000).episode_metrics
         failed = m["valid"] == 0
         hole = failed & (m["holes"] > 0)
         conflict = failed & ~hole & (m["conflicts"] > 0)
@@ -207,27 +216,28 @@ def held_out(run: Run, exp: Experiment, checkpoint: str, episodes: int) -> None:
                               "timeout": float((failed & ~hole & ~conflict).mean())}
 
 
-def pool_keys(names: list[str]) -> list[tuple[int, int, float, float, int]]:
-    """Every solved pool the experiments draw from: (size, agents, holes, wait, slots)."""
+def pool_keys(names: list[str]) -> list[tuple[int, int, float, float, int, int]]:
+    """Every solved pool the experiments draw from: (size, agents, holes, wait, slots, family seed)."""
     keys = set()
+    held = (HELD_OUT_POOL["layout_pool"], HELD_OUT_POOL["layout_seed"])
     for name in names:
         exp = EXPERIMENTS[name]
         for p in exp.space().levels():
-            keys.add((p["size"], p["n_agents"], p["hole_density"], p["wait_ratio"], 1000))
+            keys.add((p["size"], p["n_agents"], p["hole_density"], p["wait_ratio"], 1000, 0))
         for p in exp.held_out.values():
-            for n in (1000, 200):  # validation (the training pools' size) and held out
-                keys.add((p["size"], p["n_agents"], p["hole_density"], p["wait_ratio"], n))
+            for n, seed in ((1000, 0), held):  # validation (the training pools) and held out
+                keys.add((p["size"], p["n_agents"], p["hole_density"], p["wait_ratio"], n, seed))
     return sorted(keys, key=lambda k: -(k[0] ** 2) * k[1])  # the slowest first
 
 
-def fill_pool(key: tuple[int, int, float, float, int]) -> float:
+def fill_pool(key: tuple[int, int, float, float, int, int]) -> float:
     """Solve every slot of one pool (CBS), so it is cached on disk for every later run."""
     from gymwright.mapf import PoolConfig
     from gymwright.mapf.lazy import solved_pool
 
-    size, agents, holes, wait, n = key
+    size, agents, holes, wait, n, seed = key
     start = time.perf_counter()
-    solved_pool(PoolConfig(size, agents, float(holes), float(wait)), n).whole()
+    solved_pool(PoolConfig(size, agents, float(holes), float(wait)), n, seed).whole()
     return time.perf_counter() - start
 
 
@@ -456,7 +466,7 @@ def team_spec(weight: float = 2.0) -> dict[str, Any]:
 def _judged(spec: Any, policy: Any, cfg: dict[str, Any], **change: Any) -> dict[str, float]:
     from gymwright.engineer import measure_validation
 
-    cells = {k: {**v, **change} for k, v in EXPERIMENTS["in_distribution"].held_out.items()}
+    cells = {k: {**v, **HELD_OUT_POOL, **change} for k, v in EXPERIMENTS["in_distribution"].held_out.items()}
     val = measure_validation(spec, cells, policy, "valid", cfg["validation_episodes"], 700_000, ("optimal",))
     return {"valid": val.mean, "ci95": val.ci95, "optimal": val.secondary["optimal"]}
 
@@ -466,11 +476,15 @@ def bound_setup(name: str, steps: int) -> tuple[Any, Any, int, dict[str, Any]]:
     that variant's spec is built."""
     exp = EXPERIMENTS["in_distribution"]
     judged = [{**v, "layout_pool": 1000} for v in exp.held_out.values()]
+    levels = lambda: exp.space().levels()  # noqa: E731 - uniform domain randomization, built only when asked
     start = dict(exp.start)
     spec, params, scale, extra = {
         "fixed": (lambda: SPEC, start, 1, {}),
-        "fixed, 4x the steps": (lambda: SPEC, start, 4, {}),
+        "fixed for 4x the steps (fixed 4x)": (lambda: SPEC, start, 4, {}),
         "oracle: trained on the judged cells": (lambda: SPEC, judged, 1, {}),
+        "oracle for 4x the steps (oracle 4x)": (lambda: SPEC, judged, 4, {}),
+        "domain randomization over the 48 levels (dr)": (lambda: SPEC, None, 1, {}),
+        "domain randomization for 4x the steps (dr 4x)": (lambda: SPEC, None, 4, {}),
         "tie-break input (yield_to_near)": (tie_break_spec, start, 1, {}),
         "agent index (asymmetric conventions)": (lambda: SPEC, start, 1, {"agent_index": True}),
         "centralized critic (mappo)": (lambda: SPEC, start, 1, {"algo": "mappo"}),
@@ -491,7 +505,7 @@ def bound_setup(name: str, steps: int) -> tuple[Any, Any, int, dict[str, Any]]:
         "fixed with learner v2 (lr 3e-4, 256 copies)": (lambda: SPEC, start, 1, dict(LEARNER_V2)),
         "oracle with learner v2 (lr 3e-4, 256 copies)": (lambda: SPEC, judged, 1, dict(LEARNER_V2)),
     }[name]
-    return spec(), params, scale * steps, extra
+    return spec(), levels() if params is None else params, scale * steps, extra
 
 
 LEARNER_V2: dict[str, Any] = {"lr": 3e-4, "num_envs": 256}
@@ -503,9 +517,9 @@ DEMO_EPISODES = 4000
 
 def held_out_layouts() -> frozenset[bytes]:
     """Every layout of the judged held-out pools (in_distribution), as `mapf_demos.layout_key`s.
-    The judged cells' training pools (1000 slots) hold many of them: slot k of a config is the same
-    instance in every pool where it is the same kind (needs a wait or not)."""
-    import numpy as np
+    They come from another family of pools (`HELD_OUT_POOL`) than any training pool; before that
+    (results up to 2026-12-03) the judged cells' training pools held about half of them, since slot
+    k of a config is the same instance in every pool of one family where it is the same kind."""
     from mapf_demos import layout_key
 
     from gymwright.mapf import PoolConfig
@@ -513,8 +527,8 @@ def held_out_layouts() -> frozenset[bytes]:
 
     keys = set()
     for p in EXPERIMENTS["in_distribution"].held_out.values():
-        pool = solved_pool(PoolConfig(p["size"], p["n_agents"], float(p["hole_density"]), float(p["wait_ratio"])), 200)
-        holes, starts, goals, _ = pool.take(np.arange(200))
+        config = PoolConfig(p["size"], p["n_agents"], float(p["hole_density"]), float(p["wait_ratio"]))
+        holes, starts, goals, _ = solved_pool(config, HELD_OUT_POOL["layout_pool"], HELD_OUT_POOL["layout_seed"]).whole()
         keys.update(layout_key(*x) for x in zip(holes, starts, goals, strict=True))
     return frozenset(keys)
 
@@ -562,13 +576,14 @@ def bound_one(name: str, seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
         row["bc"] = {**bc, "ppo_env_steps": res.env_steps,
                      "bc_only": _judged(spec, load_policy(bc["checkpoint"]), cfg, view_radius=2)}
     if name == "fixed":  # the same policy with fewer walkers: how much of the loss is coordination
-        row["walkers"] = {n: _judged(spec, policy, cfg, view_radius=2, n_agents=n, layout_pool=200)["valid"]
+        row["walkers"] = {n: _judged(spec, policy, cfg, view_radius=2, n_agents=n)["valid"]
                           for n in (1, 2)}
     row["train_s"] = time.perf_counter() - start
     return row
 
 
-BOUND_VARIANTS = ("fixed", "fixed, 4x the steps", "oracle: trained on the judged cells",
+BOUND_VARIANTS = ("fixed", "fixed for 4x the steps (fixed 4x)", "oracle: trained on the judged cells", "oracle for 4x the steps (oracle 4x)",
+                  "domain randomization over the 48 levels (dr)", "domain randomization for 4x the steps (dr 4x)",
                   "tie-break input (yield_to_near)", "agent index (asymmetric conventions)",
                   "centralized critic (mappo)", "memory input (steps not moved)", "team reward 2.0 (from 0.5)",
                   "oracle with the memory input", "goal-in-the-way input",
@@ -702,6 +717,7 @@ def merge(paths: list[Path], renames: dict[str, str] | None = None) -> dict[str,
                     raise SystemExit(f"--merge: {exp} {run.method} seed {run.seed} differs between {runs[key][0]} and "
                                      f"{path}: the files come from different code or settings; rerun them together")
                 runs.setdefault(key, (path, run))
+    out["seeds"] = sorted({seed for _, _, seed in runs})
     print(f"# MAPF-FrozenLake engineer experiment\n\nMerged from {', '.join(str(p) for p in paths)} (the runs found "
           f"in several files agree); budget per run: {budgets.pop():,} env steps.")
     for exp in dict.fromkeys(k[0] for k in runs):
@@ -720,10 +736,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, heuristic-band (knobs by the band alone), llm, llm-failures, llm-guideline")
     ap.add_argument("--model", help="the LLM engineer's model (adds `llm`)")
     ap.add_argument("--ablation", action="store_true", help="with --model: also llm-failures and llm-guideline")
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=3, help="how many seeds (runs per method and experiment)")
+    ap.add_argument("--first-seed", type=int, default=0, help="the first seed (more seeds for an earlier run: "
+                    "--first-seed 3 --seeds 2, then --merge)")
     ap.add_argument("--band", type=float, nargs=2, default=BAND, metavar=("LOW", "HIGH"))
     ap.add_argument("--stages", type=int, default=4)
-    ap.add_argument("--steps", type=int, default=1_200_000, help="env steps per run (every method), split over the stages")
+    ap.add_argument("--steps", type=int, default=3_200_000, help="env steps per run (every method), split over the stages")
     ap.add_argument("--stage-episodes", type=int, default=150, help="evaluation episodes per bucket per stage")
     ap.add_argument("--validation-episodes", type=int, default=150, help="validation episodes per cell per stage")
     ap.add_argument("--episodes", type=int, default=300, help="held-out episodes per cell per run")
@@ -802,7 +820,8 @@ def main(argv: list[str] | None = None) -> int:
     names = [e.strip() for e in args.experiments.split(",") if e.strip()]
     pools_s = prepare_pools(names, args.jobs)
     print(f"solved pools ready in {pools_s:.0f} s", file=sys.stderr)
-    jobs = [(e, m, s) for e in names for s in range(args.seeds) for m in methods]
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    jobs = [(e, m, s) for e in names for s in seeds for m in methods]
     runs: list[Run] = []
     with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(run_one, e, m, s, cfg) for e, m, s in jobs]
@@ -812,7 +831,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{run.experiment} {run.method} seed {run.seed}: {run.env_steps} env steps in {run.train_s:.0f} s; "
                   f"held-out valid {overall(run, 'valid'):.3f}", file=sys.stderr)
     engineers = [m for m in methods if m not in BASELINES]
-    report: dict[str, Any] = {"budget_env_steps": runs[0].env_steps, "seeds": list(range(args.seeds)),
+    report: dict[str, Any] = {"budget_env_steps": runs[0].env_steps, "seeds": seeds,
                               "stages": args.stages, "band": list(args.band), "learner": {**LEARNER, "num_envs": NUM_ENVS,
                                                                                         **TRAIN_FIXED,
                                                                                         "imitate": args.imitate,

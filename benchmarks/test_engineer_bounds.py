@@ -130,3 +130,49 @@ def test_the_learner_v2_variants_train_with_v2s_rate_and_copies_and_pair_with_ea
             for v, x in (("fixed", 0.4), (fixed_v2, 0.38 + s / 100), (oracle_v2, 0.45))]
     summary = engineer.paired(rows, oracle_v2, ["fixed", engineer.PAIRED_WITH[oracle_v2]])
     assert summary["minus_fixed_v2"][0] == pytest.approx(0.065)
+
+
+def test_the_budget_and_distribution_variants_train_what_their_names_say() -> None:
+    """`fixed 4x`, `oracle 4x`, `dr` and `dr 4x`: the start configuration, the judged cells or every
+    level of the space, for the budget or four times it."""
+    exp = engineer.EXPERIMENTS["in_distribution"]
+    levels = exp.space().levels()
+    judged = engineer.bound_setup("oracle: trained on the judged cells", 1000)[1]
+    picked = engineer.pick_variants("fixed 4x,oracle 4x,dr,dr 4x")
+    assert picked[0] == "fixed" and len(picked) == 5
+    setups = {name: engineer.bound_setup(name, 1000) for name in picked}
+    assert [s[2] for s in setups.values()] == [1000, 4000, 4000, 1000, 4000]
+    assert setups[picked[1]][1] == exp.start
+    assert setups[picked[2]][1] == judged and len(judged) == len(exp.held_out)
+    assert setups[picked[3]][1] == setups[picked[4]][1] == levels and len(levels) == 48
+
+
+def test_no_held_out_instance_comes_from_a_pool_any_method_trains_or_validates_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The held-out cells are judged on pools of another family (`layout_seed`) than the levels
+    of the space and the validation cells (seed 0: the default), in both experiments and in the
+    bounds; every pool the experiments fill is one of these."""
+    held_seed = engineer.HELD_OUT_POOL["layout_seed"]
+    assert held_seed != 0 and engineer.HELD_OUT_POOL["layout_pool"] == 200
+    judged: list[dict] = []
+
+    class Result:
+        episode_metrics = {k: np.zeros(2) for k in ("valid", "optimal", "holes", "conflicts")}
+
+    monkeypatch.setattr("gymwright.train.load_policy", lambda _: None)
+    monkeypatch.setattr("gymwright.train.play_episodes", lambda spec, params, *a, **k: judged.append(params) or Result())
+    for name, exp in engineer.EXPERIMENTS.items():
+        assert all(p.get("layout_seed", 0) == 0 for p in exp.space().levels())
+        assert all(p.get("layout_seed", 0) == 0 and p["layout_pool"] == 1000 for p in engineer.validation_cells(exp).values())
+        judged.clear()
+        engineer.held_out(engineer.Run(name, "fixed", 0), exp, "unused", 2)
+        assert len(judged) == len(exp.held_out)
+        assert all(p["layout_seed"] == held_seed and p["layout_pool"] == 200 for p in judged)
+        keys = engineer.pool_keys([name])
+        assert {k[-1] for k in keys} == {0, held_seed}
+        assert all(k[-2:] == (200, held_seed) for k in keys if k[-1] == held_seed)
+    cells = []
+    monkeypatch.setattr("gymwright.engineer.measure_validation",
+                        lambda spec, c, *a, **k: cells.append(c) or type("V", (), {"mean": 0.0, "ci95": 0.0,
+                                                                                      "secondary": {"optimal": 0.0}})())
+    engineer._judged(engineer.SPEC, None, {"validation_episodes": 1})
+    assert all(p["layout_seed"] == held_seed for p in cells[0].values())

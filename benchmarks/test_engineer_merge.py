@@ -84,3 +84,14 @@ def test_other_learners_are_refused_a_renamed_method_joins_and_pair_compares_acr
     assert "valid +0.250" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="has no runs of 'dr'"):
         engineer.pair_across(f"{later}:dr", f"{plain}:fixed")
+
+
+def test_more_seeds_of_every_method_join_an_earlier_run(tmp_path: Path) -> None:
+    """`--first-seed 2 --seeds 1`, then `--merge`: the paired differences are over every seed."""
+    first = report(tmp_path / "a.json", [run(m, s, x) for s in (0, 1) for m, x in (("fixed", 0.4), ("heuristic", 0.5))])
+    more = report(tmp_path / "b.json", [run("fixed", 2, 0.4), run("heuristic", 2, 0.8)])
+    out = engineer.merge([first, more])
+    assert out["seeds"] == [0, 1, 2]
+    exp = out["experiments"]["in_distribution"]
+    assert exp["methods"]["heuristic"]["per_seed_valid"] == pytest.approx([0.5, 0.5, 0.8])
+    assert exp["paired"]["heuristic-fixed"]["valid_diff"] == pytest.approx(0.2)
