@@ -380,6 +380,15 @@ def test_demo_runs_the_whole_loop(tmp_path: Path) -> None:
     assert set(comparison["arms"]) == {"engineer", "fixed"} and comparison["env_steps"] == 8192
     assert comparison["arms"]["fixed"]["folder"] == "baseline" and (out / "baseline" / "curriculum.jsonl").exists()
     assert list(comparison["held_out"]) == ["3 ag 5x5 w 0.50", "3 ag 5x5 w 0.75", "3 ag 6x6 w 0.50", "3 ag 6x6 w 0.75"]
+    # the engineer benchmark's settings: its learner, band and view radius; held out on another
+    # family of solved pools; the arms side by side
+    assert "each arm: lr 0.001, 512 env copies, 8,192 env steps; the two arms train side by side" in result.stdout
+    assert all(c["view_radius"] == 2 and c["layout_seed"] == 1 and c["layout_pool"] == 200
+               for c in comparison["held_out"].values())
+    assert comparison["episodes"] == 150  # at least 150 a cell, whatever --episodes says
+    for arm in ("engineer", "fixed"):
+        assert all(b["params"]["view_radius"] == 2 for st in comparison["arms"][arm]["stages"] for b in st["trained"])
+    assert "band [0.3, 0.6]" in result.stdout
     eng, fixed = comparison["arms"]["engineer"], comparison["arms"]["fixed"]
     diff = eng["mean"] - fixed["mean"]
     assert f"engineer - fixed: {diff:+.3f}" in result.stdout

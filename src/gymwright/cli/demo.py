@@ -35,6 +35,27 @@ DEMO_TASK = (
 )
 BASELINE = "baseline"
 """the fixed baseline's curriculum folder, inside the demo's run folder"""
+DEMO_LEARNER = {"lr": 1e-3, "num_envs": 512}
+"""The demo's training settings where the user sets none (a config file or an option overrides
+each): the engineer benchmark's learner (benchmarks/engineer.py, `LEARNER` and `NUM_ENVS`)"""
+DEMO_SHOWN = {**STAGE_SHOWN, "num_envs": "512 (the demo's)", "lr": "0.001 (the demo's)"}
+HELD_OUT_EPISODES = 150
+"""The fewest held-out episodes a cell and arm (the verdict's interval: about +-0.04 an arm)"""
+DEMO_BAND = (0.3, 0.6)
+"""The heuristic engineer's band of training success (the engineer benchmark's, `BAND`)"""
+DEMO_PARAMS = {"view_radius": 2}
+"""Params the demo sets where the designed spec declares them (the engineer benchmark's: walkers
+see the 5x5 window around them, as its learner was tuned with)"""
+
+
+def demo_params(spec: str) -> dict[str, Any]:
+    """`DEMO_PARAMS` that the spec declares, inside its ranges."""
+    from gymwright.spec.loader import load_spec
+
+    declared = load_spec(spec).params
+    return {k: v for k, v in DEMO_PARAMS.items()
+            if k in declared and (declared[k].min is None or declared[k].min <= v)
+            and (declared[k].max is None or v <= declared[k].max)}
 
 
 def demo_design(task: str, model: str | None, store: Path | None) -> Any:
@@ -86,18 +107,26 @@ def demo_train(spec: str, folder: Path, stages: int, steps: int, store: Path | N
     on = " on RLlib" if backend == "rllib" else ""
     out.rule(f"[bold]3. train{on}: {stages} stages of {steps:,} env steps with the heuristic engineer, "
              "and the same budget on the fixed environment")
-    num_envs, seed, train = backend_stage_settings(backend, config, folder, "demo", steps)
+    choice = config or ConfigChoice()
+    if backend == "builtin":  # the demo's learner under the user's file and options
+        choice = ConfigChoice(choice.file, {**DEMO_LEARNER, **choice.from_file}, choice.from_cli)
+    num_envs, seed, train = backend_stage_settings(backend, choice, folder, "demo", steps)
     if settings := describe(config or ConfigChoice()):
         out.print(Text(settings, style="dim"))
-    goal = goal_for(spec, {})
+    if backend == "builtin":
+        out.print(Text(f"each arm: lr {train['lr']:g}, {num_envs} env copies, {stages * steps:,} env steps; "
+                       "the two arms train side by side (one process each)", style="dim"))
+    params = demo_params(spec)
+    goal = goal_for(spec, params)
     out.print(Text(f"judged on: {goal.target}", style="dim"))
-    opts = CurriculumOptions(stages=stages, steps_per_stage=steps, eval_episodes=episodes, num_envs=num_envs,
+    opts = CurriculumOptions(stages=stages, steps_per_stage=steps, band=DEMO_BAND, eval_episodes=episodes, num_envs=num_envs,
                              seed=seed, train=train, record_episodes=min(40, episodes),
                              validation_episodes=episodes, backend=backend, ray_address=ray_address)
     with Store.open(store) as st:
-        return compare(spec, {}, {"engineer": HeuristicEngineer(), "fixed": FixedEngineer()}, goal,
+        return compare(spec, params, {"engineer": HeuristicEngineer(), "fixed": FixedEngineer()}, goal,
                        {"engineer": folder, "fixed": folder / BASELINE}, folder / "comparison.json", opts,
-                       episodes=max(episodes, 100), store=st, progress=lambda line: out.print(Text(line, style="dim")))
+                       episodes=max(episodes, HELD_OUT_EPISODES), store=st, progress=lambda line: out.print(Text(line, style="dim")),
+                       jobs=2)
 
 
 def demo_compare(comparison: Any) -> None:
@@ -134,7 +163,7 @@ def demo_evaluate(spec: str, policy_path: str, folder: Path, episodes: int = 150
     out.rule("[bold]4. evaluate the engineer's last policy in the task's configuration")
     policy = load_policy(policy_path)
     history = [json.loads(x) for x in (folder / "train.jsonl").read_text().splitlines() if x.strip()]
-    card = assess(spec, {}, policy, history=history, episodes=episodes, out=folder / "eval")
+    card = assess(spec, demo_params(spec), policy, history=history, episodes=episodes, out=folder / "eval")
     line = Text(f"{card.spec}: ")
     line.append(card.verdict, style=STYLE[card.verdict])
     out.print(line)
@@ -144,17 +173,18 @@ def demo_evaluate(spec: str, policy_path: str, folder: Path, episodes: int = 150
     return policy
 
 
-@config_options("demo", STAGE_FIELDS, flags={"seed": ("-s",)}, shown=STAGE_SHOWN)
+@config_options("demo", STAGE_FIELDS, flags={"seed": ("-s",)}, shown=DEMO_SHOWN)
 def demo_command(
     task: Annotated[str, typer.Argument(metavar="[TASK]", help="The task to design for.")] = DEMO_TASK,
     model: Annotated[str | None, typer.Option(
         "--model", "-m", help="A model (see `gymwright design --help`); default: offline.")] = None,
-    stages: Annotated[int, typer.Option("--stages", min=1, help="Training stages (the engineer acts between them).")] = 3,
-    steps: Annotated[int, typer.Option("--steps", min=1000, help="Env steps per stage.")] = 150_000,
+    stages: Annotated[int, typer.Option("--stages", min=1, help="Training stages (the engineer acts between them).")] = 4,
+    steps: Annotated[int, typer.Option("--steps", min=1000, help="Env steps per stage (each arm: the engineer's and the fixed baseline's, side by side).")] = 800_000,
     output: Annotated[Path, typer.Option("--out", "-o", help="The run folder.")] = Path("runs/demo"),
     store: Annotated[Path | None, typer.Option("--store", help="The store folder.")] = None,
     episodes: Annotated[int, typer.Option("--episodes", min=10, help=(
-        "Evaluation episodes per bucket, validation cell and scorecard (held out: at least 100 a cell)."))] = 150,
+        "Evaluation episodes per bucket, validation cell and scorecard (held out: at least "
+        f"{HELD_OUT_EPISODES} a cell)."))] = 100,
     backend: BackendOpt = "builtin",
     ray_address: RayAddressOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary on stdout (the steps' output goes to stderr).")] = False,
@@ -187,7 +217,7 @@ def demo_command(
         policy = demo_evaluate(spec, mine.policy, output / f"stage{mine.last_stage}", episodes)
         demo_compare(comparison)
         out.rule("[bold]6. the engineer's last policy plays (the first steps rendered)")
-        env = compile_spec(spec).parallel_env(render_mode="ansi")
+        env = compile_spec(spec, demo_params(spec)).parallel_env(render_mode="ansi", **demo_params(spec))
         play_episode(env, 0, frames=DEMO_FRAMES, max_steps=1000, choose=policy_chooser(policy, True))
         out.rule("[bold]7. report")
         report = write_report(output)
