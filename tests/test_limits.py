@@ -427,7 +427,7 @@ def test_the_reference_lists_every_limit() -> None:
 # limit itself as its max (its solved pools are filled lazily, a layout when first drawn).
 LIBRARY_MAXIMA = {
     "MAX_FILE_BYTES": 9_693, "MAX_NESTING_DEPTH": 6, "MAX_SPEC_NODES": 665, "MAX_TEXT_CHARS": 8_458,
-    "MAX_AGENTS": 64, "MAX_GRID_SIDE": 15, "MAX_GRID_POOL": 1_000, "MAX_POOL_CELLS": 0, "MAX_STATE_SIZE": 285, "MAX_CONST_SIZE": 4, "MAX_TABLE_SIZE": 0, "MAX_ARG_VALUES": 201,
+    "MAX_AGENTS": 64, "MAX_GRID_SIDE": 15, "MAX_GRID_POOL": 1_000, "MAX_SOLVE_SEED": 1_000_000, "MAX_POOL_CELLS": 0, "MAX_STATE_SIZE": 285, "MAX_CONST_SIZE": 4, "MAX_TABLE_SIZE": 0, "MAX_ARG_VALUES": 201,
     "MAX_ACTIONS": 201, "MAX_VOCAB": 16, "MAX_FEATURE_SIZE": 64, "MAX_OBS_DIM": 299,
     "MAX_PARAMS": 12, "MAX_CONSTS": 2, "MAX_VARIABLES": 10, "MAX_CHOICES": 5, "MAX_STEP_RULES": 5,
     "MAX_REWARD_TERMS": 5, "MAX_METRICS": 8, "MAX_FEATURES": 9, "MAX_PLACEHOLDERS": 12, "MAX_PROBES": 8,
@@ -471,6 +471,7 @@ def _measure(path: Path) -> dict[str, int]:
         "MAX_TEXT_CHARS": chars, "MAX_AGENTS": max(c.n_agents for c in both),
         "MAX_GRID_SIDE": max([max(g.height, g.width) for g in grids] or [0]),
         "MAX_GRID_POOL": max([int(g.pool.info.value) for g in grids if g.pool is not None] or [0]),
+        "MAX_SOLVE_SEED": max([int(g.solve_seed.info.hi) for g in grids if g.solve_seed is not None] or [0]),
         "MAX_POOL_CELLS": max([int(g.pool.info.value) * g.height * g.width for g in grids
                                if g.pool is not None and g.wait_ratio is None] or [0]),
         "MAX_STATE_SIZE": max(sum(math.prod(v.shape) * (c.n_agents if v.per_agent else 1)

@@ -138,7 +138,7 @@ def with_grid(**changes) -> dict:
     ({"solve": {"wait_ratio": "t"}}, "grid.solve.wait_ratio", "constant"),
     ({"pool": 0}, "grid.pool", "at least 1"),
     ({"solve": {"wait_ratio": 0.5, "seed": 0.5}}, "grid.solve.seed", "constant int"),
-    ({"solve": {"wait_ratio": 0.5, "seed": -1}}, "grid.solve.seed", "0..1000000"),
+    ({"solve": {"wait_ratio": 0.5, "seed": -1}}, "grid.solve.seed", "0..2147483647"),
     ({"solve": {"wait_ratio": 0.5, "seed": "t"}}, "grid.solve.seed", "constant int"),
 ])
 def test_the_checker_names_each_misuse_of_solve(changes: dict, path: str, words: str) -> None:

@@ -53,6 +53,7 @@ MAX_SPEC_NODES = _limit("MAX_SPEC_NODES", 100_000,
 MAX_AGENTS = _limit("MAX_AGENTS", 256, "agents in all roles together")
 MAX_GRID_SIDE = _limit("MAX_GRID_SIDE", 64, "rows or columns of a grid")
 MAX_GRID_POOL = _limit("MAX_GRID_POOL", 100_000, "layouts in a grid's `pool`")
+MAX_SOLVE_SEED = _limit("MAX_SOLVE_SEED", 2**31 - 1, "the largest `grid.solve.seed` (which family of solved pools)")
 MAX_POOL_CELLS = _limit("MAX_POOL_CELLS", 1_048_576,
                         "cells of a pool of generated layouts at the checked params (pool x height x width, all made at the first reset)")
 MAX_STATE_SIZE = _limit("MAX_STATE_SIZE", 16_384,

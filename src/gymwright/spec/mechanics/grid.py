@@ -13,10 +13,7 @@ from gymwright.spec.checks.base import CheckerBase
 from gymwright.spec.expr.check import Checked, Symbol, const_eval
 from gymwright.spec.expr.types import INF, Info
 from gymwright.spec.fields import Expr, Name, _Strict
-from gymwright.spec.limits import MAX_GRID_POOL, MAX_GRID_SIDE, MAX_POOL_CELLS
-
-MAX_SOLVE_SEED = 1_000_000
-"""The largest `grid.solve.seed`"""
+from gymwright.spec.limits import MAX_GRID_POOL, MAX_GRID_SIDE, MAX_POOL_CELLS, MAX_SOLVE_SEED
 
 
 class TileKind(_Strict):
@@ -42,7 +39,7 @@ class Solve(_Strict):
     """
 
     wait_ratio: Expr = Field(0.0, description="Share (0..1) of the pool's layouts whose optimal plan needs an agent to wait or detour for another (param expression; ignored with one agent).")
-    seed: Expr = Field(0, description="Which family of pools the layouts come from (a constant int 0..1000000: a literal or an int param): pools of different seeds are independent draws, so instances held out for judging can be kept apart from those trained on.")
+    seed: Expr = Field(0, description="Which family of pools the layouts come from (a constant int >= 0: a literal or an int param): pools of different seeds are independent draws, so instances held out for judging can be kept apart from those trained on.")
 
 
 
