@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +25,30 @@ def _checked(es: EnvSpec, params: dict[str, Any] | None) -> CheckedSpec:
     return cs
 
 
+_SOURCES: OrderedDict[tuple[str, str], str] = OrderedDict()
+MAX_KEPT_SOURCES = 128
+"""Generated batch sources kept per process (the most recently used): an evaluation or a curriculum
+builds the same configs again and again, and generating and auditing one costs about 0.1 s."""
+
+
+def _generated(es: EnvSpec, cs: CheckedSpec, params: dict[str, Any] | None) -> str:
+    """`generate_batch(cs)` for `cs = check_spec(es, params)`, kept by the spec's content and the
+    params (the source is a function of both, and load_module keeps the module by its text)."""
+    spec = json.dumps(es.model_dump(mode="json"), sort_keys=True)
+    key = (hashlib.sha256(spec.encode()).hexdigest(), repr(sorted((params or {}).items())))
+    source = _SOURCES.get(key)
+    if source is None:
+        source = _SOURCES[key] = generate_batch(cs)
+        while len(_SOURCES) > MAX_KEPT_SOURCES:
+            _SOURCES.popitem(last=False)
+    else:
+        _SOURCES.move_to_end(key)
+    return source
+
+
 def batch_source(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | None = None) -> str:
-    return generate_batch(_checked(as_spec(spec), params))
+    es = as_spec(spec)
+    return _generated(es, _checked(es, params), params)
 
 
 def compile_batch(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | list[dict[str, Any]] | None = None,
@@ -45,7 +70,7 @@ def compile_batch(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str,
         signatures = [tuple((n, d.get(n, v)) for n, v in sorted(defaults.items())) for d in per_copy]
         if len(set(signatures)) > 1:
             return _mixed(es, cs, per_copy, signatures, defaults, batch_size)
-    module = load_module(generate_batch(cs), f"{es.name}_batch")
+    module = load_module(_generated(es, cs, structural_source), f"{es.name}_batch")
     return module.BatchEnv(batch_size, per_copy if isinstance(params, list) else (params or {}))
 
 
@@ -62,7 +87,7 @@ def _mixed(es: EnvSpec, cs: CheckedSpec, per_copy: list[dict[str, Any]], signatu
     for k, copies in enumerate(order.values()):
         first = per_copy[copies[0]]
         checked = cs if k == 0 else _checked(es, first)
-        module = load_module(generate_batch(checked), f"{es.name}_batch")
+        module = load_module(_generated(es, checked, first), f"{es.name}_batch")
         env = module.BatchEnv(len(copies), [per_copy[b] for b in copies])
         groups.append((np.asarray(copies, dtype=np.int64), env, first))
     return MixedBatchEnv(groups, structural=defaults)
