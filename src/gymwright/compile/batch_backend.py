@@ -230,6 +230,8 @@ class _BatchGen(*BATCH):
             w("self.returns = np.zeros((self.size, N_AGENTS))")
             w(f"self.metric_acc = np.zeros(({len(self.cs.metrics)}, self.size))",
               comment="metric-major: each metric's per-copy update is one contiguous row")
+            w("self.restart = True", comment="a finished copy starts its next episode at once (False: it stays as it "
+              "ended, stepped but reported done every step: for one episode per copy)")
             self.powers_at = (len(w.lines), "    " * w.depth)  # where `self._powers` goes, if any code uses it
         w("")
 
@@ -400,7 +402,8 @@ class _BatchGen(*BATCH):
                     w("idx = np.flatnonzero(done)")
                     w("infos.update(self._finish(idx))")
                     w("self.r.episodes[idx] += 1")
-                    w("self._init_copies(idx)")
+                    with w.block("if self.restart:"):
+                        w("self._init_copies(idx)")
             w("obs = self.obs_buf  # the env's buffer, overwritten by the next step: copy it to keep it")
             w("term = b_agents(terminated, N_AGENTS)")
             w("trunc = b_agents(truncated, N_AGENTS)")

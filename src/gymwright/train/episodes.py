@@ -71,6 +71,7 @@ def play_episodes(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | Non
         policy = Team(policy, players_for(npc, benv, roles, spec, seed=seed))
     if callable(getattr(policy, "bind", None)):
         policy.bind(benv)  # type: ignore[attr-defined]
+    one_episode_per_copy(benv)
     obs, masks = benv.reset(seed=seed)
     done = np.zeros(episodes, dtype=bool)
     returns = np.zeros((episodes, masks.shape[1]))
@@ -107,6 +108,19 @@ def play_episodes(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | Non
         episode_returns=returns,
         episode_metrics=metrics,
     )
+
+
+def one_episode_per_copy(benv: Any) -> None:
+    """Have the copies of `benv` (and of the batches it is made of) stay as they ended instead of
+    starting another episode: `play_episodes` keeps each copy's first, and a restart would only
+    draw layouts nobody plays (for solved pools: solve them). A batch without the switch (a
+    code-mode module's) restarts its copies as before; the episodes played are the same."""
+    groups = getattr(benv, "groups", None)  # a MixedBatchEnv's or a PaddedBatchEnv's batches
+    if groups:
+        for env in groups:
+            one_episode_per_copy(env)
+    elif hasattr(benv, "restart"):
+        benv.restart = False
 
 
 def _sides(returns: np.ndarray, roles: list[Any], fixed: np.ndarray, team: Any) -> dict[str, Any]:
