@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ def _checked(es: EnvSpec, params: dict[str, Any] | None) -> CheckedSpec:
 
 
 _SOURCES: OrderedDict[tuple[str, str], str] = OrderedDict()
+_SOURCES_LOCK = threading.Lock()
 MAX_KEPT_SOURCES = 128
 """Generated batch sources kept per process (the most recently used): an evaluation or a curriculum
 builds the same configs again and again, and generating and auditing one costs about 0.1 s."""
@@ -36,13 +38,16 @@ def _generated(es: EnvSpec, cs: CheckedSpec, params: dict[str, Any] | None) -> s
     params (the source is a function of both, and load_module keeps the module by its text)."""
     spec = json.dumps(es.model_dump(mode="json"), sort_keys=True)
     key = (hashlib.sha256(spec.encode()).hexdigest(), repr(sorted((params or {}).items())))
-    source = _SOURCES.get(key)
-    if source is None:
-        source = _SOURCES[key] = generate_batch(cs)
+    with _SOURCES_LOCK:
+        source = _SOURCES.get(key)
+        if source is not None:
+            _SOURCES.move_to_end(key)
+            return source
+    source = generate_batch(cs)
+    with _SOURCES_LOCK:
+        _SOURCES[key] = source
         while len(_SOURCES) > MAX_KEPT_SOURCES:
             _SOURCES.popitem(last=False)
-    else:
-        _SOURCES.move_to_end(key)
     return source
 
 
