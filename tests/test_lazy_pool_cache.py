@@ -99,3 +99,19 @@ def test_a_cache_that_cannot_be_written_only_costs_solving_again(own_cache: Path
     holes, starts, goals, cost = pool.take(np.array([5, 0]))
     pool.flush()
     assert pool.ready[[0, 5]].all() and holes.shape == (2, 4, 4) and (cost > 0).all()
+
+
+def _fill_two_slots() -> None:
+    lazy.solved_pool(CONFIG, 12, seed=7).take(np.array([1, 2]))  # well under SAVE_AFTER_S of solving
+
+
+@pytest.mark.parametrize("start", ["spawn", "fork"])
+def test_a_worker_process_leaves_its_slots_in_the_cache(start: str, own_cache: Path) -> None:
+    import multiprocessing
+
+    child = multiprocessing.get_context(start).Process(target=_fill_two_slots)
+    child.start()
+    child.join(120)
+    assert child.exitcode == 0
+    pool = lazy.LazyPool(CONFIG, 12, seed=7)  # a forked child leaves by os._exit, past atexit
+    assert np.flatnonzero(pool.ready).tolist() == [1, 2]

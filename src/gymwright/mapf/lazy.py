@@ -17,6 +17,8 @@ config costs a few CBS solves, not a thousand.
 from __future__ import annotations
 
 import atexit
+import multiprocessing.util
+import os
 import time
 from dataclasses import asdict
 
@@ -127,6 +129,16 @@ def flush_pools() -> None:
 
 
 atexit.register(flush_pools)
+_FLUSHED_BY: int | None = None  # the process whose multiprocessing finalizer flushes the pools
+
+
+def _flush_at_exit() -> None:
+    """A forked multiprocessing child leaves by os._exit, past atexit, and drops the finalizers it
+    inherited: each process that makes a pool registers its own."""
+    global _FLUSHED_BY
+    if _FLUSHED_BY != os.getpid():
+        multiprocessing.util.Finalize(None, flush_pools, exitpriority=0)
+        _FLUSHED_BY = os.getpid()
 
 
 def solved_pool(config: PoolConfig, n: int, seed: int = 0) -> LazyPool:
@@ -134,5 +146,6 @@ def solved_pool(config: PoolConfig, n: int, seed: int = 0) -> LazyPool:
     key = (config, n, seed)
     pool = _LIVE.get(key)
     if pool is None:
+        _flush_at_exit()
         pool = _LIVE[key] = LazyPool(config, n, seed)
     return pool
