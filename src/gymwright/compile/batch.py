@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -13,6 +11,7 @@ import numpy as np
 
 from gymwright.compile.batch_backend import generate_batch
 from gymwright.compile.build import as_spec, load_module
+from gymwright.compile.common import spec_hash
 from gymwright.errors import SpecError
 from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.checker import check_spec
@@ -33,11 +32,11 @@ MAX_KEPT_SOURCES = 128
 builds the same configs again and again, and generating and auditing one costs about 0.1 s."""
 
 
-def _generated(es: EnvSpec, cs: CheckedSpec, params: dict[str, Any] | None) -> str:
-    """`generate_batch(cs)` for `cs = check_spec(es, params)`, kept by the spec's content and the
-    params (the source is a function of both, and load_module keeps the module by its text)."""
-    spec = json.dumps(es.model_dump(mode="json"), sort_keys=True)
-    key = (hashlib.sha256(spec.encode()).hexdigest(), repr(sorted((params or {}).items())))
+def _generated(cs: CheckedSpec, params: dict[str, Any] | None) -> str:
+    """`generate_batch(cs)` for `cs = check_spec(spec, params)`, kept by the spec's content (its
+    hash) and the params (the source is a function of both, and load_module keeps the module by
+    its text)."""
+    key = (spec_hash(cs), repr(sorted((params or {}).items())))
     with _SOURCES_LOCK:
         source = _SOURCES.get(key)
         if source is not None:
@@ -52,8 +51,7 @@ def _generated(es: EnvSpec, cs: CheckedSpec, params: dict[str, Any] | None) -> s
 
 
 def batch_source(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | None = None) -> str:
-    es = as_spec(spec)
-    return _generated(es, _checked(es, params), params)
+    return _generated(_checked(as_spec(spec), params), params)
 
 
 def compile_batch(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | list[dict[str, Any]] | None = None,
@@ -75,7 +73,7 @@ def compile_batch(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str,
         signatures = [tuple((n, d.get(n, v)) for n, v in sorted(defaults.items())) for d in per_copy]
         if len(set(signatures)) > 1:
             return _mixed(es, cs, per_copy, signatures, defaults, batch_size)
-    module = load_module(_generated(es, cs, structural_source), f"{es.name}_batch")
+    module = load_module(_generated(cs, structural_source), f"{es.name}_batch")
     return module.BatchEnv(batch_size, per_copy if isinstance(params, list) else (params or {}))
 
 
@@ -92,7 +90,7 @@ def _mixed(es: EnvSpec, cs: CheckedSpec, per_copy: list[dict[str, Any]], signatu
     for k, copies in enumerate(order.values()):
         first = per_copy[copies[0]]
         checked = cs if k == 0 else _checked(es, first)
-        module = load_module(_generated(es, checked, first), f"{es.name}_batch")
+        module = load_module(_generated(checked, first), f"{es.name}_batch")
         env = module.BatchEnv(len(copies), [per_copy[b] for b in copies])
         groups.append((np.asarray(copies, dtype=np.int64), env, first))
     return MixedBatchEnv(groups, structural=defaults)
