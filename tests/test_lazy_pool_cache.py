@@ -115,3 +115,14 @@ def test_a_worker_process_leaves_its_slots_in_the_cache(start: str, own_cache: P
     assert child.exitcode == 0
     pool = lazy.LazyPool(CONFIG, 12, seed=7)  # a forked child leaves by os._exit, past atexit
     assert np.flatnonzero(pool.ready).tolist() == [1, 2]
+
+
+def test_a_program_leaves_its_slots_in_the_cache_when_it_ends(own_cache: Path) -> None:
+    import subprocess
+    import sys
+
+    program = ("import numpy as np; from gymwright.mapf import lazy; from gymwright.mapf.pool import PoolConfig; "
+               "lazy.solved_pool(PoolConfig(4, 2, 0.2, 0.5), 12, 7).take(np.array([1, 2]))")
+    subprocess.run([sys.executable, "-c", program], check=True, timeout=120)  # GYMWRIGHT_CACHE: own_cache
+    pool = lazy.LazyPool(CONFIG, 12, seed=7)  # under SAVE_AFTER_S of solving: written at the exit
+    assert np.flatnonzero(pool.ready).tolist() == [1, 2]

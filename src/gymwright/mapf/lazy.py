@@ -16,7 +16,6 @@ config costs a few CBS solves, not a thousand.
 
 from __future__ import annotations
 
-import atexit
 import multiprocessing.util
 import os
 import time
@@ -128,13 +127,14 @@ def flush_pools() -> None:
         pool.flush()
 
 
-atexit.register(flush_pools)
 _FLUSHED_BY: int | None = None  # the process whose multiprocessing finalizer flushes the pools
 
 
 def _flush_at_exit() -> None:
-    """A forked multiprocessing child leaves by os._exit, past atexit, and drops the finalizers it
-    inherited: each process that makes a pool registers its own."""
+    """Flush the pools when this process exits: a multiprocessing finalizer runs at a normal exit
+    (multiprocessing's own atexit hook) and in a worker, where a forked child leaves by os._exit,
+    past atexit. A forked child drops the finalizers it inherited, so each process that makes a
+    pool registers its own."""
     global _FLUSHED_BY
     if _FLUSHED_BY != os.getpid():
         multiprocessing.util.Finalize(None, flush_pools, exitpriority=0)
