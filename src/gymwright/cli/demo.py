@@ -217,7 +217,7 @@ def demo_command(
         policy = demo_evaluate(spec, mine.policy, output / f"stage{mine.last_stage}", episodes)
         demo_compare(comparison)
         out.rule("[bold]6. the engineer's last policy plays (the first steps rendered)")
-        env = compile_spec(spec, demo_params(spec)).parallel_env(render_mode="ansi", **demo_params(spec))
+        env = compile_spec(spec, demo_params(spec)).parallel_env(render_mode="ansi")  # at the demo's params
         play_episode(env, 0, frames=DEMO_FRAMES, max_steps=1000, choose=policy_chooser(policy, True))
         out.rule("[bold]7. report")
         report = write_report(output)
