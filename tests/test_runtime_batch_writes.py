@@ -1,5 +1,6 @@
 """The batch runtime's column-wise and row-wise helpers give exactly what plain numpy gives:
-`b_is_me`, `b_at_turn`, `b_set_obs`, `b_start_rows` / `b_restart_rows`, `b_roll` by per-agent shifts."""
+`b_is_me`, `b_at_turn`, `b_set_obs`, `BatchObsWriter`, `b_groups`, `b_start_rows` / `b_restart_rows`,
+`b_roll` by per-agent shifts."""
 
 from __future__ import annotations
 
@@ -36,6 +37,43 @@ def test_set_obs_writes_what_a_plain_assignment_writes(agents: int) -> None:
         want[view] = x
         batch.b_set_obs(got[view], x)
         assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("copies", [1, 7, 300])
+@pytest.mark.parametrize("held", [0, 1 << 10, 1 << 22])
+def test_obs_writer_writes_what_plain_assignments_write(copies: int, held: int, monkeypatch) -> None:
+    """BatchObsWriter: chunks of a few copies (the chunk size made small here), values held up to
+    a limit (none, a few, all) and broadcast ones ((B, 1), (1, n), a scalar) give the buffer plain
+    assignments give, in a view of some agents of a wider buffer."""
+    monkeypatch.setattr(batch, "OBS_CHUNK_BYTES", 4 * 12 * 3 * 4)  # 4 copies of 3 agents a chunk
+    monkeypatch.setattr(batch, "OBS_HELD_BYTES", held)
+    rng = np.random.default_rng(copies)
+    parts = [(0, 5, rng.random((copies, 3, 5)) < 0.5), (5, None, rng.integers(-3, 3, (copies, 3))),
+             (6, None, rng.random((copies, 1))), (7, None, np.arange(3)[None, :]), (8, None, 2.5),
+             (9, 12, rng.integers(-9, 9, (copies, 3, 3)))]
+    want, got = np.zeros((copies, 5, 12), np.float32), np.zeros((copies, 5, 12), np.float32)
+    for lo, hi, x in parts:
+        want[:, 1:4, lo if hi is None else slice(lo, hi)] = x
+    writer = batch.BatchObsWriter(got[:, 1:4])
+    for lo, hi, x in parts:
+        writer.add(lo, hi, x)
+    writer.flush()
+    assert got.tobytes() == want.tobytes()
+    assert not writer.parts and not writer.held
+
+
+def test_groups_of_configs_are_np_uniques() -> None:
+    """b_groups: the copies of each distinct config row, in np.unique's order, one shared row found
+    without np.unique; every copy in exactly one group."""
+    rng = np.random.default_rng(0)
+    for configs in (np.tile([[0.0, 0.2, 1000.0]], (9, 1)), rng.integers(0, 3, (40, 2)).astype(float),
+                    np.zeros((0, 3)), np.array([[1.0, 2.0]])):
+        groups = batch.b_groups(configs)
+        uniques = np.unique(configs, axis=0)
+        assert [c.tolist() for c, _ in groups] == uniques.tolist()
+        for c, at in groups:
+            assert at.tolist() == np.flatnonzero((configs == c).all(axis=1)).tolist()
+        assert sorted(i for _, at in groups for i in at.tolist()) == list(range(len(configs)))
 
 
 def test_restart_rows_copy_a_shared_start_or_each_copys_own() -> None:

@@ -668,26 +668,27 @@ class _BatchGen(*BATCH):
                 self.role_locals(r.start, r.count)
                 em = self.em(True, hoist=self.hoister("where the agents fall in the windows (shared)"))
                 self.share_calls(em, [f.expr.tree.body for f in r.features])
+                w(f"parts = BatchObsWriter(out[:, {r.start}:{r.start + r.count}])", comment="written chunk by chunk")
                 at = 0
                 for f in r.features:
                     body = f.expr.tree.body
-                    if isinstance(body, ast.List) and len(f.expr.info.shape) == 1:  # one write per item
+                    if isinstance(body, ast.List) and len(f.expr.info.shape) == 1:  # one entry per item
                         for k, item in enumerate(body.elts):
-                            w(f"b_set_obs(out[:, {r.start}:{r.start + r.count}, {at + k}], {pad(em.emit(item), 2, 0)})",
+                            w(f"parts.add({at + k}, None, {pad(em.emit(item), 2, 0)})",
                               comment=f"{f.path}: {f.expr.source}" if k == 0 else "")
                         at += f.size
                         continue
                     v = em(f.expr)
                     if not f.expr.info.shape:  # one entry
-                        w(f"b_set_obs(out[:, {r.start}:{r.start + r.count}, {at}], {pad(v, 2, 0)})",
-                          comment=f"{f.path}: {f.expr.source}")
+                        w(f"parts.add({at}, None, {pad(v, 2, 0)})", comment=f"{f.path}: {f.expr.source}")
                         at += f.size
                         continue
                     full = f"(K, {r.count}, " + "".join(f"{d}, " for d in f.expr.info.shape) + ")"
                     code = f"np.broadcast_to({pad(v, 2, len(f.expr.info.shape))}, {full})"
-                    w(f"b_set_obs(out[:, {r.start}:{r.start + r.count}, {at}:{at + f.size}], np.reshape({code}, (K, {r.count}, {f.size})))",
+                    w(f"parts.add({at}, {at + f.size}, np.reshape({code}, (K, {r.count}, {f.size})))",
                       comment=f"{f.path}: {f.expr.source}")
                     at += f.size
+                w("parts.flush()")
             w("return out")
         w("")
 
