@@ -155,6 +155,25 @@ def test_resolve_moves_matches_scalar_on_crowded_grids(seed: int, n: int, side: 
     assert_moves_match(pos, delta, can_move, passable, "block")
 
 
+@settings(max_examples=200, deadline=None)
+@given(move_batches(off_grid=True), st.sampled_from(["none", "block"]), st.data())
+def test_resolve_moves_over_tile_kinds_with_kept_padded_tiles(batch, collision: str, data) -> None:
+    """Tile kinds with a passable table give the moves a bool grid gives, read from the env's
+    padded tiles (PaddedTiles) or from the tiles alike: targets within the padding's border
+    and, with deltas of 2 from cells off the grid, beyond it."""
+    pos, delta, can_move, _ = batch
+    kinds = data.draw(hnp.arrays(np.int64, (len(pos), data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6))),
+                                 elements=st.integers(0, 3)))
+    table = np.array(data.draw(st.lists(st.booleans(), min_size=4, max_size=4)))
+    want = resolve_moves_batch(pos, delta, can_move, table[kinds], collision)
+    pads = PaddedTiles()
+    for _ in range(2):  # the padding made, then kept
+        got = resolve_moves_batch(pos, delta, can_move, kinds, collision, table, pads)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w)
+    assert pads.tiles is kinds or not len(pos[0])
+
+
 SCENARIOS = {
     # name: (pos, delta, expected new_pos, expected conflict) on an open 3x4 grid, "block"
     "vertex": ([[0, 0], [0, 2]], [[0, 1], [0, -1]], [[0, 0], [0, 2]], [True, True]),
@@ -481,6 +500,31 @@ def test_tile_and_in_bounds_match_scalar(data) -> None:
     for b in range(batch):
         np.testing.assert_array_equal(got_tile[b], rt_tile(tiles[b], p[b]))
         np.testing.assert_array_equal(got_in[b], rt_in_bounds(tiles[b], p[b]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_tile_with_kept_padded_tiles_matches_scalar(data) -> None:
+    """tile_batch reads the env's padded tiles when every position lies within their border
+    (2 cells), and the tiles themselves otherwise (positions further off), when the padding is
+    kept for another shape (a restart's few copies), or after a tile kind beyond int8."""
+    batch = data.draw(st.integers(1, 12))
+    height, width = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6))
+    tiles = data.draw(hnp.arrays(np.int64, (batch, height, width), elements=st.integers(0, 4)))
+    far = data.draw(st.integers(0, 4))
+    p = data.draw(hnp.arrays(np.int64, (batch, data.draw(st.integers(0, 5)), 2),
+                             elements=st.integers(-far, max(height, width) + far - 1)))
+    pads = PaddedTiles()
+    for _ in range(2):
+        got = tile_batch(tiles, p, pads)
+        assert got.dtype == np.int64 and got.shape == p.shape[:2]
+        for b in range(batch):
+            np.testing.assert_array_equal(got[b], rt_tile(tiles[b], p[b]))
+    few = tiles[:1] + 1  # another shape (unless one copy): looked up without the kept padding
+    np.testing.assert_array_equal(tile_batch(few, p[:1], pads), tile_batch(few, p[:1]))
+    tiles[0, 0, 0] = 300  # beyond the int8 padding: made again in int16
+    pads.put_rows(tiles, np.array([0]), tiles[:1])
+    np.testing.assert_array_equal(tile_batch(tiles, p, pads), tile_batch(tiles, p))
 
 
 def test_tile_outside_is_minus_one() -> None:

@@ -513,7 +513,7 @@ CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
     "bernoulli": _random("bernoulli"),
     "choice": _choice,
     "permutation": _permutation,
-    "tile": _grid_point("(lambda q: tile_batch(v.tiles, q))"),
+    "tile": _grid_point("(lambda q: tile_batch(v.tiles, q, self._pads))"),
     "in_bounds": _grid_point("(lambda q: in_bounds_batch(v.tiles.shape[1:], q))"),
     "manhattan": lambda e, n: (lambda c: (f"b_manhattan({c[0][0]}, {c[0][1]})", c[1]))(e.aligned(list(n.args))),
     "view": _window("view_batch", "v.tiles", ", -1, self._pads"),

@@ -95,10 +95,14 @@ def _gb_legal_moves(
     can_move: np.ndarray,
     passable: np.ndarray,
     passable_kinds: np.ndarray | None = None,
+    pads: "PaddedTiles | None" = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Targets and which agents attempt a legal (in-grid, passable, non-zero) move."""
     target = pos + delta
     moving = (delta[..., 0] != 0) | (delta[..., 1] != 0)
+    kinds = _gb_padded_at(pads, passable, target) if passable_kinds is not None else None
+    if kinds is not None:  # -1 off the grid: the last entry, impassable
+        return target, can_move & moving & np.append(passable_kinds, False)[kinds]
     at, inside = _gb_at(passable, target)
     if passable_kinds is not None:
         at = passable_kinds[at]
@@ -140,12 +144,14 @@ def resolve_moves_batch(
     passable: np.ndarray,
     collision: str,
     passable_kinds: np.ndarray | None = None,
+    pads: "PaddedTiles | None" = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``resolve_moves`` for every copy; returns ``(new_pos (B,N,2), moved (B,N), conflict (B,N))``.
 
     ``pos`` and ``delta`` are (B, N, 2), ``can_move`` is (B, N) bool (or broadcastable to it)
     and ``passable`` is (B, H, W) bool; or, with ``passable_kinds`` (a bool per tile kind),
-    ``passable`` is the (B, H, W) tile kinds and only the targets are looked up.  Under ``"block"`` every copy runs the scalar fixpoint:
+    ``passable`` is the (B, H, W) tile kinds and only the targets are looked up (in ``pads``, the
+    env's padded tiles, when they serve: `tile_batch`).  Under ``"block"`` every copy runs the scalar fixpoint:
     cancel all vertex and swap conflicts of the still-attempting moves, repeat until none is
     left; copies that are already settled are unaffected by further rounds.
     """
@@ -161,7 +167,7 @@ def resolve_moves_batch(
     passable = np.asarray(passable, dtype=bool if passable_kinds is None else None)
     if passable.ndim != 3 or passable.shape[0] != batch:
         raise ValueError(f"passable must have shape ({batch}, H, W), got {passable.shape}")
-    target, attempt = _gb_legal_moves(pos, delta, can_move, passable, passable_kinds)
+    target, attempt = _gb_legal_moves(pos, delta, can_move, passable, passable_kinds, pads)
     conflict = np.zeros((batch, n), dtype=bool)
     if collision == "block":
         moving, staying = _gb_conflict_tables(pos, target)
@@ -255,6 +261,25 @@ class PaddedTiles:
         self.padded[idx, b:b + height, b:b + width] = rows
 
 
+def _gb_padded_at(pads: PaddedTiles | None, tiles: np.ndarray, p: np.ndarray) -> np.ndarray | None:
+    """``tiles[b, p[b, ..., 0], p[b, ..., 1]]`` with -1 off the grid, read from the env's padded
+    tiles (`PaddedTiles`, fill -1) for int64 positions ``p`` (B, ..., 2): a gather from a small
+    dtype (int8 for tile kinds: a quarter of a megabyte per 8192 8x8 grids against two of int64)
+    with no bounds test, when every position lies within the padding's border. None when one does
+    not, or when `pads` is not kept for arrays of this shape (a restart's few copies): the caller
+    then reads `tiles` itself."""
+    if pads is None or (pads.tiles is not None and pads.tiles.shape != tiles.shape):
+        return None
+    padded, border = pads.get(tiles, 1, -1)
+    batch, flat_h, flat_w = padded.shape
+    if not _gb_inside(flat_h, flat_w, p + border).all():
+        return None
+    flat = p[..., 0] * flat_w
+    flat += p[..., 1]
+    flat += (np.arange(batch) * (flat_h * flat_w) + border * (flat_w + 1)).reshape((-1,) + (1,) * (p.ndim - 2))
+    return np.take(padded.reshape(-1), flat, mode="clip")
+
+
 def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int,
                pads: PaddedTiles | None = None) -> np.ndarray:
     """``view`` for every copy and centre: (B, H, W) tiles, (B, K, 2) centres -> (B, K, S, S).
@@ -277,25 +302,32 @@ def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int,
     # is the radius when every centre is on the grid, else twice that (always twice, kept);
     # centres further off than the radius see only `fill`.
     rows, cols = center[..., 0], center[..., 1]
+    on_grid = bool(_gb_inside(height, width, center).all())
     if pads is not None:
         padded, border = pads.get(tiles, radius, fill)
     else:
-        on_grid = (rows >= 0) & (rows < height) & (cols >= 0) & (cols < width)
-        border = radius if on_grid.all() else 2 * radius
+        border = radius if on_grid else 2 * radius
         padded = _gb_pad(tiles, border, fill, _gb_small_dtype(tiles, fill))
     # each window is the S x S block of `padded` at its top-left corner: one flat gather
     shift = border - radius
     flat_h, flat_w = height + 2 * border, width + 2 * border
-    top = np.clip(rows + shift, 0, height + 2 * shift - 1)
-    left = np.clip(cols + shift, 0, width + 2 * shift - 1)
-    corner = top * flat_w + left + (np.arange(batch) * (flat_h * flat_w))[:, None]
+    if on_grid:  # every corner inside the padded grid already (the common case: no clip)
+        corner = rows * flat_w
+        corner += cols
+        corner += shift * (flat_w + 1)
+    else:
+        top = np.clip(rows + shift, 0, height + 2 * shift - 1)
+        left = np.clip(cols + shift, 0, width + 2 * shift - 1)
+        corner = top * flat_w + left
+    corner += (np.arange(batch) * (flat_h * flat_w))[:, None]
     block = (np.arange(side)[:, None] * flat_w + np.arange(side)).reshape(-1)
     # gathered window cell by window cell (S*S, B*K), long loops over the windows, then turned
     window_first = padded.reshape(-1)[block[:, None] + corner.reshape(-1)[None, :]]
     out = np.ascontiguousarray(window_first.T, dtype=np.int64).reshape(center.shape[:2] + (side, side))
-    far = (rows < -radius) | (rows >= height + radius) | (cols < -radius) | (cols >= width + radius)
-    if far.any():
-        out[far] = fill
+    if not on_grid:
+        far = (rows < -radius) | (rows >= height + radius) | (cols < -radius) | (cols >= width + radius)
+        if far.any():
+            out[far] = fill
     return out
 
 
@@ -389,16 +421,21 @@ def agents_view_of_batch(pos: np.ndarray, center: np.ndarray, radius: int, x: np
 # --------------------------------------------------------------------------- lookups
 
 
-def tile_batch(tiles: np.ndarray, p: np.ndarray) -> np.ndarray:
+def tile_batch(tiles: np.ndarray, p: np.ndarray, pads: PaddedTiles | None = None) -> np.ndarray:
     """``rt_tile`` for every copy: the tile kind at ``p[b, ...]`` in ``tiles[b]``, -1 outside.
 
     ``tiles`` is (B, H, W) and ``p`` is (B, ..., 2) integer; the result is (B, ...) int64.
+    ``pads``: the env's padded tiles kept between steps (`PaddedTiles`), read when they serve.
     """
     tiles = np.asarray(tiles)
     p = np.asarray(p)
     if tiles.ndim != 3 or p.ndim < 2 or p.shape[0] != tiles.shape[0] or p.shape[-1] != 2:
         raise ValueError(f"need tiles (B, H, W) and p (B, ..., 2), got {tiles.shape}, {p.shape}")
-    at, inside = _gb_at(tiles, p.astype(np.int64, copy=False))
+    p = p.astype(np.int64, copy=False)
+    padded = _gb_padded_at(pads, tiles, p)
+    if padded is not None:
+        return padded.astype(np.int64)
+    at, inside = _gb_at(tiles, p)
     return np.where(inside, at, -1).astype(np.int64, copy=False)
 
 

@@ -152,8 +152,7 @@ class BatchGrid:
             w("u = b_draw(r, GRID_SITE - 1, None, 1)[:, 0]")
             w("configs = np.concatenate([dens, pools[:, None], waits[:, None], families[:, None]], axis=1)")
             w("v.optimal_cost = np.zeros(K, dtype=np.int64)")
-            with w.block("for config in np.unique(configs, axis=0):"):
-                w("group = np.flatnonzero((configs == config).all(axis=1))")
+            with w.block("for config, group in b_groups(configs):"):
                 w("size = int(config[-3])")
                 w("k = np.minimum((u[group] * size).astype(np.int64), size - 1)")
                 w(f"v.tiles[group], v.pos[group], goals[group], v.optimal_cost[group] = solved_layouts(size, {g.height}, {g.width}, {self.n}, config[:-3].tolist(), GRID_BLOCKED, float(config[-2]), int(config[-1]), k)")
@@ -163,8 +162,8 @@ class BatchGrid:
         with w.block("if len(pooled):"):
             w("u = b_draw(r, GRID_SITE - 1, None, 1)[:, 0]")
             w("configs = np.concatenate([dens, pools[:, None]], axis=1)[pooled]")
-            with w.block("for config in np.unique(configs, axis=0):"):
-                w("group = pooled[(configs == config).all(axis=1)]")
+            with w.block("for config, at in b_groups(configs):"):
+                w("group = pooled[at]")
                 w("size = int(config[-1])")
                 w(f"tiles, starts, gl = layout_pool(size, {g.height}, {g.width}, {self.n}, config[:-1].tolist(), GRID_BLOCKED, GRID_MAP, GRID_STARTS, GRID_GOALS, GRID_SITE)")
                 w("k = np.minimum((u[group] * size).astype(np.int64), size - 1)")
@@ -194,4 +193,4 @@ class BatchGrid:
             w(f"slip = np.broadcast_to({pad(self.em()(g.slip), 1, 0)}, (K,)).astype(np.float64)")
             with w.block("if (slip > 0).any():"):
                 w(f"delta = apply_slip_batch(delta, slip, b_draw(r, GRID_SITE, None, {2 * self.n}))")
-        w(f"v.pos, v.moved, v.conflict = resolve_moves_batch(v.pos, delta, can_move, v.tiles, {g.collision!r}, GRID_PASSABLE)")
+        w(f"v.pos, v.moved, v.conflict = resolve_moves_batch(v.pos, delta, can_move, v.tiles, {g.collision!r}, GRID_PASSABLE, self._pads)")
