@@ -51,15 +51,24 @@ def test_obs_writer_writes_what_plain_assignments_write(copies: int, held: int, 
     parts = [(0, 5, rng.random((copies, 3, 5)) < 0.5), (5, None, rng.integers(-3, 3, (copies, 3))),
              (6, None, rng.random((copies, 1))), (7, None, np.arange(3)[None, :]), (8, None, 2.5),
              (9, 12, rng.integers(-9, 9, (copies, 3, 3)))]
-    want, got = np.zeros((copies, 5, 12), np.float32), np.zeros((copies, 5, 12), np.float32)
+    want = rng.random((copies, 5, 15)).astype(np.float32)  # the buffer as the last step left it
+    got = want.copy()
     for lo, hi, x in parts:
         want[:, 1:4, lo if hi is None else slice(lo, hi)] = x
-    writer = batch.BatchObsWriter(got[:, 1:4])
-    for lo, hi, x in parts:
+    # add_at: entries 12:15 zero but for values added at (copy, agent, entry), some places twice
+    copy, agent, entry = rng.integers(0, copies, 50), rng.integers(0, 3, 50), rng.integers(0, 3, 50)
+    values = rng.integers(-4, 5, 50)
+    want[:, 1:4, 12:15] = 0
+    np.add.at(want, (copy, agent + 1, entry + 12), values)
+    writer = batch.BatchObsWriter(got, 1, 3)
+    for lo, hi, x in parts[:3]:
+        writer.add(lo, hi, x)
+    writer.add_at(12, 15, copy, agent, entry, values)
+    for lo, hi, x in parts[3:]:
         writer.add(lo, hi, x)
     writer.flush()
     assert got.tobytes() == want.tobytes()
-    assert not writer.parts and not writer.held
+    assert not writer.parts and not writer.later and not writer.held
 
 
 def test_groups_of_configs_are_np_uniques() -> None:

@@ -11,6 +11,7 @@ from hypothesis.extra import numpy as hnp
 
 from gymwright.compile.tables import GRID_SITE
 from gymwright.runtime import core, grid, grid_batch
+from gymwright.runtime.batch import BatchObsWriter
 from gymwright.runtime.core import rt_in_bounds, rt_tile
 from gymwright.runtime.grid import agents_view, apply_slip, resolve_moves, view
 from gymwright.runtime.grid_batch import (
@@ -22,6 +23,9 @@ from gymwright.runtime.grid_batch import (
     resolve_moves_batch,
     tile_batch,
     view_batch,
+    window_plan_batch,
+    window_sums_batch,
+    window_sums_obs,
 )
 
 PUBLIC = {
@@ -32,6 +36,7 @@ PUBLIC = {
     "agents_view_of_batch",
     "window_plan_batch",
     "window_sums_batch",
+    "window_sums_obs",
     "tile_batch",
     "in_bounds_batch",
     "PaddedTiles",
@@ -467,6 +472,43 @@ def test_agents_view_far_from_the_origin_is_computed_in_int64(shift: int) -> Non
     np.testing.assert_array_equal(agents_view_batch(pos + shift, center + shift, 2), agents_view_batch(pos, center, 2))
     # agents 2**32 cells away from every centre are in no window (an int32 difference would wrap to 0)
     assert not agents_view_batch(pos + 2**32, center, 2).any()
+
+
+WINDOW_VALUES = {  # x -> whether window_sums_obs adds it into the buffer (exact in float32)
+    "count": (lambda rng, b, n, k: None, True),
+    "bool": (lambda rng, b, n, k: rng.random((b, n)) < 0.5, True),
+    "ints": (lambda rng, b, n, k: rng.integers(-3, 4, (b, n)), True),
+    "per agent": (lambda rng, b, n, k: rng.integers(-3, 4, n), True),
+    "per centre": (lambda rng, b, n, k: rng.integers(-3, 4, (b, k, n)), True),
+    "large ints": (lambda rng, b, n, k: np.full((b, n), 2**24 // n), False),
+    "most negative int64": (lambda rng, b, n, k: np.full((b, n), -(2**63)), False),
+    "floats": (lambda rng, b, n, k: rng.random((b, n)), False),
+}
+
+
+@pytest.mark.parametrize("values", list(WINDOW_VALUES))
+@pytest.mark.parametrize("radius", [0, 1, 2])
+def test_window_sums_written_into_the_observation_equal_a_plain_write(values: str, radius: int) -> None:
+    """window_sums_obs writes what a plain write of window_sums_batch writes, into the rows of a
+    role (agents 1..3 of 5) whose cells held something before: added into the buffer where float32
+    sums are exact, else written plainly; also into a buffer add_at cannot use (not contiguous)
+    and for one centre per copy (not one per agent of the role)."""
+    rng = np.random.default_rng(radius)
+    batch, n, k, side = 40, 4, 3, 2 * radius + 1
+    pos = rng.integers(-1, 5, (batch, n, 2))
+    make, added = WINDOW_VALUES[values]
+    for centre, wide in ((pos[:, 1:4], False), (pos[:, 1:4], True), (pos[:, :1], False)):
+        x = make(rng, batch, n, centre.shape[1])
+        plan = window_plan_batch(pos, centre, radius)
+        want = rng.random((batch, 5, 2 * side * side + 3)).astype(np.float32)
+        got = np.repeat(want, 2, axis=2)[:, :, ::2] if wide else want.copy()
+        sums = window_sums_batch(plan, x).reshape(batch, centre.shape[1], side * side)
+        want[:, 1:4, 2:2 + side * side] = sums
+        writer = BatchObsWriter(got, 1, 3)
+        window_sums_obs(writer, 2, 2 + side * side, plan, x)
+        assert bool(writer.later) == (added and not wide and centre.shape[1] == k)
+        writer.flush()
+        assert got.tobytes() == want.tobytes() and got.flags.c_contiguous != wide
 
 
 @pytest.mark.parametrize("radius", [1, 2, 3])

@@ -668,7 +668,7 @@ class _BatchGen(*BATCH):
                 self.role_locals(r.start, r.count)
                 em = self.em(True, hoist=self.hoister("where the agents fall in the windows (shared)"))
                 self.share_calls(em, [f.expr.tree.body for f in r.features])
-                w(f"parts = BatchObsWriter(out[:, {r.start}:{r.start + r.count}])", comment="written chunk by chunk")
+                w(f"parts = BatchObsWriter(out, {r.start}, {r.count})", comment="written chunk by chunk")
                 at = 0
                 for f in r.features:
                     body = f.expr.tree.body
@@ -683,6 +683,11 @@ class _BatchGen(*BATCH):
                         w(f"parts.add({at}, None, {pad(v, 2, 0)})", comment=f"{f.path}: {f.expr.source}")
                         at += f.size
                         continue
+                    sums = self.window_sums_call(body, v.code)
+                    if sums is not None:  # added into the buffer where exact (window_sums_obs)
+                        w(f"window_sums_obs(parts, {at}, {at + f.size}, {sums})", comment=f"{f.path}: {f.expr.source}")
+                        at += f.size
+                        continue
                     full = f"(K, {r.count}, " + "".join(f"{d}, " for d in f.expr.info.shape) + ")"
                     code = f"np.broadcast_to({pad(v, 2, len(f.expr.info.shape))}, {full})"
                     w(f"parts.add({at}, {at + f.size}, np.reshape({code}, (K, {r.count}, {f.size})))",
@@ -691,6 +696,16 @@ class _BatchGen(*BATCH):
                 w("parts.flush()")
             w("return out")
         w("")
+
+    @staticmethod
+    def window_sums_call(body: ast.AST, code: str) -> str | None:
+        """The arguments of a feature that is one `agents_view` / `agents_view_of` call lowered to
+        `window_sums_batch(plan[, x])` (one centre per agent, the plan hoisted), else None."""
+        head = "window_sums_batch("
+        if (isinstance(body, ast.Call) and isinstance(body.func, ast.Name)
+                and body.func.id in ("agents_view", "agents_view_of") and code.startswith(head) and code.endswith(")")):
+            return code[len(head):-1]
+        return None
 
     def share_calls(self, em: NpEmitter, trees: list[ast.AST], used_by: str = "features") -> None:
         """Compute calls that several expressions make identically once (batch code evaluates

@@ -337,10 +337,11 @@ OBS_HELD_BYTES = 4 << 20
 
 
 class BatchObsWriter:
-    """Writes a role's observation features into `dst`, its (B, n, D) view of the buffer, copy
-    chunk by copy chunk: `add(lo, hi, value)` for entries lo:hi ((B, n, hi - lo) values) or
-    `add(lo, None, value)` for entry lo alone ((B, n), or (B, 1) / (1, n) / a scalar, broadcast);
-    `flush()` writes what is held.
+    """Writes a role's observation features into its agents' rows of the (B, N, D) buffer `out`
+    (agents start .. start + count - 1), copy chunk by copy chunk: `add(lo, hi, value)` for
+    entries lo:hi ((B, n, hi - lo) values) or `add(lo, None, value)` for entry lo alone ((B, n),
+    or (B, 1) / (1, n) / a scalar, broadcast); `add_at` for entries that are zero but for a few
+    values added at given (copy, agent, entry) places; `flush()` writes what is held.
 
     Why: numpy writes a run of a few entries into the wide (B, n, D) buffer with one short inner
     loop per (copy, agent), and that loop runs about twice as fast into a part of the buffer the
@@ -351,15 +352,41 @@ class BatchObsWriter:
     and took again as fresh pages (3,900 page faults a step, the step 13 -> 17 ms; with 8 MB
     held, 1,400); benchmarks/README.md."""
 
-    def __init__(self, dst: np.ndarray) -> None:
-        self.dst = dst
+    def __init__(self, out: np.ndarray, start: int = 0, count: int | None = None) -> None:
+        count = out.shape[1] - start if count is None else count
+        self.dst = out[:, start:start + count]
+        self.n, self.start = count, start
+        self.out = out
+        self.adds_at = out.flags.c_contiguous  # add_at adds into the flat buffer
         self.parts: list = []
+        self.later: list = []  # (lo, places, values) of add_at, added after the chunks are written
+        self.places: tuple | None = None  # (copy, agent, entry, their flat places at entry 0)
         self.held = 0
 
     def add(self, lo: int, hi: int | None, x) -> None:
         x = np.asarray(x)
         self.parts.append((lo, hi, x))
         self.held += x.nbytes
+        if self.held >= OBS_HELD_BYTES:
+            self.flush()
+
+    def add_at(self, lo: int, hi: int, copy, agent, entry, values) -> None:
+        """Entries lo:hi zero, but values[i] added at entry lo + entry[i] of agent agent[i] of copy
+        copy[i] (int64 index arrays; several at one place add up, in order, in float32: only for
+        values whose sums float32 holds exactly). Needs `adds_at` (a C-contiguous buffer)."""
+        rows = self.places
+        if rows is None or rows[0] is not copy or rows[1] is not agent or rows[2] is not entry:
+            _, n_all, dim = self.out.shape  # flat places in the buffer, made once for these pairs
+            self.places = rows = (copy, agent, entry, (copy * n_all + agent + self.start) * dim + entry)
+            self.held += rows[3].nbytes
+        last = self.parts[-1] if self.parts else None
+        if last is not None and last[1] == lo and last[2].ndim == 0 and last[2] == 0:
+            self.parts[-1] = (last[0], hi, last[2])  # one zeroed run for adjacent ones
+        else:
+            self.parts.append((lo, hi, np.zeros((), dtype=self.out.dtype)))
+        values = np.asarray(values, dtype=self.out.dtype)
+        self.later.append((lo, rows[3], values))
+        self.held += values.nbytes
         if self.held >= OBS_HELD_BYTES:
             self.flush()
 
@@ -371,7 +398,10 @@ class BatchObsWriter:
             for a, b, x in self.parts:
                 per_copy = x.ndim and x.shape[0] == size  # else the same for every copy (ME: (1, n))
                 b_set_obs(chunk[:, :, a] if b is None else chunk[:, :, a:b], x[lo:lo + rows] if per_copy else x)
-        self.parts, self.held = [], 0
+        flat = self.out.reshape(-1) if self.later else None
+        for lo, at, values in self.later:
+            np.add.at(flat, at + lo if lo else at, np.broadcast_to(values, at.shape))
+        self.parts, self.later, self.held = [], [], 0
 
 
 class BatchPowers:

@@ -375,28 +375,55 @@ def window_plan_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> tuple
     cell = rows.reshape(-1)[pair].astype(np.int64) * side
     cell += cols.reshape(-1)[pair]
     flat = (copy * k + centre) * (side * side) + cell
-    # where each pair's value is read: flat into (B, K, N), into (B, N), and its agent
-    return flat, (copy * (k * n) + centre_agent, copy * n + agent, agent, n), (batch, k, side, side)
+    # where each pair's value is read: flat into (B, K, N), into (B, N), and its agent; then the
+    # pairs' copy, centre and window cell apart (`window_sums_obs`)
+    return (flat, (copy * (k * n) + centre_agent, copy * n + agent, agent, n), (batch, k, side, side),
+            (copy, centre, cell))
+
+
+def _gb_window_values(plan: tuple, x: np.ndarray) -> np.ndarray:
+    """The value of each (centre, agent) pair of `plan`: x (N,), (B, N) or per centre (B, K, N)."""
+    _, (at_centre, at_copy, agent, n), shape = plan[:3]
+    full = {1: (n,), 2: (shape[0], n)}.get(x.ndim, (shape[0], shape[1], n))
+    if x.shape != full:  # a value shared along an axis: spelled out
+        x = np.broadcast_to(x, full)
+    return np.ascontiguousarray(x).reshape(-1)[{1: agent, 2: at_copy}.get(x.ndim, at_centre)]
 
 
 def window_sums_batch(plan: tuple, x: np.ndarray | None = None) -> np.ndarray:
     """Per cell of each window of `plan` (`window_plan_batch`): the agents in it counted, or
     their values `x` summed ((N,), (B, N) or per centre (B, K, N)) -> (B, K, S, S); int64
     unless `x` is float."""
-    flat, (at_centre, at_copy, agent, n), shape = plan
+    flat, _, shape = plan[:3]
     n_cells = shape[0] * shape[1] * shape[2] * shape[3]
     if x is None:
         return np.bincount(flat, minlength=n_cells).astype(np.int64, copy=False).reshape(shape)
     x = np.asarray(x)
-    full = {1: (n,), 2: (shape[0], n)}.get(x.ndim, (shape[0], shape[1], n))
-    if x.shape != full:  # a value shared along an axis: spelled out
-        x = np.broadcast_to(x, full)
-    values = np.ascontiguousarray(x).reshape(-1)[{1: agent, 2: at_copy}.get(x.ndim, at_centre)]
+    values = _gb_window_values(plan, x)
     if x.dtype.kind == "f":
         return np.bincount(flat, weights=values.astype(np.float64), minlength=n_cells).reshape(shape)
     sums = np.zeros(n_cells, dtype=np.int64)  # integer sums exactly, in int64
     np.add.at(sums, flat, values.astype(np.int64))
     return sums.reshape(shape)
+
+
+def window_sums_obs(obs, lo: int, hi: int, plan: tuple, x: np.ndarray | None = None) -> None:
+    """``obs.add(lo, hi, window_sums_batch(plan, x))`` for a `BatchObsWriter` of the role whose
+    agents are the plan's centres, but added into the observation buffer itself (`add_at`): the
+    entries zeroed in the writer's chunked pass, then every (centre, agent) pair's value added at
+    its window cell, instead of a (B, K, S, S) int64 array of mostly zeros written in a pass of
+    its own (MAPF's three such features at B = 8192: its step 11.3 -> 10.3 ms). Taken when it is
+    exact: counts, or bool or integer values whose every sum float32 holds (|x| * N < 2**24),
+    and one centre per agent of the role; anything else is the plain ``add``."""
+    _, (_, _, _, n), (batch, k, side, _), (copy, centre, cell) = plan
+    if x is not None:
+        x = np.asarray(x)
+    exact = x is None or x.dtype.kind == "b" or (
+        x.dtype.kind in "iu" and (not x.size or max(int(x.max()), -int(x.min())) * n < 2**24))
+    if not exact or k != obs.n or hi - lo != side * side or not obs.adds_at:
+        obs.add(lo, hi, window_sums_batch(plan, x).reshape(batch, k, side * side))
+        return
+    obs.add_at(lo, hi, copy, centre, cell, 1.0 if x is None else _gb_window_values(plan, x))
 
 
 def agents_view_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> np.ndarray:
