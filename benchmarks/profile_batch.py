@@ -2,6 +2,8 @@
 
     python benchmarks/profile_batch.py cake mapf --batch-size 8192 --calls 200 --top 25
     python benchmarks/profile_batch.py mapf --statements step _observe _init_copies
+    python benchmarks/profile_batch.py cake mapf public_goods --save /tmp/before  # modules of today
+    python benchmarks/profile_batch.py cake mapf public_goods --against /tmp/before  # after a change
 
 Prints, per game, the wall time per batch step of the profiled loop, the share of it spent in
 the harness's sampler, and the top functions by own time (tottime), then by cumulative time.
@@ -13,6 +15,13 @@ env class with this thread's CPU clock, in the same loop (statements inside `wit
 microseconds per call of the method, the clock's own cost taken off, largest first. A timed
 method called by another timed one adds its clock readings to the caller's statement; a
 statement after which the method returns early (a `return` inside a block) is not charged.
+
+`--save DIR` writes each game's generated batch module to DIR/<game>.py; `--against DIR` is then
+the A/B of a change: the saved module and the module generated now, each a batch of
+`--batch-size` copies in one process, `--rounds` interleaved rounds of `--calls` batch steps
+(the benchmark loop, sampler included), this thread's CPU time: the median per step of each
+(and the minimum), their ratio, and the minor page faults per step of each (a fresh
+multi-megabyte temporary costs its pages each time the allocator hands it back).
 """
 
 from __future__ import annotations
@@ -21,6 +30,8 @@ import argparse
 import cProfile
 import io
 import pstats
+import resource
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -30,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from statement_timer import clock_cost_ns, report, reset, timed_methods  # noqa: E402
 from throughput import GAMES, BatchRunner, Game, random_legal_batch  # noqa: E402
 
+from gymwright.atomic import write_atomic  # noqa: E402
 from gymwright.compile.batch import batch_source, compile_batch  # noqa: E402
 from gymwright.compile.build import load_module  # noqa: E402
 
@@ -76,6 +88,38 @@ def statements(game: Game, methods: list[str], batch_size: int, calls: int, top:
     return report(timed, cost, f"{calls} batch steps (B={batch_size})", top, width=9, digits=1)
 
 
+def save_sources(games: list[Game], folder: Path) -> list[Path]:
+    """Write each game's generated batch module to folder/<game>.py (for a later `against`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return [write_atomic(folder / f"{g.key}.py", batch_source(g.spec, g.params)) for g in games]
+
+
+def against(game: Game, saved_source: str, batch_size: int, rounds: int, calls: int) -> dict[str, dict[str, float]]:
+    """Per runner ("saved", "now"): the median and minimum CPU milliseconds per batch step over
+    `rounds` interleaved rounds of `calls` steps, and the minor page faults per step (median)."""
+    saved = load_module(saved_source, f"{game.key}_batch_saved").BatchEnv(batch_size, game.params)
+    runners = {"saved": BatchRunner(saved), "now": BatchRunner(compile_batch(game.spec, game.params, batch_size=batch_size))}
+    for runner in runners.values():
+        runner.run(max(1, calls // 2))  # warm-up
+    ms: dict[str, list[float]] = {name: [] for name in runners}
+    faults: dict[str, list[float]] = {name: [] for name in runners}
+    for _ in range(rounds):
+        for name, runner in runners.items():
+            before, start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.thread_time()
+            runner.run(calls)
+            ms[name].append((time.thread_time() - start) / calls * 1e3)
+            faults[name].append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls)
+    return {name: {"median": statistics.median(ms[name]), "min": min(ms[name]),
+                   "faults": statistics.median(faults[name])} for name in runners}
+
+
+def against_line(game: Game, batch_size: int, ab: dict[str, dict[str, float]]) -> str:
+    saved, now = ab["saved"], ab["now"]
+    return (f"{game.key} B={batch_size}: saved {saved['median']:.3f} ms a step (min {saved['min']:.3f}, "
+            f"{saved['faults']:.0f} page faults), now {now['median']:.3f} ms (min {now['min']:.3f}, "
+            f"{now['faults']:.0f} page faults), now / saved {now['median'] / saved['median']:.3f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("games", nargs="*", help="cake, mapf, public_goods (default: all)")
@@ -84,11 +128,27 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--statements", nargs="+", metavar="METHOD",
                     help="time each statement of these methods of the generated batch env (e.g. step _observe)")
+    ap.add_argument("--save", type=Path, metavar="DIR", help="write the generated batch modules to DIR/<game>.py")
+    ap.add_argument("--against", type=Path, metavar="DIR", help="A/B: the modules saved in DIR vs today's")
+    ap.add_argument("--rounds", type=int, default=8, help="--against: interleaved rounds of --calls steps")
     args = ap.parse_args(argv)
     unknown = set(args.games) - {g.key for g in GAMES}
     if unknown:
         ap.error(f"unknown game(s) {sorted(unknown)}; choose from {[g.key for g in GAMES]}")
-    for game in (g for g in GAMES if g.key in (args.games or [g.key for g in GAMES])):
+    games = [g for g in GAMES if g.key in (args.games or [g.key for g in GAMES])]
+    if args.save:
+        for path in save_sources(games, args.save):
+            print(f"wrote {path}")
+        return
+    if args.against:
+        for game in games:
+            path = args.against / f"{game.key}.py"
+            if not path.is_file():
+                ap.error(f"--against {args.against}: no {path.name} there (write it first with --save {args.against})")
+            ab = against(game, path.read_text(), args.batch_size, args.rounds, args.calls)
+            print(against_line(game, args.batch_size, ab), flush=True)
+        return
+    for game in games:
         if args.statements:
             print(f"===== {game.key}: batch B={args.batch_size}, per statement =====")
             print(statements(game, args.statements, args.batch_size, args.calls, args.top))

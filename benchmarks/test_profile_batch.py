@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import profile_batch
+import pytest
 import statement_timer
 from throughput import GAMES, BatchRunner
 
@@ -44,3 +45,22 @@ def test_statements_report_names_the_costs_largest_first() -> None:
     assert re.match(r"_observe: \d+ calls over 6 batch steps \(B=32\), [\d.]+ us per call", head), head
     costs = [float(r.split()[0]) for r in rows]
     assert len(costs) == 4 and costs == sorted(costs, reverse=True)
+
+
+def test_save_then_against_compares_the_saved_module_with_todays(tmp_path, capsys) -> None:
+    """`--save DIR` writes each game's batch module; `--against DIR` steps it beside today's, in
+    interleaved rounds, and prints both figures with their ratio and page faults; a game not
+    saved is refused with the command that would save it."""
+    profile_batch.main(["cake", "--save", str(tmp_path)])
+    assert (tmp_path / "cake.py").read_text() == batch_source("cake_negotiation", {})
+    game = next(g for g in GAMES if g.key == "cake")
+    ab = profile_batch.against(game, (tmp_path / "cake.py").read_text(), batch_size=16, rounds=2, calls=3)
+    assert set(ab) == {"saved", "now"} and all(r["min"] <= r["median"] for r in ab.values())
+    capsys.readouterr()
+    profile_batch.main(["cake", "--against", str(tmp_path), "--batch-size", "16", "--calls", "3", "--rounds", "2"])
+    line = capsys.readouterr().out.strip()
+    assert re.fullmatch(r"cake B=16: saved [\d.]+ ms a step \(min [\d.]+, \d+ page faults\), now [\d.]+ ms "
+                        r"\(min [\d.]+, \d+ page faults\), now / saved [\d.]+", line), line
+    with pytest.raises(SystemExit):
+        profile_batch.main(["mapf", "--against", str(tmp_path)])
+    assert f"--save {tmp_path}" in capsys.readouterr().err
