@@ -38,10 +38,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import saved_modules  # noqa: E402
 from statement_timer import clock_cost_ns, report, reset, timed_methods  # noqa: E402
 from throughput import GAMES, BatchRunner, Game, random_legal_batch  # noqa: E402
 
-from gymwright.atomic import write_atomic  # noqa: E402
 from gymwright.compile.batch import batch_source, compile_batch  # noqa: E402
 from gymwright.compile.build import load_module  # noqa: E402
 
@@ -88,10 +88,9 @@ def statements(game: Game, methods: list[str], batch_size: int, calls: int, top:
     return report(timed, cost, f"{calls} batch steps (B={batch_size})", top, width=9, digits=1)
 
 
-def save_sources(games: list[Game], folder: Path) -> list[Path]:
+def save_sources(games: list[Game], folder: Path, say: bool = False) -> list[Path]:
     """Write each game's generated batch module to folder/<game>.py (for a later `against`)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    return [write_atomic(folder / f"{g.key}.py", batch_source(g.spec, g.params)) for g in games]
+    return saved_modules.save_sources(games, folder, lambda g: batch_source(g.spec, g.params), say)
 
 
 def against(game: Game, saved_source: str, batch_size: int, rounds: int, calls: int) -> dict[str, dict[str, float]]:
@@ -128,8 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--statements", nargs="+", metavar="METHOD",
                     help="time each statement of these methods of the generated batch env (e.g. step _observe)")
-    ap.add_argument("--save", type=Path, metavar="DIR", help="write the generated batch modules to DIR/<game>.py")
-    ap.add_argument("--against", type=Path, metavar="DIR", help="A/B: the modules saved in DIR vs today's")
+    saved_modules.add_arguments(ap, "batch modules")
     ap.add_argument("--rounds", type=int, default=8, help="--against: interleaved rounds of --calls steps")
     args = ap.parse_args(argv)
     unknown = set(args.games) - {g.key for g in GAMES}
@@ -137,15 +135,11 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(f"unknown game(s) {sorted(unknown)}; choose from {[g.key for g in GAMES]}")
     games = [g for g in GAMES if g.key in (args.games or [g.key for g in GAMES])]
     if args.save:
-        for path in save_sources(games, args.save):
-            print(f"wrote {path}")
+        save_sources(games, args.save, say=True)
         return
     if args.against:
         for game in games:
-            path = args.against / f"{game.key}.py"
-            if not path.is_file():
-                ap.error(f"--against {args.against}: no {path.name} there (write it first with --save {args.against})")
-            ab = against(game, path.read_text(), args.batch_size, args.rounds, args.calls)
+            ab = against(game, saved_modules.saved_source(ap, args.against, game), args.batch_size, args.rounds, args.calls)
             print(against_line(game, args.batch_size, ab), flush=True)
         return
     for game in games:

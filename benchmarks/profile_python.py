@@ -33,10 +33,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import saved_modules  # noqa: E402
 from statement_timer import clock_cost_ns, report, reset, timed_methods  # noqa: E402
 from throughput import GAMES, Game, ParallelRunner  # noqa: E402
 
-from gymwright.atomic import write_atomic  # noqa: E402
 from gymwright.compile import compile_spec  # noqa: E402
 from gymwright.compile.build import load_module  # noqa: E402
 
@@ -73,10 +73,9 @@ def statements(game: Game, methods: list[str], steps: int, top: int) -> str:
     return report(timed, cost, f"{steps} env steps", top)
 
 
-def save_sources(games: list[Game], folder: Path) -> list[Path]:
+def save_sources(games: list[Game], folder: Path, say: bool = False) -> list[Path]:
     """Write each game's generated module to folder/<game>.py (for a later `against`)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    return [write_atomic(folder / f"{g.key}.py", compile_spec(g.spec, g.params).source) for g in games]
+    return saved_modules.save_sources(games, folder, lambda g: compile_spec(g.spec, g.params).source, say)
 
 
 def against(game: Game, saved_source: str, rounds: int, steps: int) -> dict[str, float]:
@@ -111,22 +110,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--backend", choices=["hand", "python", "both"], default="both")
     ap.add_argument("--statements", nargs="+", metavar="METHOD",
                     help="time each statement of these methods of the generated env (e.g. step)")
-    ap.add_argument("--save", type=Path, metavar="DIR", help="write the generated modules to DIR/<game>.py")
-    ap.add_argument("--against", type=Path, metavar="DIR", help="A/B: the modules saved in DIR vs today's")
+    saved_modules.add_arguments(ap, "modules")
     ap.add_argument("--rounds", type=int, default=25, help="--against: interleaved rounds")
     ap.add_argument("--round-steps", type=int, default=2000, help="--against: env steps per round")
     args = ap.parse_args(argv)
     games = [g for g in GAMES if g.key in args.games]
     if args.save:
-        for path in save_sources(games, args.save):
-            print(f"wrote {path}")
+        save_sources(games, args.save, say=True)
         return
     if args.against:
         for game in games:
-            path = args.against / f"{game.key}.py"
-            if not path.is_file():
-                ap.error(f"--against {args.against}: no {path.name} there (write it first with --save {args.against})")
-            print(against_line(game, against(game, path.read_text(), args.rounds, args.round_steps)), flush=True)
+            us = against(game, saved_modules.saved_source(ap, args.against, game), args.rounds, args.round_steps)
+            print(against_line(game, us), flush=True)
         return
     for game in games:
         if args.statements:
