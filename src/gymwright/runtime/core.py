@@ -591,6 +591,8 @@ def resolve_moves_small(pos, delta, can_move, passable, collision, kinds=None):
     D = delta.tolist() if isinstance(delta, np.ndarray) else delta
     h, w = passable.shape
     n = len(P)
+    if isinstance(kinds, np.ndarray):
+        kinds = kinds.tolist()  # a list's item is a plain read, a numpy array's a scalar made
     target = []
     attempt = []
     for (r, c), (dr, dc), can in zip(P, D, can_move, strict=True):
@@ -605,22 +607,16 @@ def resolve_moves_small(pos, delta, can_move, passable, collision, kinds=None):
         return np.array(pos, dtype=np.int64).reshape(n, 2), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     conflict = [False] * n
     if collision == "block":
-        standing: dict = {}  # cell -> the agents that start the step on it (for swaps)
-        for j, cell in enumerate(P):
-            standing.setdefault(cell, []).append(j)
         while True:
             final = [t if a else p for t, a, p in zip(target, attempt, P, strict=True)]
-            ending: dict = {}  # cell -> how many agents end the step on it (vertex conflicts)
-            for cell in final:
-                ending[cell] = ending.get(cell, 0) + 1
             cancel = []  # the moves in a vertex conflict or a swap, all found before any is cancelled
             for i in range(n):
                 if attempt[i]:
-                    if ending[final[i]] > 1:
+                    if final.count(final[i]) > 1:  # several agents end the step on one cell
                         cancel.append(i)
                         continue
-                    for j in standing.get(target[i], ()):
-                        if j != i and attempt[j] and target[j] == P[i]:
+                    for j in range(n):  # a swap: j attempts i's cell from i's target
+                        if j != i and attempt[j] and P[j] == target[i] and target[j] == P[i]:
                             cancel.append(i)
                             break
             if not cancel:
