@@ -554,11 +554,9 @@ def rt_manhattan(a, b):
 
 
 def rt_manhattan_rows(a, b):
-    """manhattan(a[i], b[i]) of (n, 2) integer cells: (n,) int64. For a few rows in Python, else
-    the columns added (a numpy sum over a last axis of two costs several times more)."""
-    if len(a) <= FEW_VALUES:
-        return np.array([abs(r - s) + abs(c - d) for (r, c), (s, d) in zip(a.tolist(), b.tolist(), strict=True)],
-                        dtype=np.int64)
+    """manhattan(a[i], b[i]) of (n, 2) integer cells: (n,) int64, the columns added (a numpy sum
+    over a last axis of two costs more; a list in Python costs as much for one row, 1.3 against
+    0.9 µs for four, 2.0 against 0.9 for eight: measured 2026-12-05)."""
     d = np.abs(np.subtract(a, b))
     return d[:, 0] + d[:, 1]
 
