@@ -204,8 +204,10 @@ def b_groups(configs):
     copies as an index array. One row shared by every copy (the usual batch) is found with one
     comparison; np.unique of rows sorts them as opaque records, about 0.25 ms even for a few
     hundred copies (MAPF's restart of the finished copies, every step)."""
-    if not len(configs) or (configs == configs[0]).all():
-        return [(configs[0], np.arange(len(configs)))] if len(configs) else []
+    if not len(configs):
+        return []
+    if (configs == configs[0]).all():
+        return [(configs[0], np.arange(len(configs)))]
     return [(c, np.flatnonzero((configs == c).all(axis=1))) for c in np.unique(configs, axis=0)]
 
 

@@ -42,15 +42,22 @@ def _gb_copy_index(p: np.ndarray) -> np.ndarray:
     return np.arange(p.shape[0]).reshape((-1,) + (1,) * (p.ndim - 2))
 
 
+def _gb_flat(shape: tuple[int, int, int], rows: np.ndarray, cols: np.ndarray, shift: int = 0) -> np.ndarray:
+    """Indices into a flattened (B, H, W) grid of `shape` of the cells (rows + shift, cols + shift)
+    of each copy: `rows` and `cols` int64 (B, ...), copy b's in grid b."""
+    batch, height, width = shape
+    flat = rows * width
+    flat += cols
+    flat += (np.arange(batch) * (height * width) + shift * (width + 1)).reshape((-1,) + (1,) * (rows.ndim - 1))
+    return flat
+
+
 def _gb_at(grid: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(grid[b, p[b, ..., 0], p[b, ..., 1]], inside)`` for int64 positions ``p`` (B, ..., 2):
     the value where the position lies on the grid, and whether it does; where it does not, the
     value is some cell's (mask it with ``inside``): one clipped gather reads them."""
-    batch, height, width = grid.shape
-    inside = _gb_inside(height, width, p)
-    flat = p[..., 0] * width
-    flat += p[..., 1]
-    flat += np.arange(0, batch * height * width, height * width).reshape((-1,) + (1,) * (p.ndim - 2))
+    inside = _gb_inside(grid.shape[1], grid.shape[2], p)
+    flat = _gb_flat(grid.shape, p[..., 0], p[..., 1])
     return np.take(np.ascontiguousarray(grid).reshape(-1), flat, mode="clip"), inside
 
 
@@ -271,13 +278,9 @@ def _gb_padded_at(pads: PaddedTiles | None, tiles: np.ndarray, p: np.ndarray) ->
     if pads is None or (pads.tiles is not None and pads.tiles.shape != tiles.shape):
         return None
     padded, border = pads.get(tiles, 1, -1)
-    batch, flat_h, flat_w = padded.shape
-    if not _gb_inside(flat_h, flat_w, p + border).all():
+    if not _gb_inside(padded.shape[1], padded.shape[2], p + border).all():
         return None
-    flat = p[..., 0] * flat_w
-    flat += p[..., 1]
-    flat += (np.arange(batch) * (flat_h * flat_w) + border * (flat_w + 1)).reshape((-1,) + (1,) * (p.ndim - 2))
-    return np.take(padded.reshape(-1), flat, mode="clip")
+    return np.take(padded.reshape(-1), _gb_flat(padded.shape, p[..., 0], p[..., 1], border), mode="clip")
 
 
 def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int,
@@ -310,16 +313,13 @@ def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int,
         padded = _gb_pad(tiles, border, fill, _gb_small_dtype(tiles, fill))
     # each window is the S x S block of `padded` at its top-left corner: one flat gather
     shift = border - radius
-    flat_h, flat_w = height + 2 * border, width + 2 * border
+    flat_w = width + 2 * border
     if on_grid:  # every corner inside the padded grid already (the common case: no clip)
-        corner = rows * flat_w
-        corner += cols
-        corner += shift * (flat_w + 1)
+        corner = _gb_flat(padded.shape, rows, cols, shift)
     else:
         top = np.clip(rows + shift, 0, height + 2 * shift - 1)
         left = np.clip(cols + shift, 0, width + 2 * shift - 1)
-        corner = top * flat_w + left
-    corner += (np.arange(batch) * (flat_h * flat_w))[:, None]
+        corner = _gb_flat(padded.shape, top, left)
     block = (np.arange(side)[:, None] * flat_w + np.arange(side)).reshape(-1)
     # gathered window cell by window cell (S*S, B*K), long loops over the windows, then turned
     window_first = padded.reshape(-1)[block[:, None] + corner.reshape(-1)[None, :]]
