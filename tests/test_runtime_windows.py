@@ -5,14 +5,17 @@ state changes under them."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gymwright.runtime import core
 from gymwright.runtime.core import (
     rt_agents_view_of,
     rt_agents_view_of_rows,
     rt_agents_view_rows,
     rt_agents_view_v,
+    rt_agents_windows_rows,
     rt_view_rows,
 )
 
@@ -43,12 +46,14 @@ def values_of(rng: np.random.Generator, kind: str, n: int) -> np.ndarray:
         return rng.random(n) < 0.5
     if kind == "int":
         return rng.integers(-3, 4, n)
+    if kind == "bigint":  # beyond float64's exact integers: summed in int64 instead
+        return rng.integers(-2**60, 2**60, n)
     return rng.normal(size=n) * 10.0 ** rng.integers(-3, 4, n)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(0, 2**32), st.integers(1, 6), st.integers(1, 6), st.integers(1, 6), st.integers(1, 2),
-       st.sampled_from(["bool", "int", "float"]), st.booleans())
+@given(st.integers(0, 2**32), st.integers(1, 6), st.integers(1, 6), st.integers(1, 7), st.integers(1, 2),
+       st.sampled_from(["bool", "int", "bigint", "float"]), st.booleans())
 def test_rows_equal_per_agent_and_brute_force(seed: int, h: int, w: int, n: int, r: int, kind: str,
                                               off_grid: bool) -> None:
     rng = np.random.default_rng(seed)
@@ -72,6 +77,10 @@ def test_rows_equal_per_agent_and_brute_force(seed: int, h: int, w: int, n: int,
             np.testing.assert_array_equal(sums[i], rt_agents_view_of(v, c, r, x))
         assert counts.dtype == np.int64
         assert sums.dtype == (np.float64 if kind == "float" else np.int64)
+        together = rt_agents_windows_rows(v, centres, r, x, None, x > 0)  # one call, several windows
+        for got, alone in zip(together, (sums, counts, rt_agents_view_of_rows(v, centres, r, x > 0)), strict=True):
+            np.testing.assert_array_equal(got, alone)
+            assert got.dtype == alone.dtype
 
 
 def test_values_changed_in_place_are_not_served_stale() -> None:
@@ -86,3 +95,18 @@ def test_values_changed_in_place_are_not_served_stale() -> None:
     v.pos = np.array([[0, 0], [1, 1], [3, 3]])  # agent 1 moves: its value follows it
     moved = rt_agents_view_of_rows(v, v.pos, 1, x)
     assert moved[0, 1, 2] == 0 and moved[0, 2, 2] == 5
+
+
+@pytest.mark.parametrize("kept_max", [core.TILE_WINDOWS_MAX, 0])  # every cell's windows kept, or gathered
+def test_tile_windows_follow_replaced_tiles(monkeypatch: pytest.MonkeyPatch, kept_max: int) -> None:
+    monkeypatch.setattr(core, "TILE_WINDOWS_MAX", kept_max)
+    rng = np.random.default_rng(4)
+    v = V()
+    for h, w in ((5, 7), (5, 7), (3, 2)):  # a reset replaces the tiles, of the same shape or not
+        v.tiles = rng.integers(0, 4, (h, w))
+        for r in (1, 2, 1):
+            v.pos = np.stack([rng.integers(0, h, 6), rng.integers(0, w, 6)], axis=1)
+            views = rt_view_rows(v, v.pos, r)
+            for i, c in enumerate(v.pos):
+                np.testing.assert_array_equal(views[i], brute_tiles(v.tiles, c, r))
+            assert views.dtype == v.tiles.dtype

@@ -400,11 +400,13 @@ def _grid_cells(v, centers):
 def _centres(v, centers):
     """(key, cells, kept, centers) of `centers` (n, 2): `_grid_cells` of them, and a dict of what the
     window helpers derive from them (`_window_rows`, `_window_pairs`). Kept on v for the last
-    centres seen (keyed by their type and bytes: the features of one role share them; an env's
-    grid keeps its shape)."""
+    centres seen (v.pos by identity, others by their type and bytes: the features of one role
+    share them; an env's grid keeps its shape)."""
     kept = getattr(v, "_centres_kept", None)
-    if kept is not None and centers is v.pos and kept[3] is centers:
-        return kept  # the agents' own cells, and v.pos is replaced, never written in place
+    if centers is v.pos:  # the agents' own cells: v.pos is replaced, never written in place
+        if kept is None or kept[3] is not centers:
+            kept = v._centres_kept = (None, _grid_cells(v, centers), {}, centers)
+        return kept
     c = np.asarray(centers)
     key = (c.dtype.char, c.shape, c.tobytes())
     if kept is None or kept[0] != key:
@@ -434,25 +436,50 @@ def _window_rows(pad, centres, o: int, r: int):
     return pad.reshape(-1)[index]
 
 
+# Up to this many entries (grid cells times window cells), `rt_view_rows` keeps every cell's
+# window of tiles and takes the centres' rows from it; beyond, it gathers the centres' windows.
+TILE_WINDOWS_MAX = 1 << 16
+
+
+def _tile_windows(v, r: int):
+    """Every grid cell's (2r+1)x(2r+1) window of tiles (-1 outside), (h * w, S, S) by flat cell
+    index row * w + col, kept on v until v.tiles is replaced (a reset: rules replace arrays, never
+    write into them); None for a grid too large to keep them (TILE_WINDOWS_MAX)."""
+    kept = getattr(v, "_tile_windows", None)
+    if kept is None or kept[0] is not v.tiles:
+        kept = v._tile_windows = (v.tiles, {})
+    by_radius = kept[1]
+    if r not in by_radius:
+        h, w = v.tiles.shape
+        side = 2 * r + 1
+        if h * w * side * side > TILE_WINDOWS_MAX:
+            by_radius[r] = None
+        else:
+            pad = _tiles_pad(v, r)
+            o, width = v._pad_r - r, pad.shape[1]
+            starts = ((np.arange(h)[:, None] + o) * width + np.arange(w) + o).reshape(-1)
+            offsets = np.arange(side)[:, None] * width + np.arange(side)
+            by_radius[r] = pad.reshape(-1)[starts[:, None, None] + offsets]
+    return by_radius[r]
+
+
 def rt_view_rows(v, centers, r: int):
     """rt_view(v, c, r) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
     centres = _centres(v, centers)
     if centres[1] is None:
         return np.stack([rt_view(v, c, r) for c in centers])
-    return _window_rows(_tiles_pad(v, r), centres, v._pad_r - r, r)
-
-
-# Up to this many (window cell, agent) pairs, `rt_agents_view_of_rows` adds the values one by one
-# in Python; above it, with one np.add.at (the same additions, in the same order).
-FEW_PAIRS = 16
+    windows = _tile_windows(v, r)
+    if windows is None:
+        return _window_rows(_tiles_pad(v, r), centres, v._pad_r - r, r)
+    w = v.tiles.shape[1]
+    return windows.take([a * w + b for a, b in centres[1]], axis=0)
 
 
 def _window_pairs(v, centres, r: int):
-    """(slots, agents, slot array, agent array): for every agent j that stands in the window
-    around centre i (centres i in order, and for each the agents j in order), the window cell
-    as a flat index i * S * S + k into the (n, S, S) windows, and j; as lists and as int64
-    arrays. Kept with `centres` while v.pos is the same object: every window over the agents
-    is then one bincount, or a few additions."""
+    """(slots, agents): for every agent j that stands in the window around centre i (centres i
+    in order, and for each the agents j in order), the window cell as a flat index
+    i * S * S + k into the (n, S, S) windows, and j; as int64 arrays. Kept with `centres` while
+    v.pos is the same object: every window over the agents is then one bincount."""
     _, cells, kept, _ = centres
     pairs = kept.get(("pairs", r))
     if pairs is not None and pairs[0] is v.pos:
@@ -461,24 +488,43 @@ def _window_pairs(v, centres, r: int):
     slots, agents = [], []
     positions = v.pos.tolist()
     for i, (a, b) in enumerate(cells):
+        a -= r  # the window's corner: an agent is in it when both offsets lie in [0, side)
+        b -= r
+        first = i * side
         for j, (pr, pc) in enumerate(positions):
-            dr, dc = pr - a + r, pc - b + r
-            if 0 <= dr < side and 0 <= dc < side:
-                slots.append((i * side + dr) * side + dc)
-                agents.append(j)
-    pairs = kept["pairs", r] = (v.pos, slots, agents, np.array(slots, dtype=np.int64), np.array(agents, dtype=np.int64))
+            dr = pr - a
+            if 0 <= dr < side:
+                dc = pc - b
+                if 0 <= dc < side:
+                    slots.append((first + dr) * side + dc)
+                    agents.append(j)
+    pairs = kept["pairs", r] = (v.pos, np.array(slots, dtype=np.int64), np.array(agents, dtype=np.int64))
     return pairs[1:]
 
 
 def rt_agents_view_rows(v, centers, r: int):
     """rt_agents_view_v(v, c, r) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
+    return rt_agents_windows_rows(v, centers, r, None)[0]
+
+
+def rt_agents_windows_rows(v, centers, r: int, *values):
+    """For each entry of `values`, the windows around `centers` over the agents: the agent counts
+    (`rt_agents_view_rows`) for None, else the sums of x (`rt_agents_view_of_rows`), each
+    (n, S, S). The features of a role that read several such windows around the same centres
+    make one call: the centres and the pairs (`_window_pairs`) are looked up once."""
     centres = _centres(v, centers)
     if centres[1] is None:
-        return np.stack([rt_agents_view_v(v, c, r) for c in centers])
-    slots = _window_pairs(v, centres, r)[2]
+        return [np.stack([rt_agents_view_v(v, c, r) for c in centers]) if x is None
+                else np.stack([rt_agents_view_of(v, c, r, x) for c in centers]) for x in values]
+    slots, agents = _window_pairs(v, centres, r)
     side = 2 * r + 1
-    n = len(centres[1])
-    return np.bincount(slots, minlength=n * side * side).astype(np.int64, copy=False).reshape(n, side, side)
+    size = len(centres[1]) * side * side
+    return [np.bincount(slots, minlength=size).astype(np.int64, copy=False).reshape(-1, side, side) if x is None
+            else _window_sums(v, slots, agents, size, side, x) for x in values]
+
+
+# An integer sum in float64 is exact while every partial sum stays within 2**53.
+_EXACT = 2**53
 
 
 def _values_pad(v, r: int, x):
@@ -529,23 +575,30 @@ def _values_kept(v, r: int, x):
 
 def rt_agents_view_of_rows(v, centers, r: int, x):
     """rt_agents_view_of(v, c, r, x) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
-    centres = _centres(v, centers)
-    if centres[1] is None:
-        return np.stack([rt_agents_view_of(v, c, r, x) for c in centers])
+    return rt_agents_windows_rows(v, centers, r, x)[0]
+
+
+def _window_sums(v, slots, agents, size: int, side: int, x):
+    """The windows' sums of x over the (slot, agent) pairs: one bincount weighted by x, per cell
+    the same additions in the same order as rt_agents_view_of's (from 0, agents in order), in
+    float64. Integers are summed so only while no partial sum can pass 2**53 (then exact);
+    beyond, with np.add.at in int64."""
     x = np.asarray(x)
     if len(x) != len(v.pos):
         raise ValueError(f"agents_view_of takes one value per agent ({len(v.pos)}), got {len(x)}")
-    slots, agents, slot_array, agent_array = _window_pairs(v, centres, r)
-    side = 2 * r + 1
-    n = len(centres[1])
-    out = np.zeros(n * side * side, dtype=np.float64 if x.dtype.kind == "f" else np.int64)
-    if len(slots) <= FEW_PAIRS:  # in agent order, as rt_agents_view_of adds them
-        values = x.tolist()
-        for slot, j in zip(slots, agents, strict=True):
-            out[slot] += values[j]
-    else:
-        np.add.at(out, slot_array, x[agent_array].astype(out.dtype, copy=False))
-    return out.reshape(n, side, side)
+    kind = x.dtype.kind
+    if kind == "f" or kind == "b" or len(slots) * _int_bound(x) < _EXACT:
+        out = np.bincount(slots, weights=x[agents], minlength=size)  # (int64 when no agent is near)
+        return out.astype(np.float64 if kind == "f" else np.int64, copy=False).reshape(-1, side, side)
+    out = np.zeros(size, dtype=np.int64)
+    np.add.at(out, slots, x[agents].astype(np.int64))
+    return out.reshape(-1, side, side)
+
+
+def _int_bound(x) -> int:
+    """The largest |x[j]| of an integer array, as a Python int (a few entries: from the list)."""
+    values = x.tolist()
+    return max(max(values), -min(values)) if values else 0
 
 
 def rt_manhattan(a, b):
@@ -585,45 +638,48 @@ def resolve_moves_small(pos, delta, can_move, passable, collision, kinds=None):
     moves involved, repeated until none is left; following is allowed. `delta` and `can_move`
     may be lists; with `kinds` (passable or not, per tile kind) `passable` is the tile array.
     """
-    P = [tuple(p) for p in pos.tolist()]
+    P = pos.tolist()  # cells as [row, col] lists (compared with ==, as the targets are)
     D = delta.tolist() if isinstance(delta, np.ndarray) else delta
     h, w = passable.shape
     n = len(P)
     if isinstance(kinds, np.ndarray):
         kinds = kinds.tolist()  # a list's item is a plain read, a numpy array's a scalar made
-    target = []
+    target = []  # where each agent attempts to go (its own cell when it attempts nothing)
     attempt = []
-    for (r, c), (dr, dc), can in zip(P, D, can_move, strict=True):
-        tr, tc = r + dr, c + dc
-        target.append((tr, tc))
-        ok = bool(can) and (dr != 0 or dc != 0) and 0 <= tr < h and 0 <= tc < w
-        if ok:
-            at = passable.item(tr, tc)
-            ok = bool(at if kinds is None else kinds[at])
+    for p, (dr, dc), can in zip(P, D, can_move, strict=True):
+        ok = False
+        if can and (dr != 0 or dc != 0):
+            tr, tc = p[0] + dr, p[1] + dc
+            if 0 <= tr < h and 0 <= tc < w:
+                at = passable.item(tr, tc)
+                ok = bool(at if kinds is None else kinds[at])
+        target.append([tr, tc] if ok else p)
         attempt.append(ok)
     if True not in attempt:  # nobody moves: every agent stays, nothing to cancel
         return np.array(pos, dtype=np.int64).reshape(n, 2), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     conflict = [False] * n
+    final = target[:]  # where each agent ends the step, as the moves still attempted say
     if collision == "block":
         while True:
-            final = [t if a else p for t, a, p in zip(target, attempt, P, strict=True)]
             cancel = []  # the moves in a vertex conflict or a swap, all found before any is cancelled
             for i in range(n):
                 if attempt[i]:
-                    if final.count(final[i]) > 1:  # several agents end the step on one cell
+                    t = final[i]
+                    if final.count(t) > 1:  # several agents end the step on one cell
                         cancel.append(i)
-                        continue
-                    for j in range(n):  # a swap: j attempts i's cell from i's target
-                        if j != i and attempt[j] and P[j] == target[i] and target[j] == P[i]:
-                            cancel.append(i)
-                            break
+                    elif t in P:  # a swap: j, on i's target, attempts i's cell
+                        for j in range(n):
+                            if j != i and attempt[j] and P[j] == t and target[j] == P[i]:
+                                cancel.append(i)
+                                break
             if not cancel:
                 break
             for i in cancel:
                 attempt[i] = False
                 conflict[i] = True
-    final = [t if a else p for t, a, p in zip(target, attempt, P, strict=True)]
-    return np.array(final, dtype=np.int64).reshape(n, 2), np.array(attempt, dtype=bool), np.array(conflict, dtype=bool)
+                final[i] = P[i]
+    clashed = np.array(conflict, dtype=bool) if True in conflict else np.zeros(n, dtype=bool)
+    return np.array(final, dtype=np.int64).reshape(n, 2), np.array(attempt, dtype=bool), clashed
 
 
 POOL_SEED = 0x5EED5EED5EED5EED
