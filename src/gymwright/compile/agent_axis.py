@@ -45,6 +45,7 @@ class AxisEmitter:
         self.lo, self.hi, self.n_agents = lo, hi, n_agents
         self.nonzero = nonzero
         self.shared: dict[str, str] = {}  # call code -> local name
+        self.windows: dict[str, tuple[str, str, str | None]] = {}  # local -> (centres, radius, values or None)
 
     def emit(self, node: ast.AST) -> tuple[str, bool]:
         if hasattr(node, "gw_site"):
@@ -77,6 +78,16 @@ class AxisEmitter:
         name = self.shared.get(code)
         if name is None:
             name = self.shared[code] = f"c{len(self.shared)}"
+        return name
+
+    def share_window(self, centres: str, radius: str, values: str | None) -> str:
+        """The shared local of a window over the agents: their counts (`values` None) or the sums
+        of `values`. Recorded in `windows`, so that those around the same centres can be
+        computed by one `rt_agents_windows_rows` call."""
+        code = (f"rt_agents_view_rows(v, {centres}, {radius})" if values is None
+                else f"rt_agents_view_of_rows(v, {centres}, {radius}, {values})")
+        name = self.share(code)
+        self.windows[name] = (centres, radius, values)
         return name
 
     # -- nodes
@@ -188,6 +199,8 @@ def _window(helper: str) -> Callable[[AxisEmitter, ast.Call], tuple[str, bool]]:
         (cc, x), (cr, y) = e.emit(center), e.emit(radius)
         if not x or y or _info(center).shape != (2,):
             raise NotOnAxis("window")
+        if helper == "rt_agents_view_rows":
+            return e.share_window(cc, cr, None), True
         return e.share(f"{helper}(v, {cc}, {cr})"), True
     return emit
 
@@ -197,7 +210,7 @@ def _agents_view_of(e: AxisEmitter, node: ast.Call) -> tuple[str, bool]:
     (cc, on), (cr, r_on), (cx, x_on) = e.emit(center), e.emit(radius), e.emit(x)
     if not on or r_on or x_on or _info(center).shape != (2,):
         raise NotOnAxis("window of values")
-    return e.share(f"rt_agents_view_of_rows(v, {cc}, {cr}, {cx})"), True
+    return e.share_window(cc, cr, cx), True
 
 
 CALLS: dict[str, Callable[[AxisEmitter, ast.Call], tuple[str, bool]]] = {

@@ -103,7 +103,10 @@ class PyGrid(PyGenBase):
         if is_true(g.can_move):
             w(f"can_move = [True] * {self.n}" if small else f"can_move = np.ones({self.n}, dtype=bool)")
         else:
-            code = f"[{self.em(per_agent=True)(g.can_move)} for me in range({self.n})]"
+            em = self.em(per_agent=True)
+            if small:
+                self.read_lists(self.flags_from_lists(em, [g.can_move.tree.body]))
+            code = f"[{em(g.can_move)} for me in range({self.n})]"
             w(f"can_move = {code}" if small else f"can_move = np.array({code}, dtype=bool)", comment=f"grid.can_move: {g.can_move.source}")
         if slip:
             w(f"slip = float({self.em()(g.slip)})", comment=f"grid.slip: {g.slip.source}")
@@ -115,6 +118,7 @@ class PyGrid(PyGenBase):
             w(f"v.pos, v.moved, v.conflict = resolve_moves_small(v.pos, delta, can_move, v.tiles, {g.collision!r}, GRID_PASSABLE)")
         else:
             w(f"v.pos, v.moved, v.conflict = resolve_moves(v.pos, delta, can_move, GRID_PASSABLE[v.tiles], {g.collision!r})")
+        self.replaced(["pos", "moved", "conflict"])
 
     def goals(self) -> str:
         assert self.cs.grid is not None

@@ -138,8 +138,8 @@ class ActionsGen(PyGenBase):
             if with_flags:
                 self.shared_flag_lines(r, shared[r.name])
             legal = [c.legal.tree.body for c in r.choices if c.legal is not None]
-            for k, flag in enumerate(self.flags_from_lists(self.em(per_agent=True), legal) if scalar else []):
-                w(f"{flag}_ = v.{flag}.tolist()", comment="flags read per agent, from lists" if k == 0 else "")
+            if scalar:
+                self.read_lists(self.flags_from_lists(self.em(per_agent=True), legal))
             with w.block(f"for me in range({r.start}, {r.start + r.count}):", comment=f"actions.{r.name}"):
                 if scalar:
                     self.cached_mask(r, shared[r.name])

@@ -49,7 +49,7 @@ class ValuesAxisEmitter(AxisEmitter):
         (cc, on), (cr, r_on) = self.emit(center), self.emit(radius)
         if not on or r_on or center.gw.shape != (2,):  # type: ignore[attr-defined]
             raise NotOnAxis("window of values")
-        return self.share(f"rt_agents_view_of_rows(v, {cc}, {cr}, {self.values.emit(x)})"), True
+        return self.share_window(cc, cr, self.values.emit(x)), True
 
     def manhattan(self, node: ast.Call) -> tuple[str, bool]:
         """`manhattan(a, b)` of two integer cells per agent: (n,) int64."""

@@ -88,6 +88,7 @@ class PyGenBase:
         self.cls = class_name(cs.spec.name)
         self._axis: dict[str, Any] = {}  # role -> its features over the agent axis (or None)
         self._axis_shared: dict[str, dict[str, str]] = {}  # role -> shared call code -> local
+        self._axis_windows: dict[str, dict[str, tuple[str, str, str | None]]] = {}  # role -> AxisEmitter.windows
         self._loop: dict[str, list[Any]] = {}  # role -> parts of its features the same for every agent
 
     def em(self, per_agent: bool = False, **overrides: str) -> PyEmitter:
@@ -108,9 +109,12 @@ class PyGenBase:
         return frozenset(n for n in out if n in self.cs.symbols)
 
     def flags_from_lists(self, em: PyEmitter, trees: list[ast.AST], me: str = "me") -> list[str]:
-        """The per-agent bool variables that `trees` read one agent at a time (`x[me]`), to be read
-        from a list `x_ = v.x.tolist()` made before them (a numpy scalar read costs several times a
-        list's): maps those reads on `em` to `x_[<me>]` and returns the names, in order of reading."""
+        """The per-agent variables that `trees` read one agent at a time (`x[me]`), to be read from
+        a list `x_ = v.x.tolist()` made before them (a numpy scalar read costs several times a
+        list's): maps those reads on `em` to `x_[<me>]` and returns the names, in order of reading.
+
+        Bool flags are read so anywhere. An integer row (`pos[me]`, shape `(k,)`) is read so only
+        where a list means the same as the numpy row (`rows_from_lists`)."""
         flags = {var.name for var in self.cs.agent_state if var.dtype == "bool" and not var.shape}
         found: list[str] = []
         for tree in trees:
@@ -121,7 +125,73 @@ class PyGenBase:
                     em.hoisted[id(node)] = f"{node.value.id}_[{me}]"
                     if node.value.id not in found:
                         found.append(node.value.id)
+        for name in self.rows_from_lists(em, trees, me):
+            if name not in found:
+                found.append(name)
         return found
+
+    def rows_from_lists(self, em: PyEmitter, trees: list[ast.AST], me: str) -> list[str]:
+        """Integer rows of agent `me` read as lists, in the three places where a list of Python
+        ints means what the numpy row does: `all(x[me] == y[me])` is the lists' `==` and
+        `any(x[me] != y[me])` their `!=` (rows of one shape), and `tile(x[me])` /
+        `manhattan(x[me], y[me])` take a cell's two coordinates (`rt_tile1` and `rt_manhattan1`
+        read them with `int()`). Maps those on `em`; returns the row names, in order of reading.
+        (Bool and float rows are left to numpy: a float list compares NaN by identity.)"""
+        rows = {var.name: var.shape for var in self.cs.agent_state if var.dtype == "int" and len(var.shape) == 1}
+        found: list[str] = []
+
+        def row(node: ast.AST) -> str | None:
+            ok = (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in rows
+                  and isinstance(node.slice, ast.Name) and node.slice.id == "me"
+                  and em.emit(node.value) == f"v.{node.value.id}")
+            return node.value.id if ok else None  # type: ignore[union-attr]
+
+        def read(name: str) -> str:
+            if name not in found:
+                found.append(name)
+            return f"{name}_[{me}]"
+
+        for tree in trees:
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords):
+                    continue
+                fn, args = node.func.id, node.args
+                if fn in ("tile", "manhattan") and len(args) == (1 if fn == "tile" else 2):
+                    names = [row(a) for a in args]
+                    if all(n is not None and rows[n] == (2,) for n in names):
+                        for a, n in zip(args, names, strict=True):
+                            em.hoisted[id(a)] = read(n)  # type: ignore[arg-type]
+                elif fn in ("all", "any") and len(args) == 1 and isinstance(args[0], ast.Compare):
+                    cmp = args[0]
+                    op = ast.Eq if fn == "all" else ast.NotEq
+                    if len(cmp.ops) == 1 and isinstance(cmp.ops[0], op):
+                        a, b = row(cmp.left), row(cmp.comparators[0])
+                        if a is not None and b is not None and rows[a] == rows[b]:
+                            sign = "==" if fn == "all" else "!="
+                            em.hoisted[id(node)] = f"({read(a)} {sign} {read(b)})"
+        return found
+
+    # In `step`: the per-agent lists `x_ = v.x.tolist()` read so far whose v.x is not replaced
+    # since (each is read once until then); None elsewhere (every read is written).
+    _lists: set[str] | None = None
+
+    def read_lists(self, names: list[str]) -> None:
+        """`x_ = v.x.tolist()` for each name, but those still valid in `step` (`_lists`)."""
+        fresh = self._lists
+        new = [name for name in names if fresh is None or name not in fresh]
+        for k, name in enumerate(new):
+            self.w(f"{name}_ = v.{name}.tolist()", comment="read per agent, from lists" if k == 0 else "")
+        if fresh is not None:
+            fresh.update(new)
+
+    def replaced(self, names: list[str] | None = None) -> None:
+        """The step just assigned v.<name> for `names` (None: it may have assigned anything):
+        their lists are read again when next needed."""
+        if self._lists is not None:
+            if names is None:
+                self._lists.clear()
+            else:
+                self._lists.difference_update(names)
 
     def hook(self, path: str) -> None:
         if self.instrument:

@@ -62,6 +62,7 @@ class ObserveGen(PyGenBase):
         except NotOnAxis:
             return None
         self._axis_shared[r.name] = dict(em.shared)
+        self._axis_windows[r.name] = dict(em.windows)
         return out
 
     def observe_all(self, r: CRole) -> None:
@@ -72,8 +73,7 @@ class ObserveGen(PyGenBase):
         assert feats is not None
         with w.block(f"def _observe_all__{r.name}(self):"):
             w("p, v = self.p, self.v")
-            for code, name in self._axis_shared[r.name].items():
-                w(f"{name} = {code}", comment="used by several features")
+            self.shared_locals(r)
             w(f"o = np.empty(({r.count}, {r.obs_dim}), dtype=FLOAT32)")
             for f, at, code in feats:
                 comment = f"{f.path}: {f.expr.source}"
@@ -86,6 +86,29 @@ class ObserveGen(PyGenBase):
                     w(f"o[:, {at}] = {code}", comment=comment)
             w("return o")
         w("")
+
+    def shared_locals(self, r: CRole) -> None:
+        """The calls that `_observe_all__<role>` computes once, in order; the windows over the
+        agents around the same centres and radius (counts and sums of values) as one
+        `rt_agents_windows_rows` call, where the first of them was."""
+        w = self.w
+        windows = self._axis_windows[r.name]
+        groups: dict[tuple[str, str], list[str]] = {}
+        for name, (centres, radius, _) in windows.items():
+            groups.setdefault((centres, radius), []).append(name)
+        written: set[str] = set()
+        for code, name in self._axis_shared[r.name].items():
+            if name in written:
+                continue
+            group = groups.get(windows[name][:2], []) if name in windows else []
+            if len(group) < 2:
+                w(f"{name} = {code}", comment="used by several features")
+                continue
+            centres, radius = windows[name][:2]
+            values = ", ".join("None" if windows[k][2] is None else str(windows[k][2]) for k in group)
+            w(f"{', '.join(group)} = rt_agents_windows_rows(v, {centres}, {radius}, {values})",
+              comment="windows over the agents around the same centres: counts (None) and sums")
+            written.update(group)
 
     def observed_together(self, r: CRole) -> bool:
         """Whether `_observe_all__<role>` observes the role's agents at once (over the agent

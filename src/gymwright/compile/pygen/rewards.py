@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gymwright.compile.pyexpr import hoist
-from gymwright.compile.pygen.base import PyGenBase
+from gymwright.compile.pygen.base import PyGenBase, uses_me_or_random
 
 
 class RewardsGen(PyGenBase):
@@ -41,18 +41,25 @@ class RewardsGen(PyGenBase):
             trees = [t.expr.tree.body for t in r.terms]
             for name, code in hoist(em, trees, f"h_{r.name}_"):
                 w(f"{name} = {code}", comment="the same for every agent")
-            for k, flag in enumerate(self.flags_from_lists(em, trees)):
-                w(f"{flag}_ = v.{flag}.tolist()", comment="flags read per agent, from lists" if k == 0 else "")
+            self.read_lists(self.flags_from_lists(em, trees))
+            shared = [not uses_me_or_random(t.expr) for t in r.terms]  # the same value for every agent
             for i in range(r.start, r.start + r.count):
                 em.overrides["me"] = str(i)
                 self.flags_from_lists(em, trees, str(i))
                 w("", comment=f"rewards.{r.name} of {cs.agent_ids[i]}")
                 for j, term in enumerate(r.terms):
-                    w(f"x{i}_{j} = float({em(term.expr)})",
-                      comment=f"{term.path}: {term.name} = {term.expr.source}" if i == r.start else "")
-                total = " + ".join(f"x{i}_{j}" if t.weight == 1.0 else f"{t.weight!r} * x{i}_{j}" for j, t in enumerate(r.terms)) or "0.0"
+                    if i == r.start or not shared[j]:
+                        w(f"x{i}_{j} = float({em(term.expr)})",
+                          comment=f"{term.path}: {term.name} = {term.expr.source}" if i == r.start else "")
+                names = [self.term_local(r, i, j) for j in range(len(r.terms))]
+                total = " + ".join(x if t.weight == 1.0 else f"{t.weight!r} * {x}" for x, t in zip(names, r.terms, strict=True)) or "0.0"
                 w(f"r{i} = {total}")
         w(f"rewards = [{', '.join(f'r{i}' for i in range(self.n))}]")
+
+    def term_local(self, r: Any, i: int, j: int) -> str:
+        """The local holding term j of agent i's reward: the role's first agent's for a term the
+        same for every agent (no `me`, no random draw: computed once)."""
+        return f"x{r.start}_{j}" if not uses_me_or_random(r.terms[j].expr) else f"x{i}_{j}"
 
     def outputs_unrolled(self) -> None:
         cs, w = self.cs, self.w
@@ -76,5 +83,6 @@ class RewardsGen(PyGenBase):
         literal("rew", lambda i: f"r{i}")
         literal("term", lambda i: "terminated")
         literal("trunc", lambda i: "truncated")
-        terms = {i: ", ".join(f"{t.name!r}: x{i}_{j}" for j, t in enumerate(cs.role_of(i).terms)) for i in range(self.n)}
+        terms = {i: ", ".join(f"{t.name!r}: {self.term_local(cs.role_of(i), i, j)}" for j, t in enumerate(cs.role_of(i).terms))
+                 for i in range(self.n)}
         literal("infos", lambda i: f"{{'action_mask': m{i}, 'reward_terms': {{{terms[i]}}}}}")

@@ -33,18 +33,23 @@ class StepGen(PyGenBase):
             if draws_after_reset(cs):
                 w("v._rng.step = v.t + 1")
             self.decode()
-            if cs.grid:
-                self.grid_step()
-                self.hook("grid")
-            if cs.vocab is not None:
-                self.channel_step()
-            for group in rule_groups(cs.rules):
-                self.rules(group)
-            w("v.t += 1")
-            if self.unrolled:
-                self.rewards_inline()
-            else:
-                w("rewards, terms = self._rewards()")
+            self._lists = set()  # from here on, each per-agent list is read once until replaced
+            try:
+                if cs.grid:
+                    self.grid_step()
+                    self.hook("grid")
+                if cs.vocab is not None:
+                    self.channel_step()
+                    self.replaced()
+                for group in rule_groups(cs.rules):
+                    self.rules(group)
+                w("v.t += 1")
+                if self.unrolled:
+                    self.rewards_inline()
+                else:
+                    w("rewards, terms = self._rewards()")
+            finally:
+                self._lists = None
             for m in cs.metrics:
                 if not self.lazy_metric(m):
                     self.metric_fold(m)
@@ -142,6 +147,7 @@ class StepGen(PyGenBase):
                         self.hook(rule.path)
                 if cond is None:
                     break
+            self.replaced()
             if len(group) == 1:
                 self.hook(group[0].path)
             return
@@ -151,8 +157,7 @@ class StepGen(PyGenBase):
             w(f"{name} = {code}", comment="the same for every agent")
         for j, target in enumerate(targets):
             w(f"new{j} = v.{target}.copy()")
-        for k, flag in enumerate(self.flags_from_lists(em, trees)):
-            w(f"{flag}_ = v.{flag}.tolist()", comment="flags read per agent, from lists" if k == 0 else "")
+        self.read_lists(self.flags_from_lists(em, trees))
         with w.block(f"for me in range({self.n}):"):
             for k, rule in enumerate(group):
                 cond = None if is_true(rule.when) else em(rule.when)
@@ -163,6 +168,7 @@ class StepGen(PyGenBase):
                     break
         for j, target in enumerate(targets):
             w(f"v.{target} = new{j}")
+        self.replaced(targets)
         self.hook(group[0].path if len(group) == 1 else group[0].path.split(".")[0])
 
     def global_sets(self, rule: CRule, em: PyEmitter) -> None:
