@@ -69,3 +69,18 @@ def test_against_without_a_saved_module_says_how_to_make_one(tmp_path: Path, cap
 def test_statements_of_an_unknown_method_name_the_methods_there_are() -> None:
     with pytest.raises(SystemExit, match=r"no method `_observe`; its methods: .*_observe_walker"):
         profile_python.statements(next(g for g in GAMES if g.key == "mapf"), ["_observe"], steps=10, top=3)
+
+
+def test_wrapped_times_methods_and_module_functions_and_leaves_them_as_they_were() -> None:
+    game = next(g for g in GAMES if g.key == "mapf")
+    compiled = compile_spec(game.spec, game.params)
+    module = compiled.module.__dict__
+    resolve = module["resolve_moves_small"]
+    out = profile_python.wrapped(compiled.parallel_env(), module, ["step", "resolve_moves_small", "_resolve"], steps=40)
+    head, step, moves, missing = out.splitlines()
+    assert re.fullmatch(r"40 env steps, [\d.]+ us per step \(wall clock, timers included\)", head), head
+    assert re.fullmatch(r"\s+[\d.]+ us   1\.00 calls per step  step", step), step
+    assert re.fullmatch(r"\s+[\d.]+ us   1\.00 calls per step  resolve_moves_small", moves), moves  # one a step
+    assert float(moves.split()[0]) < float(step.split()[0])  # called inside step: part of its time
+    assert missing == "  (no method or function _resolve)"  # the hand-written env's name: skipped here
+    assert module["resolve_moves_small"] is resolve and type(compiled.parallel_env()).step.__name__ == "step"
