@@ -131,8 +131,8 @@ class PyGenBase:
         return found
 
     def rows_from_lists(self, em: PyEmitter, trees: list[ast.AST], me: str) -> list[str]:
-        """Integer rows of agent `me` read as lists, in the three places where a list of Python
-        ints means what the numpy row does: `all(x[me] == y[me])` is the lists' `==` and
+        """Integer rows of agent `me` read as lists, in the four forms where a list of Python ints
+        means what the numpy row does: `all(x[me] == y[me])` is the lists' `==` and
         `any(x[me] != y[me])` their `!=` (rows of one shape), and `tile(x[me])` /
         `manhattan(x[me], y[me])` take a cell's two coordinates (`rt_tile1` and `rt_manhattan1`
         read them with `int()`). Maps those on `em`; returns the row names, in order of reading.
@@ -171,13 +171,16 @@ class PyGenBase:
                             em.hoisted[id(node)] = f"({read(a)} {sign} {read(b)})"
         return found
 
-    # In `step`: the per-agent lists `x_ = v.x.tolist()` read so far whose v.x is not replaced
-    # since (each is read once until then); None elsewhere (every read is written).
+    # In `step`: the per-agent lists `x_ = v.x.tolist()` read so far at the top level of its body
+    # (depth `_lists_depth`) whose v.x is not replaced since (each is read once until then); None
+    # elsewhere (every read is written).
     _lists: set[str] | None = None
+    _lists_depth = 0
 
     def read_lists(self, names: list[str]) -> None:
-        """`x_ = v.x.tolist()` for each name, but those still valid in `step` (`_lists`)."""
-        fresh = self._lists
+        """`x_ = v.x.tolist()` for each name, but those still valid in `step` (`_lists`). Only a
+        read at the top level of `step`'s body is kept or reused: one inside a block may not run."""
+        fresh = self._lists if self.w.depth == self._lists_depth else None
         new = [name for name in names if fresh is None or name not in fresh]
         for k, name in enumerate(new):
             self.w(f"{name}_ = v.{name}.tolist()", comment="read per agent, from lists" if k == 0 else "")

@@ -42,16 +42,15 @@ class RewardsGen(PyGenBase):
             for name, code in hoist(em, trees, f"h_{r.name}_"):
                 w(f"{name} = {code}", comment="the same for every agent")
             self.read_lists(self.flags_from_lists(em, trees))
-            shared = [not uses_me_or_random(t.expr) for t in r.terms]  # the same value for every agent
             for i in range(r.start, r.start + r.count):
                 em.overrides["me"] = str(i)
                 self.flags_from_lists(em, trees, str(i))
                 w("", comment=f"rewards.{r.name} of {cs.agent_ids[i]}")
+                names = [self.term_local(r, i, j) for j in range(len(r.terms))]
                 for j, term in enumerate(r.terms):
-                    if i == r.start or not shared[j]:
+                    if names[j] == f"x{i}_{j}":  # else the first agent's, the same for every agent
                         w(f"x{i}_{j} = float({em(term.expr)})",
                           comment=f"{term.path}: {term.name} = {term.expr.source}" if i == r.start else "")
-                names = [self.term_local(r, i, j) for j in range(len(r.terms))]
                 total = " + ".join(x if t.weight == 1.0 else f"{t.weight!r} * {x}" for x, t in zip(names, r.terms, strict=True)) or "0.0"
                 w(f"r{i} = {total}")
         w(f"rewards = [{', '.join(f'r{i}' for i in range(self.n))}]")

@@ -33,7 +33,7 @@ class StepGen(PyGenBase):
             if draws_after_reset(cs):
                 w("v._rng.step = v.t + 1")
             self.decode()
-            self._lists = set()  # from here on, each per-agent list is read once until replaced
+            self._lists, self._lists_depth = set(), w.depth  # from here on, each list is read once until replaced
             try:
                 if cs.grid:
                     self.grid_step()
