@@ -683,7 +683,7 @@ class _BatchGen(*BATCH):
                         w(f"parts.add({at}, None, {pad(v, 2, 0)})", comment=f"{f.path}: {f.expr.source}")
                         at += f.size
                         continue
-                    sums = self.window_sums_call(body, v.code)
+                    sums = self.window_sums_call(em, body, v.code)
                     if sums is not None:  # added into the buffer where exact (window_sums_obs)
                         w(f"window_sums_obs(parts, {at}, {at + f.size}, {sums})", comment=f"{f.path}: {f.expr.source}")
                         at += f.size
@@ -698,14 +698,12 @@ class _BatchGen(*BATCH):
         w("")
 
     @staticmethod
-    def window_sums_call(body: ast.AST, code: str) -> str | None:
+    def window_sums_call(em: NpEmitter, body: ast.AST, code: str) -> str | None:
         """The arguments of a feature that is one `agents_view` / `agents_view_of` call lowered to
-        `window_sums_batch(plan[, x])` (one centre per agent, the plan hoisted), else None."""
-        head = "window_sums_batch("
-        if (isinstance(body, ast.Call) and isinstance(body.func, ast.Name)
-                and body.func.id in ("agents_view", "agents_view_of") and code.startswith(head) and code.endswith(")")):
-            return code[len(head):-1]
-        return None
+        `window_sums_batch(plan[, x])` (one centre per agent, the plan hoisted; as the emitter
+        recorded it, and not read from a shared local), else None."""
+        lowered = em.window_sums.get(id(body))
+        return lowered[1] if lowered is not None and lowered[0] == code else None
 
     def share_calls(self, em: NpEmitter, trees: list[ast.AST], used_by: str = "features") -> None:
         """Compute calls that several expressions make identically once (batch code evaluates

@@ -72,6 +72,9 @@ class NpEmitter:
         self.overrides = overrides or {}
         self.me_range = me_range if per_agent else None  # `me` = arange(*me_range): x[me] is a slice
         self.shared: dict[int, tuple[str, int]] = {}  # id(node) -> (local name, kind) computed once
+        # id(node) -> (code, arguments) of an agents_view / agents_view_of call lowered to
+        # `window_sums_batch(plan[, values])`: the observation adds those into its buffer
+        self.window_sums: dict[int, tuple[str, str]] = {}
         self.hoist = hoist  # code -> a local computed once before the statement (None: inline)
         self.powers = powers  # code of the env's BatchPowers (None: no tables of param powers)
 
@@ -451,7 +454,7 @@ def _window(fn: str, source: str, fill: str) -> Callable[[NpEmitter, ast.Call], 
     def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
         p, r = e.emit(node.args[0]), e.emit(node.args[1])
         if p.kind == 2 and fn == "agents_view_batch" and e.hoist is not None:
-            return f"window_sums_batch({e.hoist(_plan(p, r))})", 2
+            return _window_sums(e, node, e.hoist(_plan(p, r))), 2
         if p.kind == 2:
             return f"{fn}({source}, {p.code}, {r.code}{fill})", 2
         return f"{fn}({source}, {pad(p, 1, 1)}[:, None, :], {r.code}{fill})[:, 0]", 1
@@ -464,11 +467,18 @@ def _plan(center: V, radius: V) -> str:
     return f"window_plan_batch(v.pos, {center.code}, {radius.code})"
 
 
+def _window_sums(e: NpEmitter, node: ast.Call, args: str) -> str:
+    """`window_sums_batch(args)`, recorded on `e` for `node` (`NpEmitter.window_sums`)."""
+    code = f"window_sums_batch({args})"
+    e.window_sums[id(node)] = (code, args)
+    return code
+
+
 def _agents_view_of(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
     p, r, x = (e.emit(a) for a in node.args)
     kind = max(p.kind, x.kind, 1)
     if p.kind == 2 and e.hoist is not None:
-        return f"window_sums_batch({e.hoist(_plan(p, r))}, {x.code})", 2
+        return _window_sums(e, node, f"{e.hoist(_plan(p, r))}, {x.code}"), 2
     center = p.code if p.kind == 2 else f"{pad(p, 1, 1)}[:, None, :]"
     code = f"agents_view_of_batch(v.pos, {center}, {r.code}, {x.code})"
     return (code, 2) if kind == 2 else (f"{code}[:, 0]", 1)
