@@ -430,6 +430,23 @@ def test_kept_padded_tiles_serve_only_their_own_array() -> None:
     assert pads.padded is not kept and pads.padded.dtype == np.int16
 
 
+def test_the_whole_batch_displaces_a_restarts_few_copies_kept_first() -> None:
+    """Were a restart's few copies the first tiles asked for, the env's whole batch (more copies)
+    replaces them as the kept copy, for views and tile look-ups alike."""
+    rng = np.random.default_rng(3)
+    tiles = rng.integers(0, 3, (6, 4, 5))
+    center = rng.integers(0, 4, (6, 3, 2))
+    few = tiles[:2].copy()
+    pads = PaddedTiles()
+    np.testing.assert_array_equal(view_batch(few, center[:2], 1, -1, pads), view_batch(few, center[:2], 1, -1))
+    assert pads.tiles is few
+    np.testing.assert_array_equal(tile_batch(tiles, center, pads), tile_batch(tiles, center))
+    assert pads.tiles is tiles
+    kept = pads.padded
+    np.testing.assert_array_equal(view_batch(few, center[:2], 1, -1, pads), view_batch(few, center[:2], 1, -1))
+    assert pads.tiles is tiles and pads.padded is kept  # fewer copies again: padded for that call alone
+
+
 @pytest.mark.parametrize("radius", [1, 2, 3])
 def test_view_at_corners(radius: int) -> None:
     tiles = np.arange(2 * 5 * 4).reshape(2, 5, 4)

@@ -237,9 +237,10 @@ class PaddedTiles:
     array object (its views then cost no scan of the tiles, no new grid). The env writes the
     rows it restarts in place into its tiles and, with `put_rows`, into this copy; every other
     change of the tiles replaces the array (a rule's `set`, a scenario, a restored checkpoint),
-    which the next call notices. Tiles of another shape (the few copies a restart observes)
-    are padded for that call alone: they do not displace the env's. Derived data: a checkpoint
-    of the env skips it."""
+    which the next call notices. Tiles of fewer copies (the few a restart observes) are padded
+    for that call alone: they do not displace the env's; tiles of more copies do (the env's
+    whole batch, were a restart's few the first asked). Derived data: a checkpoint of the env
+    skips it."""
 
     def __init__(self) -> None:
         self.tiles: np.ndarray | None = None  # the array `padded` was made from
@@ -252,9 +253,15 @@ class PaddedTiles:
             return self.padded, self.border
         border = max(2 * radius, self.border if self.tiles is tiles else 0)
         padded = _gb_pad(tiles, border, fill, _gb_small_dtype(tiles, fill))
-        if self.tiles is None or self.tiles.shape == tiles.shape:
+        if self.serves(tiles):
             self.tiles, self.padded, self.border, self.fill = tiles, padded, border, fill
         return padded, border
+
+    def serves(self, tiles: np.ndarray) -> bool:
+        """Whether `get(tiles)` keeps what it makes: nothing kept yet, tiles of the kept shape,
+        or of more copies than the kept ones."""
+        kept = self.tiles
+        return kept is None or kept.shape == tiles.shape or tiles.shape[0] > kept.shape[0]
 
     def put_rows(self, tiles: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> None:
         """Mirror ``tiles[idx] = rows`` (just written) in the padded copy, if it is of `tiles`."""
@@ -275,7 +282,7 @@ def _gb_padded_at(pads: PaddedTiles | None, tiles: np.ndarray, p: np.ndarray) ->
     with no bounds test, when every position lies within the padding's border. None when one does
     not, or when `pads` is not kept for arrays of this shape (a restart's few copies): the caller
     then reads `tiles` itself."""
-    if pads is None or (pads.tiles is not None and pads.tiles.shape != tiles.shape):
+    if pads is None or not pads.serves(tiles):
         return None
     padded, border = pads.get(tiles, 1, -1)
     if not _gb_inside(padded.shape[1], padded.shape[2], p + border).all():
