@@ -15,7 +15,9 @@ from gymwright.atomic import write_atomic
 def add_arguments(ap: argparse.ArgumentParser, modules: str) -> None:
     """`--save DIR` and `--against DIR` for a profiler of `modules` (e.g. "batch modules")."""
     ap.add_argument("--save", type=Path, metavar="DIR", help=f"write the generated {modules} to DIR/<game>.py")
-    ap.add_argument("--against", type=Path, metavar="DIR", help="A/B: the modules saved in DIR vs today's")
+    ap.add_argument("--against", type=Path, metavar="DIR",
+                    help="A/B: the modules saved in DIR vs today's (DIR's files run as Python code without the "
+                         "audit, which would refuse the older runtime they carry: point it at modules you saved)")
 
 
 def save_sources(games: list[Game], folder: Path, source_of: Callable[[Game], str], say: bool = False) -> list[Path]:
