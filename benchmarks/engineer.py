@@ -52,12 +52,16 @@ from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+from gymwright.engineer.compare import HELD_OUT_FAMILY, HELD_OUT_SEED  # noqa: E402 (torch after the thread count)
+from gymwright.engineer.compare import HELD_OUT_POOL as HELD_OUT_SIZE  # noqa: E402
+
 SPEC = "mapf_frozenlake"
 TRAIN_FIXED = {"max_steps": 30, "view_radius": 2}
 HELD_FIXED = {"max_steps": 40, "view_radius": 2}
-HELD_OUT_POOL = {"layout_pool": 200, "layout_seed": 1}
-"""The pools the held-out cells are judged on: 200 solved instances a cell from another family of
-pools (`layout_seed` 1) than every pool a method trains or validates on (seed 0), so no judged
+HELD_OUT_POOL = {"layout_pool": HELD_OUT_SIZE, "layout_seed": HELD_OUT_FAMILY}
+"""The pools the held-out cells are judged on, as the demo's comparison judges them
+(`gymwright.engineer.compare`): 200 solved instances a cell from another family of pools
+(`layout_seed` 1) than every pool a method trains or validates on (seed 0), so no judged
 instance was ever trained on (pools of one family share instances across sizes and wait ratios)"""
 LEARNER: dict[str, Any] = {"hidden": (64, 64), "ent_coef": 0.01, "rollout_len": 16, "lr": 1e-3}
 """The frozen base learner v3 (IPPO, one shared walker policy; see `--tune`, `--bounds` and
@@ -207,7 +211,7 @@ def held_out(run: Run, exp: Experiment, checkpoint: str, episodes: int) -> None:
 
     policy = load_policy(checkpoint)
     for cell, params in exp.held_out.items():
-        m = play_episodes(SPEC, {**params, **HELD_OUT_POOL}, policy, episodes, seed=900_000).episode_metrics
+        m = play_episodes(SPEC, {**params, **HELD_OUT_POOL}, policy, episodes, seed=HELD_OUT_SEED).episode_metrics
         failed = m["valid"] == 0
         hole = failed & (m["holes"] > 0)
         conflict = failed & ~hole & (m["conflicts"] > 0)
