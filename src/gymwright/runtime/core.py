@@ -436,9 +436,10 @@ def _window_rows(pad, centres, o: int, r: int):
     return pad.reshape(-1)[index]
 
 
-# Up to this many entries (grid cells times window cells), `rt_view_rows` keeps every cell's
-# window of tiles and takes the centres' rows from it; beyond, it gathers the centres' windows.
-TILE_WINDOWS_MAX = 1 << 16
+# Up to this many entries (grid cells times window cells: 128 KiB of int64 per env and radius),
+# `rt_view_rows` keeps every cell's window of tiles and takes the centres' rows from it; beyond,
+# it gathers the centres' windows (many envs in one process keep their memory small).
+TILE_WINDOWS_MAX = 1 << 14
 
 
 def _tile_windows(v, r: int):
