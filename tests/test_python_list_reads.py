@@ -3,12 +3,16 @@ numpy value (`flags_from_lists`, `rows_from_lists`), each list once until its va
 replaced (`read_lists`); it computes a reward term that is the same for every agent once, and
 the windows over the agents around the same centres with one `rt_agents_windows_rows` call.
 The generated source says so, and the env plays exactly as the batch backend does on a spec
-that reads its state in each of those ways."""
+that reads its state in each of those ways; in every library spec's step no list is used past
+an assignment to its variable without being read again (checked on the source's syntax tree,
+and seen to fail when a rule's `replaced` call is removed)."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import re
+import textwrap
 
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -82,3 +86,52 @@ def test_python_env_reading_lists_plays_as_the_batch_backend() -> None:
 def test_python_env_reading_lists_plays_as_the_batch_backend_at_random(seed: int, policy_seed: int, n: int,
                                                                         slip: float) -> None:
     compare(reading_spec(4, n), {"slip": slip}, size=3, seed=seed, steps=50, policy_seed=policy_seed)
+
+
+def stale_list_reads(step: str) -> list[str]:
+    """Uses of a per-agent list `x_` in a generated `step` that no `x_ = v.x.tolist()` before it
+    reads since the last assignment to `v.x` (statements in source order)."""
+    fn = ast.parse(textwrap.dedent(step)).body[0]
+    events: list[tuple[int, int, str, str]] = []  # (line, column, kind, name)
+    for node in ast.walk(fn):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        for t in targets:
+            for sub in ast.walk(t):
+                if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "v":
+                    events.append((node.lineno, -1, "assigned", sub.attr))
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id.endswith("_") and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "tolist"):
+            events.append((node.end_lineno or node.lineno, 10**6, "read", node.targets[0].id[:-1]))
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id.endswith("_") and node.id[:-1]:
+            events.append((node.lineno, node.col_offset, "used", node.id[:-1]))
+    fresh: set[str] = set()
+    stale = []
+    for line, _, kind, name in sorted(events):
+        if kind == "assigned":
+            fresh.discard(name)
+        elif kind == "read":
+            fresh.add(name)
+        elif name not in fresh:
+            stale.append(f"line {line}: {name}_")
+    return stale
+
+
+def specs_with_lists() -> list[tuple[str, object, dict]]:
+    from gymwright.spec import library_names
+    cases: list[tuple[str, object, dict]] = [(name, name, {}) for name in library_names()]
+    cases += [("mapf 5 agents", "mapf_frozenlake", {"size": 6, "n_agents": 5}), ("reading spec", reading_spec(), {})]
+    return cases
+
+
+def test_no_generated_step_reads_a_list_past_its_variables_replacement() -> None:
+    """The guard on `read_lists` / `replaced`: in every library spec's step (and the reading spec's),
+    each per-agent list is used only after a read that follows the variable's last assignment."""
+    checked = 0
+    for label, spec, params in specs_with_lists():
+        step = step_source(compile_spec(spec, params).source)
+        assert not stale_list_reads(step), (label, stale_list_reads(step))
+        checked += "_ = v." in step
+    assert checked >= 3  # specs that read lists at all
+    broken = step_source(compile_spec(reading_spec()).source).replace("        off_goal_ = v.off_goal.tolist()\n", "", 1)
+    assert stale_list_reads(broken)  # the guard sees a list used without its read
