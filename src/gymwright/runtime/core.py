@@ -427,13 +427,18 @@ def _window_rows(pad, centres, o: int, r: int):
     width = pad.shape[1]
     index = kept.get((width, o, r))
     if index is None:
-        side = 2 * r + 1
-        offsets = _WINDOW_OFFSETS.get((width, side))
-        if offsets is None:
-            offsets = _WINDOW_OFFSETS[width, side] = np.arange(side)[:, None] * width + np.arange(side)
         starts = np.array([(a + o) * width + b + o for a, b in cells], dtype=np.int64)
-        index = kept[width, o, r] = starts[:, None, None] + offsets
+        index = kept[width, o, r] = _window_index(width, starts, 2 * r + 1)
     return pad.reshape(-1)[index]
+
+
+def _window_index(width: int, starts, side: int):
+    """Flat indices (n, S, S) into a grid `width` wide of the S x S windows whose top-left cells
+    are the flat `starts` (n,)."""
+    offsets = _WINDOW_OFFSETS.get((width, side))
+    if offsets is None:
+        offsets = _WINDOW_OFFSETS[width, side] = np.arange(side)[:, None] * width + np.arange(side)
+    return starts[:, None, None] + offsets
 
 
 # Up to this many entries (grid cells times window cells: 128 KiB of int64 per env and radius),
@@ -459,8 +464,7 @@ def _tile_windows(v, r: int):
             pad = _tiles_pad(v, r)
             o, width = v._pad_r - r, pad.shape[1]
             starts = ((np.arange(h)[:, None] + o) * width + np.arange(w) + o).reshape(-1)
-            offsets = np.arange(side)[:, None] * width + np.arange(side)
-            by_radius[r] = pad.reshape(-1)[starts[:, None, None] + offsets]
+            by_radius[r] = pad.reshape(-1)[_window_index(width, starts, side)]
     return by_radius[r]
 
 

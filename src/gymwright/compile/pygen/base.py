@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Collection
 from typing import Any
 
 from gymwright.compile.common import class_name
@@ -75,6 +76,16 @@ def is_true(c: Checked | None) -> bool:
     return c is None or c.source == "True"
 
 
+def _own_read(em: PyEmitter, node: ast.AST, names: Collection[str]) -> str | None:
+    """The name x when `node` reads `x[me]` of one of the per-agent variables `names` (`v.x`, not
+    a name the emitter overrides), else None."""
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in names
+            and isinstance(node.slice, ast.Name) and node.slice.id == "me"
+            and em.emit(node.value) == f"v.{node.value.id}"):
+        return node.value.id
+    return None
+
+
 class PyGenBase:
     """One generation of a module: the checked spec, the writer, and what every part uses;
     `_Gen` in `compile/python_backend.py` composes the parts."""
@@ -119,12 +130,11 @@ class PyGenBase:
         found: list[str] = []
         for tree in trees:
             for node in ast.walk(tree):
-                if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in flags
-                        and isinstance(node.slice, ast.Name) and node.slice.id == "me"
-                        and em.emit(node.value) == f"v.{node.value.id}"):
-                    em.hoisted[id(node)] = f"{node.value.id}_[{me}]"
-                    if node.value.id not in found:
-                        found.append(node.value.id)
+                name = _own_read(em, node, flags)
+                if name is not None:
+                    em.hoisted[id(node)] = f"{name}_[{me}]"
+                    if name not in found:
+                        found.append(name)
         for name in self.rows_from_lists(em, trees, me):
             if name not in found:
                 found.append(name)
@@ -141,10 +151,7 @@ class PyGenBase:
         found: list[str] = []
 
         def row(node: ast.AST) -> str | None:
-            ok = (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in rows
-                  and isinstance(node.slice, ast.Name) and node.slice.id == "me"
-                  and em.emit(node.value) == f"v.{node.value.id}")
-            return node.value.id if ok else None  # type: ignore[union-attr]
+            return _own_read(em, node, rows.keys())
 
         def read(name: str) -> str:
             if name not in found:
