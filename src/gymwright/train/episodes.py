@@ -6,10 +6,13 @@ this module only plays."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+import torch
 
 from gymwright.errors import GymwrightError
 from gymwright.train.npc import Team, players_for
@@ -77,23 +80,8 @@ def play_episodes(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | Non
     returns = np.zeros((episodes, masks.shape[1]))
     lengths = np.zeros(episodes)
     metrics: dict[str, np.ndarray] = {}
-    for _ in range(max_steps):
-        obs, _, _, _, infos = benv.step(policy.act(obs, masks, deterministic))
-        masks = benv.masks
-        if "done_idx" in infos:
-            idx = infos["done_idx"]
-            first = ~done[idx]
-            i = idx[first]
-            returns[i] = infos["episode_return"][first]
-            lengths[i] = infos["episode_length"][first]
-            for name, x in infos["metrics"].items():
-                metrics.setdefault(name, np.zeros(episodes))[i] = x[first]
-            done[i] = True
-            if done.all():
-                break
-    else:
-        raise GymwrightError(f"{int((~done).sum())} of {episodes} episodes did not end within {max_steps} steps",
-                             hint="the spec may need a `truncate` (e.g. `t >= max_steps`)")
+    with seeded_sampling(seed):
+        _play(benv, policy, obs, masks, deterministic, max_steps, done, returns, lengths, metrics)
     by_role = {r.name: returns[:, r.agents].mean(axis=1) for r in roles}
     se = {k: float(x.std(ddof=1) / np.sqrt(episodes)) if episodes > 1 else float("nan") for k, x in by_role.items()}
     fixed = getattr(policy, "npc_agents", None)
@@ -108,6 +96,42 @@ def play_episodes(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | Non
         episode_returns=returns,
         episode_metrics=metrics,
     )
+
+
+@contextmanager
+def seeded_sampling(seed: int) -> Iterator[None]:
+    """Torch's random stream seeded by `seed` for the block, and put back as it was after it.
+
+    A trained policy samples its actions from torch's global stream. Seeded by the episode seed,
+    an evaluation's result depends on the policy, the configs and the seed alone, not on what the
+    process drew before; two policies judged on the same episodes draw the same numbers (common
+    random numbers, so paired differences carry less sampling noise); and the draws leave the
+    caller's stream (a training run's) where it was."""
+    with torch.random.fork_rng(devices=range(torch.cuda.device_count()) if torch.cuda.is_available() else []):
+        torch.manual_seed(seed)
+        yield
+
+
+def _play(benv: Any, policy: Actor, obs: Any, masks: Any, deterministic: bool, max_steps: int, done: np.ndarray,
+          returns: np.ndarray, lengths: np.ndarray, metrics: dict[str, np.ndarray]) -> None:
+    """Step `benv` with `policy` until every copy's first episode has ended, filling the arrays."""
+    episodes = len(done)
+    for _ in range(max_steps):
+        obs, _, _, _, infos = benv.step(policy.act(obs, masks, deterministic))
+        masks = benv.masks
+        if "done_idx" in infos:
+            idx = infos["done_idx"]
+            first = ~done[idx]
+            i = idx[first]
+            returns[i] = infos["episode_return"][first]
+            lengths[i] = infos["episode_length"][first]
+            for name, x in infos["metrics"].items():
+                metrics.setdefault(name, np.zeros(episodes))[i] = x[first]
+            done[i] = True
+            if done.all():
+                return
+    raise GymwrightError(f"{int((~done).sum())} of {episodes} episodes did not end within {max_steps} steps",
+                         hint="the spec may need a `truncate` (e.g. `t >= max_steps`)")
 
 
 def one_episode_per_copy(benv: Any) -> None:
