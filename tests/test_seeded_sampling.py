@@ -106,3 +106,27 @@ def test_a_bad_config_in_a_mixture_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(GymwrightError) as info:
         make_env("mapf_frozenlake", [LAKE, {**LAKE, "size": 99}], 4)
     assert "size" in str(info.value)
+
+
+class Recorder:
+    """An actor that draws torch's uniforms as a trained policy does and plays by a rule of its own."""
+
+    def __init__(self, pick: str) -> None:
+        self.pick, self.draws = pick, []
+
+    def act(self, obs: np.ndarray, masks: np.ndarray, deterministic: bool = False) -> np.ndarray:
+        u = torch.rand(masks.shape)
+        self.draws.append(u)
+        score = np.where(masks != 0, u.numpy() if self.pick == "max" else -u.numpy(), -np.inf)
+        return np.where((masks != 0).any(-1), score.argmax(-1), -1)
+
+
+def test_two_policies_judged_on_the_same_episodes_draw_the_same_numbers() -> None:
+    a, b = Recorder("max"), Recorder("min")
+    play_episodes("mapf_frozenlake", LAKE, a, episodes=30, seed=77)
+    torch.rand(999)
+    play_episodes("mapf_frozenlake", LAKE, b, episodes=30, seed=77)
+    steps = min(len(a.draws), len(b.draws))
+    assert steps >= 2
+    for x, y in zip(a.draws[:steps], b.draws[:steps], strict=True):
+        assert torch.equal(x, y)
