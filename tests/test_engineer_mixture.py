@@ -97,6 +97,8 @@ def test_a_curriculum_over_map_sizes_records_each_bucket(tmp_path: Path) -> None
     assert {x["label"] for x in records[0].mixture} == {"size=3", "size=4"}
     rows = [json.loads(x) for x in (tmp_path / "run" / "curriculum.jsonl").read_text().splitlines()]
     assert rows[0]["mixture"][0]["success"] == records[0].mixture[0]["success"]
+    log = [json.loads(x) for x in (tmp_path / "run" / "stage0" / "train.jsonl").read_text().splitlines()]
+    assert {k.split("/")[0] for r in log for k in r if k.startswith("config")} == {"config0", "config1"}  # per bucket
     from gymwright.report import write_report
 
     page = write_report(tmp_path / "run", tmp_path / "r.html", run_verifier=False).path.read_text()
@@ -161,3 +163,17 @@ def test_the_step_mode_moves_no_knob_without_a_measurable_effect(tmp_path: Path)
     ev = stage({3: 0.95}, effect=-0.01)  # within its 0.02 half-width: noise
     p = LLMEngineer(LLM(ScriptedProvider(script), retries=0), steps=True).propose_stage(ev)
     assert p.mixture.buckets[0].params["wait_ratio"] == 0.25 and "no measurable effect" in p.rationale
+
+
+def test_training_figures_per_bucket_come_from_the_last_half_of_the_log() -> None:
+    from gymwright.engineer.curriculum import _train_stats
+
+    two = Mixture.over("size", [3, 4], BASE)
+    log = [{"config0/metrics/valid": 0.0, "config1/metrics/valid": 0.0},  # the first half is left out
+           {"config0/metrics/valid": 0.2, "config0/positive_advantage": 0.5, "config1/metrics/valid": 0.6},
+           {"config0/metrics/valid": 0.4, "config1/positive_advantage": 0.1}]
+    assert _train_stats(two, log, "valid") == [{"valid": 0.30000000000000004, "positive_advantage": 0.5},
+                                               {"valid": 0.6, "positive_advantage": 0.1}]
+    one = Mixture.single({**BASE, "size": 3})
+    assert _train_stats(one, [{"metrics/valid": 0.1}, {"metrics/valid": 0.5}], "valid") == [{"valid": 0.5}]
+    assert _train_stats(two, None, "valid") == [{}, {}]

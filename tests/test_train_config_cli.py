@@ -41,6 +41,7 @@ SAMPLE = {
     "str | Path | None": ("runs/y", "runs/y"), "tuple[int, ...]": ("16,8", [16, 8]),
     "dict[str, str]": ("bargainer[1]=even_split", {"bargainer[1]": "even_split"}),
     "str | Path | dict[str, Any]": (None, "stag_hunt"), "dict[str, Any] | list[dict[str, Any]]": (None, {"rounds": 2}),
+    "list[int] | None": (None, [3, 5]),
 }
 EXPECTED = {"tuple[int, ...]": (16, 8)}
 
@@ -91,14 +92,14 @@ def test_every_field_is_an_option_of_train_and_settable_from_the_cli() -> None:
     train = typer.main.get_command(app).commands["train"]  # type: ignore[attr-defined]
     names = {opt for p in train.params for opt in (*p.opts, *p.secondary_opts)}
     for f in dataclasses.fields(TrainConfig):
-        if f.name in ("spec", "params"):  # the SPEC argument and --param
+        if f.name in ("spec", "params", "copies"):  # the SPEC argument and --param; copies go with a file's params
             continue
         assert BY_NAME[f.name].option in names, f"TrainConfig.{f.name} has no train option"
         text, _, value = sample(f.name)
         args = [text] if BY_NAME[f.name].annotation == "bool" else [BY_NAME[f.name].option, text]
         got = parsed("train", ["cake_negotiation", *args])[f.name]
         assert BY_NAME[f.name].kind.check(got) == value, f.name
-    assert set(TRAIN_FIELDS) == {f.name for f in dataclasses.fields(TrainConfig)} - {"spec", "params"}
+    assert set(TRAIN_FIELDS) == {f.name for f in dataclasses.fields(TrainConfig)} - {"spec", "params", "copies"}
 
 
 def test_every_field_is_settable_from_a_yaml_file(tmp_path: Path) -> None:

@@ -108,6 +108,15 @@ def _params(x: Any) -> dict[str, Any] | list[dict[str, Any]]:
     raise ValueError
 
 
+def _optional_counts(x: Any) -> list[int] | None:
+    """Copies per config of a params list: whole numbers of at least 1 (a file's list), or null."""
+    if x is None:
+        return None
+    if not isinstance(x, list) or not x or any(_int(c) < 1 for c in x):
+        raise ValueError
+    return list(x)
+
+
 KINDS: dict[str, Kind] = {
     "int": Kind("a whole number", int, _int),
     "float": Kind("a finite number", float, _float),
@@ -121,6 +130,8 @@ KINDS: dict[str, Kind] = {
     # set by the SPEC argument and --param on the command line, and by the file
     "str | Path | dict[str, Any]": Kind("a library name, a spec file or a spec mapping", None, _spec),
     "dict[str, Any] | list[dict[str, Any]]": Kind("a mapping of params (or a list of them)", None, _params),
+    "list[int] | None": Kind("a list of whole numbers of at least 1, one per config of params (or null)", None,
+                             _optional_counts),
 }
 
 
@@ -372,7 +383,8 @@ def _short(value: Any) -> str:
 
 
 # fields a curriculum (evolve, demo) takes: each stage's run sets the others (spec, params, steps, folder, warm start)
-STAGE_FIELDS = tuple(f.name for f in FIELDS if f.name not in ("spec", "params", "total_steps", "out", "resume", "init_from"))
+STAGE_FIELDS = tuple(f.name for f in FIELDS if f.name not in ("spec", "params", "copies", "total_steps", "out", "resume",
+                                                                "init_from"))
 STAGE_SHOWN = {"num_envs": "256 (the curriculum's)"}
 
 

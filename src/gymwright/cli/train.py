@@ -70,7 +70,7 @@ def default_out(spec: str | dict[str, Any], algo: str, seed: int) -> Path:
     return Path("runs") / f"{name}-{algo}-s{seed}"
 
 
-TRAIN_FIELDS = tuple(f.name for f in FIELDS if f.name not in ("spec", "params"))
+TRAIN_FIELDS = tuple(f.name for f in FIELDS if f.name not in ("spec", "params", "copies"))
 RUN_FIELDS = ("spec", "params", "total_steps", "seed", "out")  # given to the trainers as arguments
 
 
@@ -82,7 +82,7 @@ def rllib_fields() -> tuple[str, ...]:
 
 
 @config_options("train", TRAIN_FIELDS, flags={"total_steps": ("--steps", "-n"), "seed": ("-s",), "out": ("-o",)},
-                shown={"out": "runs/SPEC-ALGO-sSEED"}, file_only=("spec", "params"))
+                shown={"out": "runs/SPEC-ALGO-sSEED"}, file_only=("spec", "params", "copies"))
 def train_command(
     spec: Annotated[str | None, typer.Argument(metavar="SPEC", show_default=False,
                                                help="A spec file or a library spec name (default: `spec` of the --config file).")] = None,

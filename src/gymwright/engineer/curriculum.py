@@ -179,7 +179,8 @@ def _train_stage(spec: str | dict[str, Any], mixture: Mixture, opts: CurriculumO
     (its result, the env steps its demonstrations took, charged to the stage's budget)."""
     if opts.backend == "builtin":
         imitation, init_from, demo_steps = _imitation(spec, mixture, opts, k, folder, init_from)
-        result = train(TrainConfig(**{**opts.train, "spec": spec, "params": mixture.per_copy(opts.num_envs),
+        result = train(TrainConfig(**{**opts.train, "spec": spec, "params": [dict(b.params) for b in mixture.buckets],
+                                      "copies": [int(c) for c in mixture.counts(opts.num_envs)],
                                       "total_steps": opts.steps_per_stage - demo_steps, "num_envs": opts.num_envs,
                                       "seed": opts.seed + k, "out": folder, "init_from": init_from, **imitation}))
         return result, demo_steps
@@ -396,7 +397,7 @@ def _stage_evidence(spec: str | dict[str, Any], mixture: Mixture, policy: Any, m
     (the UED baselines) reads the training log only."""
     per_bucket, returns = [], Counter()
     history = [{"params": r.params or r.mixture, "success": r.success, "kinds": r.failures} for r in records]
-    stats = _train_stats(mixture, log, metric, opts.num_envs)
+    stats = _train_stats(mixture, log, metric)
     if not getattr(engineer, "evaluates_buckets", True):
         for b, st in zip(mixture.buckets, stats, strict=True):
             per_bucket.append((b, Evidence(spec, b.params, metric, st.get(metric, 0.0), opts.band, train_stats=st)))
@@ -419,19 +420,21 @@ def _stage_evidence(spec: str | dict[str, Any], mixture: Mixture, policy: Any, m
     return StageEvidence(spec, metric, opts.band, per_bucket, stages, k), dict(returns)
 
 
-def _train_stats(mixture: Mixture, log: list[dict[str, Any]] | None, metric: str, num_envs: int) -> list[dict[str, float]]:
+def _train_stats(mixture: Mixture, log: list[dict[str, Any]] | None, metric: str) -> list[dict[str, float]]:
     """Per bucket, from the last half of the stage's training log: the task metric of the episodes
-    that ended (sampled actions, while learning) and the mean positive advantage (PLR's score)."""
+    that ended (sampled actions, while learning) and the mean positive advantage (PLR's score).
+    The trainer logs them per config (`config{i}/...`, bucket i); a one-bucket stage has the run's."""
     if not log:
         return [{} for _ in mixture.buckets]
-    of_copy = mixture.copy_buckets(num_envs)
-    sums = {name: np.zeros((len(mixture.buckets), 2)) for name in (metric, "positive_advantage")}
-    for row in log[len(log) // 2:]:
-        for b, bucket in enumerate(of_copy):
-            for name, key in ((metric, f"config{b}/metrics/{metric}"), ("positive_advantage", f"config{b}/positive_advantage")):
-                if key in row:
-                    sums[name][bucket] += (row[key], 1.0)
-    return [{name: float(x[i, 0] / x[i, 1]) for name, x in sums.items() if x[i, 1] > 0} for i in range(len(mixture.buckets))]
+    keys = [{metric: f"config{i}/metrics/{metric}", "positive_advantage": f"config{i}/positive_advantage"}
+            for i in range(len(mixture.buckets))]
+    if mixture.is_single:
+        keys = [{metric: f"metrics/{metric}"}]
+    out = []
+    for mine in keys:
+        seen = {name: [row[key] for row in log[len(log) // 2:] if key in row] for name, key in mine.items()}
+        out.append({name: float(np.mean(xs)) for name, xs in seen.items() if xs})
+    return out
 
 
 def _record(k: int, mixture: Mixture, evidence: StageEvidence, returns: dict[str, float], result: Any,

@@ -2,8 +2,9 @@
 
 MAPF-FrozenLake's stages (as in "From Trainee to Trainer") are mixtures over map sizes, each size
 with its own hole ratio and wait ratio; a one-config stage is a mixture of one bucket. The
-trainer takes a mixture as one param dict per env copy (`per_copy`), so buckets may differ in
-structural params such as the map size.
+built-in trainer takes a mixture as its buckets' params and the env copies of each (`counts`:
+`TrainConfig.copies`), so buckets may differ in structural params such as the map size and the
+training log has each bucket's figures; RLlib takes one param dict per env copy (`per_copy`).
 """
 
 from __future__ import annotations
@@ -61,10 +62,6 @@ class Mixture:
     def per_copy(self, num_envs: int) -> list[dict[str, Any]]:
         """One param dict per env copy, by share (largest remainders; every bucket gets a copy)."""
         return [dict(b.params) for b, c in zip(self.buckets, self.counts(num_envs), strict=True) for _ in range(int(c))]
-
-    def copy_buckets(self, num_envs: int) -> np.ndarray:
-        """The bucket index of every env copy of `per_copy` (contiguous blocks, in bucket order)."""
-        return np.repeat(np.arange(len(self.buckets)), self.counts(num_envs))
 
     def counts(self, num_envs: int) -> np.ndarray:
         """Env copies per bucket, by share (largest remainders; every bucket gets a copy)."""

@@ -17,6 +17,9 @@ class TrainConfig:
     """the spec: a library name, a file, or the spec's data"""
     params: dict[str, Any] | list[dict[str, Any]] = field(default_factory=dict)
     """one param dict for every copy, or a list of dicts spread over the batch (mixed configs)"""
+    copies: list[int] | None = None
+    """with a list of params: how many copies each config gets, in order (summing to `num_envs`);
+    None: equal contiguous blocks. The log's `config{i}/...` figures are per config of the list"""
     algo: str = "ippo"
     """`ippo` (a critic on each agent's observation) or `mappo` (a centralized critic on `state()`)"""
     total_steps: int = 1_000_000

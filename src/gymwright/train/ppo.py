@@ -13,6 +13,7 @@ logging, checkpoint.
 from __future__ import annotations
 
 import json
+import numbers
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -71,6 +72,12 @@ def check_config(cfg: TrainConfig) -> None:
     if cfg.imitation_coef < 0 or (cfg.imitation_coef > 0) != (cfg.demos is not None):
         raise GymwrightError(f"imitation_coef {cfg.imitation_coef} with demos {cfg.demos}", path="imitation_coef",
                              hint="give both demos (a Demos .npz) and a positive imitation_coef, or neither")
+    if cfg.copies is not None:
+        counts, n = list(cfg.copies), len(cfg.param_list())
+        if len(counts) != n or any(not isinstance(c, numbers.Integral) or c < 1 for c in counts) or sum(counts) != cfg.num_envs:
+            raise GymwrightError(f"copies {counts} for {n} param configs and {cfg.num_envs} env copies", path="copies",
+                                 hint=f"give {n} whole numbers of at least 1 (one per config) summing to num_envs, "
+                                      "or leave copies out for equal blocks")
     if cfg.minibatches > cfg.num_envs * cfg.rollout_len:
         raise GymwrightError(f"{cfg.minibatches} minibatches for {cfg.num_envs * cfg.rollout_len} samples", path="minibatches")
     check_device(cfg.device)
@@ -90,7 +97,8 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
 
     # ---------------------------------------------------------------- setup
     torch.manual_seed(cfg.seed)
-    benv = make_env(cfg.spec, params, B)
+    copy_config = config_of_copy(len(params), B, cfg.copies)
+    benv = make_env(cfg.spec, params if cfg.copies is None else [params[c] for c in copy_config], B)
     obs_np, masks_np = benv.reset(seed=cfg.seed * B)
     roles = roles_of(benv)
     N, D, A = masks_np.shape[1], obs_np.shape[2], masks_np.shape[2]
@@ -99,7 +107,6 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
     model = ActorCritic(roles, S, tuple(cfg.hidden), centralized, cfg.activation, cfg.agent_index).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5, fused=True)
     norms = [ValueNorm() for _ in roles]
-    copy_config = config_of_copy(len(params), B)
     players = players_for(cfg.npc, benv, roles, cfg.spec, seed=cfg.seed) if cfg.npc else None
     fixed_np = players.fixed if players else np.zeros(N, dtype=bool)
     fixed = torch.from_numpy(fixed_np).to(device)  # (N,): agents a fixed policy plays (no gradient)
@@ -110,9 +117,9 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
     if cfg.resume and (out / ck.CHECKPOINT).exists():
         saved = ck.load(out / ck.CHECKPOINT)
         ck.check_fits(saved, sha, roles, params)
-        for key in ("algo", "num_envs", "activation", "agent_index", "npc"):
-            if saved["config"].get(key, {} if key == "npc" else True) != getattr(cfg, key):
-                raise ck.CheckpointError(f"{saved['path']} was trained with {key}={saved['config'][key]!r}, not {getattr(cfg, key)!r}",
+        for key in ("algo", "num_envs", "activation", "agent_index", "npc", "copies"):
+            if saved["config"].get(key, {"npc": {}, "copies": None}.get(key, True)) != _config_dict(cfg)[key]:
+                raise ck.CheckpointError(f"{saved['path']} was trained with {key}={saved['config'].get(key)!r}, not {_config_dict(cfg)[key]!r}",
                                          hint="resume with the same settings, or train into another --out folder")
         if list(saved["hidden"]) != list(cfg.hidden):
             raise ck.CheckpointError(f"{saved['path']} has hidden layers {saved['hidden']}, not {list(cfg.hidden)}")
@@ -356,6 +363,7 @@ def _config_dict(cfg: TrainConfig) -> dict[str, Any]:
     d["init_from"] = str(d["init_from"]) if d.get("init_from") else None
     d["demos"] = str(d["demos"]) if d.get("demos") else None
     d["hidden"] = list(d["hidden"])
+    d["copies"] = [int(c) for c in d["copies"]] if d.get("copies") is not None else None
     return d
 
 

@@ -34,8 +34,12 @@ def spread(params: list[dict[str, Any]], size: int) -> list[dict[str, Any]] | di
     return [params[b * len(params) // size] for b in range(size)]
 
 
-def config_of_copy(n_configs: int, size: int) -> np.ndarray:
-    return np.arange(size) * n_configs // size
+def config_of_copy(n_configs: int, size: int, copies: list[int] | None = None) -> np.ndarray:
+    """The config index of each of `size` copies: `copies[i]` copies of config i in order, or
+    equal contiguous blocks (as `spread`)."""
+    if copies is None:
+        return np.arange(size) * n_configs // size
+    return np.repeat(np.arange(n_configs), copies)
 
 
 def make_env(spec: Any, params: list[dict[str, Any]], size: int) -> Any:
