@@ -177,3 +177,13 @@ def test_training_figures_per_bucket_come_from_the_last_half_of_the_log() -> Non
     one = Mixture.single({**BASE, "size": 3})
     assert _train_stats(one, [{"metrics/valid": 0.1}, {"metrics/valid": 0.5}], "valid") == [{"valid": 0.5}]
     assert _train_stats(two, None, "valid") == [{}, {}]
+
+
+def test_training_figures_per_bucket_from_an_rllib_log_of_copies() -> None:
+    """RLlib logs each env copy (`config{copy}`): a bucket's figure is the mean over its copies."""
+    from gymwright.engineer.curriculum import _train_stats
+
+    two = Mixture.over("n_agents", [2, 3], {"size": 4})  # 4 copies: 0-1 two walkers, 2-3 three
+    row = {"config0/metrics/valid": 0.9, "config1/metrics/valid": 0.7, "config2/metrics/valid": 0.1,
+           "config3/metrics/valid": 0.3}
+    assert _train_stats(two, [row, row], "valid", per_copy=4) == [{"valid": 0.8}, {"valid": 0.2}]

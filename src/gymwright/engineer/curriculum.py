@@ -397,7 +397,7 @@ def _stage_evidence(spec: str | dict[str, Any], mixture: Mixture, policy: Any, m
     (the UED baselines) reads the training log only."""
     per_bucket, returns = [], Counter()
     history = [{"params": r.params or r.mixture, "success": r.success, "kinds": r.failures} for r in records]
-    stats = _train_stats(mixture, log, metric)
+    stats = _train_stats(mixture, log, metric, None if opts.backend == "builtin" else opts.num_envs)
     if not getattr(engineer, "evaluates_buckets", True):
         for b, st in zip(mixture.buckets, stats, strict=True):
             per_bucket.append((b, Evidence(spec, b.params, metric, st.get(metric, 0.0), opts.band, train_stats=st)))
@@ -420,20 +420,31 @@ def _stage_evidence(spec: str | dict[str, Any], mixture: Mixture, policy: Any, m
     return StageEvidence(spec, metric, opts.band, per_bucket, stages, k), dict(returns)
 
 
-def _train_stats(mixture: Mixture, log: list[dict[str, Any]] | None, metric: str) -> list[dict[str, float]]:
+def _train_stats(mixture: Mixture, log: list[dict[str, Any]] | None, metric: str,
+                 per_copy: int | None = None) -> list[dict[str, float]]:
     """Per bucket, from the last half of the stage's training log: the task metric of the episodes
     that ended (sampled actions, while learning) and the mean positive advantage (PLR's score).
-    The trainer logs them per config (`config{i}/...`, bucket i); a one-bucket stage has the run's."""
+    The built-in trainer logs them per bucket (`config{i}/...`, bucket i: `TrainConfig.copies`);
+    RLlib per env copy (`per_copy` copies, by bucket in order: a bucket's figure in a row is the
+    mean over its copies); a one-bucket stage has the run's own figures."""
     if not log:
         return [{} for _ in mixture.buckets]
-    keys = [{metric: f"config{i}/metrics/{metric}", "positive_advantage": f"config{i}/positive_advantage"}
-            for i in range(len(mixture.buckets))]
     if mixture.is_single:
-        keys = [{metric: f"metrics/{metric}"}]
+        places = [[{metric: f"metrics/{metric}"}]]
+    else:
+        of = [[i] for i in range(len(mixture.buckets))] if per_copy is None else \
+            np.split(np.arange(per_copy), np.cumsum(mixture.counts(per_copy))[:-1])
+        places = [[{metric: f"config{c}/metrics/{metric}", "positive_advantage": f"config{c}/positive_advantage"}
+                   for c in copies] for copies in of]
     out = []
-    for mine in keys:
-        seen = {name: [row[key] for row in log[len(log) // 2:] if key in row] for name, key in mine.items()}
-        out.append({name: float(np.mean(xs)) for name, xs in seen.items() if xs})
+    for mine in places:
+        seen: dict[str, list[float]] = {}
+        for row in log[len(log) // 2:]:
+            for name in mine[0]:
+                xs = [row[keys[name]] for keys in mine if keys[name] in row]
+                if xs:
+                    seen.setdefault(name, []).append(float(np.mean(xs)))
+        out.append({name: float(np.mean(xs)) for name, xs in seen.items()})
     return out
 
 

@@ -106,9 +106,10 @@ def seeded_sampling(seed: int) -> Iterator[None]:
     an evaluation's result depends on the policy, the configs and the seed alone, not on what the
     process drew before; two policies judged on the same episodes draw the same numbers (common
     random numbers, so paired differences carry less sampling noise); and the draws leave the
-    caller's stream (a training run's) where it was."""
-    with torch.random.fork_rng(devices=range(torch.cuda.device_count()) if torch.cuda.is_available() else []):
-        torch.manual_seed(seed)
+    caller's stream (a training run's) where it was. Only the CPU stream: policies act on the CPU,
+    and touching a GPU's stream would start CUDA in every process that evaluates."""
+    with torch.random.fork_rng(devices=[]):
+        torch.random.default_generator.manual_seed(seed)
         yield
 
 
