@@ -6,13 +6,13 @@ config (`make_env` reads each config's agent count from the checked spec)."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 from gymwright.compile import batch
+from gymwright.errors import GymwrightError
 from gymwright.train import TrainConfig, load_policy, play_episodes, train
 from gymwright.train.episodes import EvalResult, seeded_sampling
 from gymwright.train.padded import PaddedBatchEnv
@@ -100,9 +100,7 @@ def test_agent_counts_still_split_a_batch(monkeypatch: pytest.MonkeyPatch) -> No
     assert np.array_equal(legal[:, 2], [False, False, True, True, False, False])
 
 
-def test_a_bad_config_in_a_mixture_is_a_clear_error(tmp_path: Path) -> None:
-    from gymwright.errors import GymwrightError
-
+def test_a_bad_config_in_a_mixture_is_a_clear_error() -> None:
     with pytest.raises(GymwrightError) as info:
         make_env("mapf_frozenlake", [LAKE, {**LAKE, "size": 99}], 4)
     assert "size" in str(info.value)

@@ -81,7 +81,23 @@ def play_episodes(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | Non
     lengths = np.zeros(episodes)
     metrics: dict[str, np.ndarray] = {}
     with seeded_sampling(seed):
-        _play(benv, policy, obs, masks, deterministic, max_steps, done, returns, lengths, metrics)
+        for _ in range(max_steps):
+            obs, _, _, _, infos = benv.step(policy.act(obs, masks, deterministic))
+            masks = benv.masks
+            if "done_idx" in infos:
+                idx = infos["done_idx"]
+                first = ~done[idx]
+                i = idx[first]
+                returns[i] = infos["episode_return"][first]
+                lengths[i] = infos["episode_length"][first]
+                for name, x in infos["metrics"].items():
+                    metrics.setdefault(name, np.zeros(episodes))[i] = x[first]
+                done[i] = True
+                if done.all():
+                    break
+        else:
+            raise GymwrightError(f"{int((~done).sum())} of {episodes} episodes did not end within {max_steps} steps",
+                                 hint="the spec may need a `truncate` (e.g. `t >= max_steps`)")
     by_role = {r.name: returns[:, r.agents].mean(axis=1) for r in roles}
     se = {k: float(x.std(ddof=1) / np.sqrt(episodes)) if episodes > 1 else float("nan") for k, x in by_role.items()}
     fixed = getattr(policy, "npc_agents", None)
@@ -111,28 +127,6 @@ def seeded_sampling(seed: int) -> Iterator[None]:
     with torch.random.fork_rng(devices=[]):
         torch.random.default_generator.manual_seed(seed)
         yield
-
-
-def _play(benv: Any, policy: Actor, obs: Any, masks: Any, deterministic: bool, max_steps: int, done: np.ndarray,
-          returns: np.ndarray, lengths: np.ndarray, metrics: dict[str, np.ndarray]) -> None:
-    """Step `benv` with `policy` until every copy's first episode has ended, filling the arrays."""
-    episodes = len(done)
-    for _ in range(max_steps):
-        obs, _, _, _, infos = benv.step(policy.act(obs, masks, deterministic))
-        masks = benv.masks
-        if "done_idx" in infos:
-            idx = infos["done_idx"]
-            first = ~done[idx]
-            i = idx[first]
-            returns[i] = infos["episode_return"][first]
-            lengths[i] = infos["episode_length"][first]
-            for name, x in infos["metrics"].items():
-                metrics.setdefault(name, np.zeros(episodes))[i] = x[first]
-            done[i] = True
-            if done.all():
-                return
-    raise GymwrightError(f"{int((~done).sum())} of {episodes} episodes did not end within {max_steps} steps",
-                         hint="the spec may need a `truncate` (e.g. `t >= max_steps`)")
 
 
 def one_episode_per_copy(benv: Any) -> None:

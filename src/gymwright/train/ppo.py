@@ -117,9 +117,10 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
     if cfg.resume and (out / ck.CHECKPOINT).exists():
         saved = ck.load(out / ck.CHECKPOINT)
         ck.check_fits(saved, sha, roles, params)
+        mine = _config_dict(cfg)
         for key in ("algo", "num_envs", "activation", "agent_index", "npc", "copies"):
-            if saved["config"].get(key, {"npc": {}, "copies": None}.get(key, True)) != _config_dict(cfg)[key]:
-                raise ck.CheckpointError(f"{saved['path']} was trained with {key}={saved['config'].get(key)!r}, not {_config_dict(cfg)[key]!r}",
+            if saved["config"].get(key, {"npc": {}, "copies": None}.get(key, True)) != mine[key]:
+                raise ck.CheckpointError(f"{saved['path']} was trained with {key}={saved['config'].get(key)!r}, not {mine[key]!r}",
                                          hint="resume with the same settings, or train into another --out folder")
         if list(saved["hidden"]) != list(cfg.hidden):
             raise ck.CheckpointError(f"{saved['path']} has hidden layers {saved['hidden']}, not {list(cfg.hidden)}")
