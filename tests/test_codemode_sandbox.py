@@ -5,6 +5,7 @@ raising it; effects are checked from outside."""
 from __future__ import annotations
 
 import errno
+import subprocess
 import os
 import socket
 import sys
@@ -14,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from gymwright.codemode import isolation
 from gymwright.codemode.checks import check_code
 from gymwright.codemode.sandbox import START_CPU_S, Layers, Limits, Sandbox, SandboxError
 
-NONE = dict(rlimits=False, netns=False, chroot=False, drop=False, hook=False, builtins=False)
+NONE = dict(namespaces=False, landlock=False, seccomp=False, require_kernel=False, rlimits=False, netns=False,
+            chroot=False, drop=False, hook=False, builtins=False)
 REAL_OS = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == '_wrap_close'][0].__init__.__globals__"
 ROOT = os.geteuid() == 0
 
@@ -175,29 +178,34 @@ def test_restricted_builtins_alone_have_no_open_and_import_only_the_allowlist() 
     assert outcome("import numpy\nx = numpy.zeros(2).sum()", only) == "no error"
 
 
-def test_the_worker_inherits_no_environment_and_stands_in_an_empty_folder(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_worker_inherits_no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GYMWRIGHT_TEST_SECRET", "do-not-leak")
     with Sandbox() as sandbox:
         layers = sandbox.layers()
-        cwd = Path(layers["cwd"])
+        folder = Path(sandbox.cwd)
         assert "GYMWRIGHT_TEST_SECRET" not in layers["environment"]
         assert "HOME" not in layers["environment"] and "PATH" not in layers["environment"]
-        assert cwd.exists() and list(cwd.iterdir()) == []
-    assert not cwd.exists()
+    assert not folder.exists()  # the private folder is removed afterwards
     text = outcome("e = dict(" + REAL_OS + "['environ'])\nraise KeyError(sorted(e))", Layers())
     assert "do-not-leak" not in text and "GYMWRIGHT_TEST_SECRET" not in text
 
 
-def test_every_layer_is_armed_by_default_and_reported() -> None:
+def test_every_layer_the_kernel_gives_is_armed_by_default_and_reported() -> None:
+    kernel = isolation.kernel()
     with Sandbox() as sandbox:
         layers = sandbox.layers()
     assert layers["audit_hook"] and layers["restricted_builtins"] and layers["rlimits"]
-    assert layers["chroot"] is ROOT
-    assert layers["limits"]["file_size"] == [0, 0] and layers["limits"]["processes"] == [0, 0]
-    soft, hard = layers["limits"]["cpu_s"]  # tightened from the start allowance to used + cpu_s
-    assert Limits().cpu_s < soft < Limits().cpu_s + START_CPU_S and hard == soft + 1
-    assert layers["user"] == ("nobody" if ROOT else f"uid {os.getuid()}")
+    assert layers["namespaces"] is kernel.namespaces and not layers["unconfined"]
+    assert layers["seccomp"]["armed"] and (layers["landlock"]["armed"] if kernel.landlock else True)
+    assert layers["chroot"] is (ROOT and not kernel.namespaces)
+    assert layers["limits"]["file_size"] == [0, 0]
+    soft, hard = layers["limits"]["cpu_s"]  # starting allowance; set again before each request
+    assert soft == Limits().cpu_s + START_CPU_S and hard == -1
+    if kernel.namespaces:
+        assert layers["user"] == "uid 65534" and layers["own_network_namespace"]
+    else:
+        assert layers["user"] == ("nobody" if ROOT else f"uid {os.getuid()}")
+        assert layers["limits"]["processes"] == [0, 0]
 
 
 def test_nothing_of_the_model_is_imported_into_gymwrights_process() -> None:
@@ -208,3 +216,81 @@ def test_nothing_of_the_model_is_imported_into_gymwrights_process() -> None:
     new = set(sys.modules) - before
     assert not any("model" in m or "meet" in m for m in new), new
     assert not any(getattr(m, "__file__", None) == "<model>" for m in list(sys.modules.values()))
+
+
+# ------------------------------------------------------------------ the kernel's layers, each alone
+OS = "import dataclasses\nos = dataclasses.sys.modules['os']\n"
+SOCKET = "import dataclasses\nsocket = dataclasses.sys.modules['socket']\n"
+needs_namespaces = pytest.mark.skipif(not isolation.kernel().namespaces,
+                                      reason="bubblewrap cannot make namespaces on this machine")
+needs_landlock = pytest.mark.skipif(isolation.kernel().landlock < 6, reason="Landlock ABI 6+ is not offered here")
+
+
+@needs_namespaces
+def test_the_namespaces_alone_hide_the_host_files_processes_and_network(
+        tmp_path: Path, server: tuple[int, list[bytes]]) -> None:
+    port, got = server
+    ns = Layers(**{**NONE, "namespaces": True})
+    found = outcomes([f"open({str(Path(__file__))!r}).read()", OS + "raise ValueError(sorted(os.listdir('/')))",
+                      OS + f"os.kill({os.getpid()}, 0)", OS + f"open({str(tmp_path / 'new')!r}, 'w')",
+                      CONNECT.format(port=port), OS + "raise ValueError(os.getuid())"], ns)
+    assert found[0].startswith("FileNotFoundError"), found[0]
+    listed = found[1]
+    assert all(f"'{d}'" not in listed for d in ("etc", "home", "proc", "sys", "tmp", "root'")), listed
+    assert found[2].startswith("ProcessLookupError"), found[2]  # the test's pid is not in its namespace
+    assert found[3].startswith(("FileNotFoundError", "OSError", "PermissionError")), found[3]
+    # its own loopback (bubblewrap brings it up) has nothing listening; the host's is out of reach
+    assert found[4].startswith("ConnectionRefusedError"), found[4]
+    assert found[5] == "ValueError: 65534"
+    assert got == [] and not (tmp_path / "new").exists()
+
+
+@needs_landlock
+def test_landlock_alone_refuses_files_outside_tcp_and_signals(tmp_path: Path, server: tuple[int, list[bytes]]) -> None:
+    port, got = server
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        ll = Layers(**{**NONE, "landlock": True})
+        found = outcomes([f"open({str(Path(__file__))!r}).read()", OS + f"open({str(tmp_path / 'new')!r}, 'w')",
+                          CONNECT.format(port=port), OS + f"os.kill({victim.pid}, 9)",
+                          "import numpy\nx = numpy.zeros(2).sum()"], ll)
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+    assert all(text.startswith("PermissionError") for text in found[:4]), found
+    assert found[4] == "no error"  # the interpreter's own files stay readable
+    assert got == [] and not (tmp_path / "new").exists()
+
+
+def test_seccomp_alone_refuses_processes_exec_sockets_ptrace_and_signals(
+        tmp_path: Path, server: tuple[int, list[bytes]]) -> None:
+    port, got = server
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        sc = Layers(**{**NONE, "seccomp": True})
+        ptrace = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                  f"r = libc.ptrace(16, {victim.pid}, 0, 0)\nraise ValueError(r, ctypes.get_errno())")
+        found = outcomes([OS + "os.fork()", OS + "os.execv('/bin/true', ['true'])", CONNECT.format(port=port),
+                          OS + f"os.kill({victim.pid}, 9)", OS + "os.kill(-1, 9)", ptrace,
+                          SOCKET + "socket.socket(socket.AF_UNIX)"], sc)
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+    for text in found[:5] + found[6:]:
+        assert text.startswith("PermissionError") and "Operation not permitted" in text, found
+    assert found[5] == f"ValueError: (-1, {errno.EPERM})", found[5]
+    assert got == []
+
+
+def test_the_cpu_budget_is_per_request_so_a_long_run_lives() -> None:
+    """Three requests of about 0.6 CPU seconds each under a 1 s budget: the worker lives (the
+    old lifetime limit killed it in the second); one request over budget is still killed."""
+    busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6:\n    pass\n"
+    with Sandbox(Limits(cpu_s=1, call_s=30), Layers(**{**NONE, "rlimits": True})) as sandbox:
+        for _ in range(3):
+            with pytest.raises(SandboxError) as caught:
+                sandbox.request({"op": "load", "code": busy})
+            assert caught.value.kind == "code" and "no environment class" in caught.value.message
+        assert sandbox.alive

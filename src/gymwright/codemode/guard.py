@@ -15,16 +15,21 @@
   `compile`, `globals`, `vars`, `input`, ..., with an `__import__` that gives only allowlisted,
   already loaded modules.
 
-Each refusal raises `RuntimeError("sandbox: ...")` inside the model's code, and is counted, so
-the parent can report what the code tried (`refusals()`).
+Each refusal raises `RuntimeError("sandbox: ...")` inside the model's code and is reported to
+the parent at once, on the protocol pipe, before the error is raised (`report_to`): the log of
+what the code tried lives in gymwright's process, where the code cannot clear it. The hook
+keeps its own copies of its tables and of the functions it calls, so rebinding this module's
+names from inside changes nothing it does. All of this is a tripwire on top of the kernel's
+layers (namespaces or Landlock, and seccomp), never the only layer.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,14 +56,13 @@ REFUSED_EVENTS = frozenset({
 REFUSED_PREFIXES = ("socket.", "ctypes.", "subprocess.", "_posixsubprocess", "os.exec", "os.spawn",
                     "os.posix_spawn", "multiprocessing", "_thread.start", "signal.")
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
-_refusals: list[str] = []
+_reporter: list[Callable[[str], None]] = []  # set once by the worker: sends a refusal to the parent
 
 
-def refusals() -> list[str]:
-    """What the hook refused since the last call (and forget it)."""
-    out = list(_refusals)
-    _refusals.clear()
-    return out
+def report_to(send: Callable[[str], None]) -> None:
+    """Where each refusal goes the moment it happens (the worker's pipe to its parent); once only."""
+    if not _reporter:
+        _reporter.append(send)
 
 
 def enter_chroot() -> bool:
@@ -113,18 +117,20 @@ def own_roots() -> tuple[str, ...]:
     return tuple(sorted(os.path.realpath(r) + os.sep for r in roots if r))
 
 
-def _refuse(event: str, detail: str) -> None:
-    _refusals.append(f"{event} {detail}"[:200])
+def _refuse(event: str, detail: str, _sent: tuple[Callable[[str], None], ...] = ()) -> None:
+    for send in _sent or tuple(_reporter):
+        send(f"{event} {detail}"[:200])
     raise RuntimeError(f"sandbox: {event} is not allowed ({detail[:120]})")
 
 
-def _inside(path: Any, roots: tuple[str, ...], resolve: bool = True) -> bool:
+def _inside(path: Any, roots: tuple[str, ...], resolve: bool = True, realpath: Callable[[str], str] = os.path.realpath,
+            abspath: Callable[[str], str] = os.path.abspath) -> bool:
     """Whether `path` is among the interpreter's own files (`resolve`: following symlinks;
     without, lexically: the probes must not call the stat they wrap)."""
     if isinstance(path, int | bool) or path is None:
         return False  # an open file descriptor: the worker's own pipes are not the model's
     try:
-        real = (os.path.realpath if resolve else os.path.abspath)(os.fsdecode(path))
+        real = (realpath if resolve else abspath)(os.fsdecode(path))
     except (TypeError, ValueError):
         return False
     return any((real + os.sep).startswith(r) for r in roots)
@@ -139,23 +145,33 @@ def _ancestor(path: Any, roots: tuple[str, ...]) -> bool:
     return any(r.startswith(folder) for r in roots)
 
 
-def make_hook(roots: tuple[str, ...]) -> Callable[[str, tuple[Any, ...]], None]:
+def make_hook(roots: tuple[str, ...], permitted: list[str]) -> Callable[[str, tuple[Any, ...]], None]:
+    """The hook, with its tables, the functions it calls and the reporter bound now, in its
+    closure: rebinding `guard.REFUSED_EVENTS` or `posixpath.realpath` later changes nothing.
+    `permitted` (the worker's own, never the model's) lets one event through while it is set."""
+    refused, prefixes, allowed = frozenset(REFUSED_EVENTS), tuple(REFUSED_PREFIXES), frozenset(ALLOWED_ROOTS)
+    inside, refuse, modules, write_flags = _inside, _refuse, sys.modules, WRITE_FLAGS
+    sent = tuple(_reporter)
+    realpath, abspath = os.path.realpath, os.path.abspath
+
     def hook(event: str, args: tuple[Any, ...]) -> None:
+        if permitted and event == permitted[-1]:
+            return
         if event == "open":
             path, mode, flags = (tuple(args) + (None, None, 0))[:3]
             writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-                isinstance(flags, int) and flags & WRITE_FLAGS)
-            if writes or not _inside(path, roots):
-                _refuse("open", f"{path!r} mode {mode!r}")
+                isinstance(flags, int) and flags & write_flags)
+            if writes or not inside(path, roots, True, realpath, abspath):
+                refuse("open", f"{path!r} mode {mode!r}", sent)
         elif event in ("os.listdir", "os.scandir"):
-            if not _inside(args[0] if args else ".", roots):
-                _refuse(event, repr(args[0] if args else "."))
+            if not inside(args[0] if args else ".", roots, True, realpath, abspath):
+                refuse(event, repr(args[0] if args else "."), sent)
         elif event == "import":
             name = str(args[0]) if args else ""
-            if name not in sys.modules and name.split(".")[0] not in ALLOWED_ROOTS:
-                _refuse("import", name)
-        elif event in REFUSED_EVENTS or event.startswith(REFUSED_PREFIXES):
-            _refuse(event, repr(args)[:120])
+            if name not in modules and name.split(".")[0] not in allowed:
+                refuse("import", name, sent)
+        elif event in refused or event.startswith(prefixes):
+            refuse(event, repr(args)[:120], sent)
 
     return hook
 
@@ -179,11 +195,24 @@ def watch_probes(roots: tuple[str, ...]) -> None:
             setattr(module, name, probe)
 
 
-def install_audit_hook() -> None:
-    roots = own_roots()
+def install_audit_hook(roots: tuple[str, ...] | None = None) -> Callable[[str], contextlib.AbstractContextManager[None]]:
+    """Install the hook; returns `permit(event)`, a context manager that lets the worker's own
+    trusted code raise `event` (its per-request CPU limit) between requests."""
+    roots = roots if roots is not None else own_roots()
     neuter_unaudited()
     watch_probes(roots)
-    sys.addaudithook(make_hook(roots))
+    permitted: list[str] = []
+
+    @contextlib.contextmanager
+    def permit(event: str) -> Iterator[None]:
+        permitted.append(event)
+        try:
+            yield
+        finally:
+            permitted.clear()
+
+    sys.addaudithook(make_hook(roots, permitted))
+    return permit
 
 
 _real_import = builtins.__import__
@@ -206,4 +235,4 @@ def restricted_builtins() -> dict[str, Any]:
     return out
 
 
-__all__ = ["drop_privileges", "install_audit_hook", "make_hook", "refusals", "restricted_builtins"]
+__all__ = ["drop_privileges", "install_audit_hook", "make_hook", "report_to", "restricted_builtins"]

@@ -1,24 +1,31 @@
 """The parent's side of the sandbox: start a worker process, talk to it, kill it.
 
-The layers, each one a `Layers` switch so a test can show that it holds on its own:
+The kernel confines the worker before any model code exists in it (`codemode.isolation`
+decides which layers this machine gives, and refuses to start a worker without enough):
 
-- `rlimits`: CPU seconds (`RLIMIT_CPU`), address space (`RLIMIT_AS`), no file writes
-  (`RLIMIT_FSIZE` = 0) and no new processes (`RLIMIT_NPROC` = 0; the kernel ignores it for root,
-  hence `drop`), set in the child before it execs the interpreter (the CPU limit with
-  `START_CPU_S` for the imports on top, lowered by the worker to what it has used plus `cpu_s`
-  before it reads any model code);
-- `netns`: a network namespace of its own (only a loopback that is down): `os.unshare` where
-  Python has it (3.12+), else `unshare(2)` through ctypes, in the child before exec (as root
-  `CLONE_NEWNET`, else `CLONE_NEWUSER | CLONE_NEWNET`); where the kernel refuses, the worker
-  runs without it and `layers()` says so;
-- `chroot`: once its imports are loaded, a worker started as root makes its empty working
-  directory its filesystem root (nothing outside can be opened, created or executed);
-- `drop`: then it becomes `nobody` (no capabilities, file permissions and `RLIMIT_NPROC` hold);
-- `hook`: the worker's audit hook (`gymwright.codemode.guard`);
+- `namespaces`: bubblewrap runs the worker in its own user, mount, PID, network, IPC and UTS
+  namespaces, as uid 65534 without capabilities, on a read-only root holding only the
+  interpreter's files (`codemode.namespaces`);
+- `landlock`: the worker confines itself to reading the interpreter's files, no TCP, no
+  signals out of its domain (`codemode.landlock`); the layer where namespaces are not to be
+  had, and a second one inside them;
+- `seccomp`: the worker installs a filter that refuses `ptrace`, `process_vm_*`, new processes,
+  `exec`, sockets, signals to other processes, mounts, `bpf`, keyrings, ... (`codemode.seccomp`).
+
+Then, as before, and tested one at a time with the others off (`Layers`):
+
+- `rlimits`: CPU seconds per request (`RLIMIT_CPU`, set again by the worker before each request,
+  so a long training run lives as long as each request is bounded), address space
+  (`RLIMIT_AS`), no file writes (`RLIMIT_FSIZE` = 0), no core files; and, outside the
+  namespaces, no new processes (`RLIMIT_NPROC` = 0);
+- `netns` (outside bubblewrap): a network namespace of its own, `unshare(2)` before exec;
+- `chroot` and `drop` (outside bubblewrap, as root): the empty working directory becomes the
+  worker's root, then it becomes `nobody`;
+- `hook`: the worker's audit hook (`gymwright.codemode.guard`), which reports each refusal to
+  this process the moment it happens: the refusal log lives here, out of the model's reach;
 - `builtins`: the model's module sees restricted builtins;
-- always: a wall-clock limit per request (the worker is killed with its process group), an
-  empty private working directory (removed afterwards), and an environment holding only
-  thread-count settings: no inherited variables, so no secrets.
+- always: a wall-clock limit per request (the worker is killed with its process group), and an
+  environment holding only thread-count settings: no inherited variables, so no secrets.
 
 Nothing of the model's code is imported here: requests and replies are JSON frames
 (`gymwright.codemode.wire`), decoded as untrusted data.
@@ -40,12 +47,14 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from gymwright.codemode import isolation, namespaces
 from gymwright.codemode.wire import WireError, frame_length, pack, unpack
 from gymwright.errors import GymwrightError
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
-START_CPU_S = 30  # CPU seconds the worker may spend starting, before it tightens the limit to cpu_s
+START_CPU_S = 30  # CPU seconds the worker may spend starting, before its first request
+MAX_REFUSALS = 1000  # refusals kept per worker (the count goes on: `refusal_count`)
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
               "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "LC_ALL": "C.UTF-8"}
 
@@ -54,8 +63,8 @@ WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THRE
 class Limits:
     """What one worker may use."""
 
-    cpu_s: int = 120  # CPU seconds for the model's code, counted once the worker has started (SIGXCPU,
-    # then SIGKILL a second later); starting (imports) has its own START_CPU_S on top
+    cpu_s: int = 120  # CPU seconds one request may use (SIGXCPU); the worker sets the limit again
+    # before each request, so a worker lives as long as its requests are bounded
     memory_mb: int = 1536  # address space
     call_s: float = 10.0  # wall-clock seconds one request may take
     start_s: float = 60.0  # wall-clock seconds to start (imports on a busy machine)
@@ -63,8 +72,16 @@ class Limits:
 
 @dataclass(frozen=True)
 class Layers:
-    """Which layers to arm; all by default. Tests switch them off one at a time."""
+    """Which layers to arm; all by default. Tests switch them off one at a time.
 
+    `require_kernel`: refuse to start unless the kernel layers this machine gives confine the
+    worker (seccomp, and namespaces or Landlock); only tests of the other layers alone turn
+    it off."""
+
+    namespaces: bool = True
+    landlock: bool = True
+    seccomp: bool = True
+    require_kernel: bool = True
     rlimits: bool = True
     netns: bool = True
     chroot: bool = True
@@ -98,19 +115,20 @@ def _unshare_net(unshare: Any) -> None:
         unshare(flags)  # a refusal (libc returns -1, os.unshare raises) leaves the network shared
 
 
-def _preexec(limits: Limits, layers: Layers) -> Any:
-    unshare = _unshare_function() if layers.netns else None
+def _preexec(limits: Limits, layers: Layers, plan: isolation.Plan) -> Any:
+    unshare = _unshare_function() if layers.netns and not plan.namespaces else None
 
     def run() -> None:  # in the child, between fork and exec: no model code exists yet
         if unshare is not None:
             _unshare_net(unshare)
         if layers.rlimits:
-            cpu = limits.cpu_s + START_CPU_S  # the worker lowers it to (used + cpu_s) once started
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            cpu = limits.cpu_s + START_CPU_S  # the worker sets it again before each request
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, resource.RLIM_INFINITY))
             resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb << 20, limits.memory_mb << 20))
             resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-            resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if not plan.namespaces:  # bubblewrap must fork; seccomp refuses new processes instead
+                resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
     return run
 
 
@@ -129,22 +147,39 @@ class Sandbox:
 
     def __init__(self, limits: Limits | None = None, layers: Layers | None = None) -> None:
         self.limits, self.switches = limits or Limits(), layers or Layers()
+        sw = self.switches
+        self.plan = isolation.plan(sw.namespaces, sw.landlock, sw.seccomp, sw.require_kernel)
         self.cwd = tempfile.mkdtemp(prefix="gymwright-sandbox-")
         os.chmod(self.cwd, 0o711)  # the worker (nobody) may stand in it, not write or list it
-        config = {**asdict(self.switches), "parent_netns": _netns(), "cpu_s": self.limits.cpu_s}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-m", "gymwright.codemode.worker", json.dumps(config)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            cwd=self.cwd, env=dict(WORKER_ENV), close_fds=True, start_new_session=True,
-            preexec_fn=_preexec(self.limits, self.switches))  # noqa: PLW1509 - limits go in before exec
+        config = {**asdict(sw), "namespaces": self.plan.namespaces, "landlock": self.plan.landlock,
+                  "seccomp": self.plan.seccomp, "parent_netns": _netns(), "cpu_s": self.limits.cpu_s}
+        argv = [sys.executable, "-I", "-m", "gymwright.codemode.worker", json.dumps(config)]
+        if self.plan.namespaces:
+            argv = namespaces.command(namespaces.bwrap() or "bwrap", argv)
         self._buf = b""
         self.refused: list[str] = []  # what the audit hook refused, even where the code caught it
+        self.refusal_count = 0
         self.armed: dict[str, Any] = {}
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=self.cwd, env=dict(WORKER_ENV), close_fds=True, start_new_session=True,
+            preexec_fn=_preexec(self.limits, sw, self.plan))  # noqa: PLW1509 - limits go in before exec
         try:
             self.armed = self._read(self.limits.start_s, "start").get("layers", {})
+            self._check_armed()
         except SandboxError:
             self.close()
             raise
+
+    def _check_armed(self) -> None:
+        """Fail closed: a kernel layer the plan counts on that the worker could not arm stops it
+        before it has read any model code."""
+        failed = [name for name in ("landlock", "seccomp") if getattr(self.plan, name)
+                  and not (isinstance(self.armed.get(name), dict) and self.armed[name].get("armed"))]
+        if failed and self.switches.require_kernel and not self.plan.unconfined:
+            why = "; ".join(f"{name}: {_arm_error(self.armed, name)}" for name in failed)
+            raise self._fail("isolation", f"the sandbox worker could not arm {', '.join(failed)} ({why}): "
+                             "no model code was run", "this kernel refused a layer it advertised; see docs/designer.md")
 
     def __enter__(self) -> Sandbox:
         return self
@@ -158,7 +193,8 @@ class Sandbox:
 
     def layers(self) -> dict[str, Any]:
         """The layers armed in this worker, as it measured them before any model code ran."""
-        return {"rlimits": self.switches.rlimits, "wall_clock_s": self.limits.call_s, **self.armed}
+        return {"rlimits": self.switches.rlimits, "wall_clock_s": self.limits.call_s, **self.armed,
+                "namespaces": self.plan.namespaces, "unconfined": self.plan.unconfined}
 
     def request(self, message: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send one request, wait for its reply; raises SandboxError (kind code for a failure
@@ -175,13 +211,19 @@ class Sandbox:
 
     def receive(self, what: str, timeout: float | None = None) -> dict[str, Any]:
         """The second half of `request`: the reply to what `send` sent."""
+        before = self.refusal_count
         reply = self._read(timeout or self.limits.call_s, what)
-        self.refused += _strings(reply.get("refused"))
         if not reply.get("ok"):
             raise SandboxError(str(reply.get("error", "the request failed"))[:400], kind="code",
                                line=reply.get("line") if isinstance(reply.get("line"), int) else None,
-                               where=str(reply.get("where", what)), refused=_strings(reply.get("refused")))
+                               where=str(reply.get("where", what)), refused=self.refused[before:][:20])
         return reply
+
+    def _note_refusal(self, frame: dict[str, Any]) -> None:
+        """A refusal the worker's hook reported as it happened (kept here, out of the model's reach)."""
+        self.refusal_count += 1
+        if len(self.refused) < MAX_REFUSALS:
+            self.refused.append(str(frame.get("refused"))[:200])
 
     # ------------------------------------------------------------------ framing
     def _fail(self, kind: str, message: str, hint: str = "") -> SandboxError:
@@ -214,9 +256,14 @@ class Sandbox:
             if need is not None and len(self._buf) >= 4 + need:
                 body, self._buf = self._buf[4:4 + need], self._buf[4 + need:]
                 try:
-                    return unpack(body)
+                    frame = unpack(body)
                 except WireError as e:
                     raise self._fail("protocol", f"`{what}`: the worker sent {e}") from None
+                if set(frame) != {"refused"}:
+                    return frame
+                self._note_refusal(frame)
+                need = None
+                continue
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 raise self._fail("timeout", f"`{what}` did not return within {timeout:g} s (an endless "
@@ -231,7 +278,7 @@ class Sandbox:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=2)
         status = _describe_exit(self.proc.poll())
-        hint = {"killed by SIGXCPU": "the code used up its CPU seconds: bound its work",
+        hint = {"killed by SIGXCPU": f"one call used more than its {self.limits.cpu_s} CPU seconds: bound its work",
                 "killed by SIGKILL": "the code was killed: CPU or memory limit, or an endless loop",
                 "killed by SIGSEGV": "the interpreter crashed (for example an unbounded recursion)"}
         return self._fail("crashed", f"`{what}`: the sandbox worker died ({status})", hint.get(status, ""))
@@ -256,8 +303,9 @@ def _netns() -> str:
         return ""
 
 
-def _strings(value: Any) -> list[str]:
-    return [str(v)[:200] for v in value][:20] if isinstance(value, list) else []
+def _arm_error(armed: dict[str, Any], name: str) -> str:
+    got = armed.get(name)
+    return str(got.get("error", "not armed"))[:200] if isinstance(got, dict) else "not reported"
 
 
 __all__ = ["Layers", "Limits", "Sandbox", "SandboxError"]

@@ -1,12 +1,13 @@
 """The sandbox worker: a separate interpreter that runs the model's environment module.
 
 Started by `gymwright.codemode.sandbox` as `python -I -m gymwright.codemode.worker CONFIG`
-with resource limits, an empty working directory, a scrubbed environment and (where the
-kernel allows) its own network namespace. Before it reads any model code it loads what
-environments may import, moves the protocol off fds 0/1 (both then point at /dev/null, so a
-`print` goes nowhere), makes its empty working directory its root (chroot, as root), drops
-root, installs the audit hook, and says which layers are armed.
-Then it answers requests (length-prefixed JSON, `gymwright.codemode.wire`) one at a time:
+(inside bubblewrap's namespaces where the kernel gives them) with resource limits and a
+scrubbed environment. Before it reads any model code it loads what environments may import,
+moves the protocol off fds 0/1 (both then point at /dev/null, so a `print` goes nowhere),
+confines itself with Landlock, (outside the namespaces, as root) makes its empty working
+directory its root and drops root, installs its seccomp filter and the audit hook, and says
+which layers are armed. Then it answers requests (length-prefixed JSON,
+`gymwright.codemode.wire`) one at a time, with a fresh CPU budget for each:
 
     load {code, class}      exec the module with restricted builtins; find the class
     make {}                 an instance: its id, agents and spaces (as data)
@@ -18,11 +19,13 @@ A failure in the model's code answers `{ok: false, error, line}` (the line in th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 PRELOAD = ("numpy", "numpy.random", "numpy.linalg", "numpy.fft", "numpy.polynomial", "numpy.ma", "math", "random", "functools", "itertools",
@@ -106,22 +109,15 @@ class Worker:
         return {"results": [self.step({"id": i, "actions": a}) for i, a in zip(msg["ids"], msg["actions"], strict=True)]}
 
     def answer(self, msg: dict[str, Any]) -> dict[str, Any]:
-        from gymwright.codemode.guard import refusals
-
         op = msg.get("op")
         handler = getattr(self, op, None) if op in OPS else None
         if handler is None:
             return {"ok": False, "error": f"unknown request {op!r}"}
         try:
-            out = {"ok": True, **handler(msg)}
+            return {"ok": True, **handler(msg)}
         except (Exception, SystemExit) as e:  # noqa: BLE001 - every failure of the model's code is a finding
             first = (str(e).splitlines() or [""])[0][:300]
-            out = {"ok": False, "error": f"{type(e).__name__}: {first}", "line": model_line(e),
-                   "where": op}
-        refused = refusals()
-        if refused:
-            out["refused"] = refused[:20]
-        return out
+            return {"ok": False, "error": f"{type(e).__name__}: {first}", "line": model_line(e), "where": op}
 
 
 OPS = frozenset({"load", "make", "reset", "step", "close", "reset_many", "step_many"})
@@ -144,8 +140,7 @@ def send(fd: int, message: dict[str, Any]) -> None:
     try:
         data = pack(message)
     except (WireError, ValueError, TypeError, RecursionError) as e:
-        data = pack({"ok": False, "error": f"the reply cannot cross the pipe: {e}",
-                     "where": "wire", "refused": message.get("refused", [])})
+        data = pack({"ok": False, "error": f"the reply cannot cross the pipe: {e}", "where": "wire"})
     view = memoryview(data)
     while view:
         n = os.write(fd, view)
@@ -155,41 +150,57 @@ def send(fd: int, message: dict[str, Any]) -> None:
 def layers(config: dict[str, Any], armed: dict[str, Any]) -> dict[str, Any]:
     """What is armed, measured from inside, before any model code exists here."""
     netns = armed.pop("netns", "")
+    own_netns = bool(config.get("namespaces")) or (bool(netns) and netns != config.get("parent_netns"))
     return {**armed, "restricted_builtins": bool(config.get("builtins", True)),
-            "own_network_namespace": bool(netns) and netns != config.get("parent_netns"),
+            "own_network_namespace": own_netns,
             "limits": {k: list(resource.getrlimit(v)) for k, v in LIMITS.items()},
             "environment": sorted(os.environ)}
 
 
-def tighten_cpu_limit(cpu_s: int) -> None:
-    """Lower RLIMIT_CPU to the CPU seconds used so far plus `cpu_s`: the model's code gets `cpu_s`
-    whatever starting cost on a busy machine. Lowering needs no privilege; raising it later does."""
+def set_cpu_budget(cpu_s: int, permit: Callable[[str], Any] = lambda _: contextlib.nullcontext()) -> None:
+    """RLIMIT_CPU (soft) to the CPU seconds used so far plus `cpu_s`: each request gets `cpu_s`,
+    however long the worker has lived (a long training run is many bounded requests)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     if soft == resource.RLIM_INFINITY:
         return  # the rlimits layer is off
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    used = int(usage.ru_utime + usage.ru_stime) + 1
-    new = min(soft, used + cpu_s)
-    resource.setrlimit(resource.RLIMIT_CPU, (new, min(hard, new + 1)))
+    new = int(usage.ru_utime + usage.ru_stime) + 1 + cpu_s
+    with permit("resource.setrlimit"):
+        resource.setrlimit(resource.RLIMIT_CPU, (new if hard == resource.RLIM_INFINITY else min(new, hard), hard))
 
 
-def arm(config: dict[str, Any]) -> dict[str, Any]:
-    """The worker's own layers, in order: what it measured before each took effect."""
-    from gymwright.codemode import guard
+def _layer(arm_it: Callable[[], Any]) -> dict[str, Any]:
+    """Arm one kernel layer: what holds, or the kernel's refusal (the parent then stops the worker)."""
+    try:
+        held = arm_it()
+    except OSError as e:
+        return {"armed": False, "error": str(e)[:300]}
+    return {"armed": True, **(held if isinstance(held, dict) else {})}
 
-    if "cpu_s" in config:
-        tighten_cpu_limit(int(config["cpu_s"]))
+
+def arm(config: dict[str, Any]) -> tuple[dict[str, Any], Callable[[str], Any]]:
+    """The worker's own layers, in order: what it measured before each took effect; and the
+    hook's `permit` for the worker's own calls between requests."""
+    from gymwright.codemode import guard, landlock, seccomp
+
     try:
         netns = os.readlink("/proc/self/ns/net")
     except OSError:
-        netns = ""
+        netns = ""  # no /proc inside the namespaces
     armed: dict[str, Any] = {"netns": netns, "cwd": os.getcwd()}
-    armed["chroot"] = guard.enter_chroot() if config.get("chroot", True) else False
-    armed["user"] = guard.drop_privileges() if config.get("drop", True) else f"uid {os.getuid()}"
+    roots = guard.own_roots()
+    if config.get("landlock"):
+        armed["landlock"] = _layer(lambda: landlock.restrict(list(roots)))
+    outside = not config.get("namespaces")
+    armed["chroot"] = guard.enter_chroot() if outside and config.get("chroot", True) else False
+    armed["user"] = guard.drop_privileges() if outside and config.get("drop", True) else f"uid {os.getuid()}"
+    if config.get("seccomp"):
+        armed["seccomp"] = _layer(seccomp.install)
+    permit: Callable[[str], Any] = lambda _: contextlib.nullcontext()
     if config.get("hook", True):
-        guard.install_audit_hook()
+        permit = guard.install_audit_hook(roots)
     armed["audit_hook"] = bool(config.get("hook", True))
-    return armed
+    return armed, permit
 
 
 def main() -> None:
@@ -203,15 +214,18 @@ def main() -> None:
 
     from gymwright.codemode import guard, spaces, wire  # noqa: F401 - loaded before the hook
 
-    armed = arm(config)
+    guard.report_to(lambda refused: send(fd_out, {"refused": refused}))
+    armed, permit = arm(config)
     worker = Worker(guard.restricted_builtins if config.get("builtins", True) else lambda: vars(builtins))
     send(fd_out, {"ok": True, "layers": layers(config, armed)})
+    cpu_s = int(config.get("cpu_s", 120))
     while True:
         try:
             n = wire.frame_length(read_exact(fd_in, 4))
             msg = wire.unpack(read_exact(fd_in, n))
         except EOFError:
             return
+        set_cpu_budget(cpu_s, permit)
         send(fd_out, worker.answer(msg))
 
 
