@@ -5,9 +5,9 @@ raising it; effects are checked from outside."""
 from __future__ import annotations
 
 import errno
-import subprocess
 import os
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator

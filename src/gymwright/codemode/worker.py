@@ -157,7 +157,11 @@ def layers(config: dict[str, Any], armed: dict[str, Any]) -> dict[str, Any]:
             "environment": sorted(os.environ)}
 
 
-def set_cpu_budget(cpu_s: int, permit: Callable[[str], Any] = lambda _: contextlib.nullcontext()) -> None:
+def _no_hook(_event: str) -> contextlib.AbstractContextManager[None]:
+    return contextlib.nullcontext()
+
+
+def set_cpu_budget(cpu_s: int, permit: Callable[[str], Any] = _no_hook) -> None:
     """RLIMIT_CPU (soft) to the CPU seconds used so far plus `cpu_s`: each request gets `cpu_s`,
     however long the worker has lived (a long training run is many bounded requests)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
@@ -196,7 +200,7 @@ def arm(config: dict[str, Any]) -> tuple[dict[str, Any], Callable[[str], Any]]:
     armed["user"] = guard.drop_privileges() if outside and config.get("drop", True) else f"uid {os.getuid()}"
     if config.get("seccomp"):
         armed["seccomp"] = _layer(seccomp.install)
-    permit: Callable[[str], Any] = lambda _: contextlib.nullcontext()
+    permit: Callable[[str], Any] = _no_hook
     if config.get("hook", True):
         permit = guard.install_audit_hook(roots)
     armed["audit_hook"] = bool(config.get("hook", True))
