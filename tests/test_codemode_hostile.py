@@ -63,10 +63,10 @@ CASES = {
         "reset", "np.savetxt({sentinel!r}, np.ones(3))", "static"),
     "benign env, payload in reset (import_module + getattr)": Case(
         "reset", "import dataclasses\ngetattr(dataclasses.inspect.importlib.import_module('o' + 's'), "
-                 "'system')('touch {sentinel}')", "runtime"),
+                 "'system')('touch {sentinel}')", "static"),
     "benign env, payload in reset (linecache reads a secret)": Case(
         "reset", "import dataclasses\nself._leak = dataclasses.inspect.linecache.getlines({secret_file!r})",
-        "runtime"),
+        "static"),
 }
 # the same attacks written to get past vetting, for the run with vetting skipped; all are
 # reported as findings but one: reading `os.environ` is not an event the audit hook sees, and
@@ -191,6 +191,6 @@ def test_the_battery_counts() -> None:
     static = sum(c.caught == "static" for c in CASES.values())
     runtime = sum(c.caught == "runtime" for c in CASES.values())
     assert static + runtime == len(CASES) == 16
-    assert (static, runtime) == (11, 5)
+    assert (static, runtime) == (13, 3)  # issue 39: getattr and module attributes reaching `inspect` are refused statically
     assert {n.split(" (")[0] for n in UNVETTED} <= {n.split(" (")[0] for n in CASES}
     assert os.path.exists(__file__)

@@ -33,6 +33,18 @@ REFUSED = {
     "m = functools.sys": "the attribute `.sys` is not allowed",
     "global SIZE": "`global` is not allowed",
     "k = '__subclasses__'": "a string naming a dunder attribute is not allowed",
+    # issue 39: getattr/setattr cannot reach what the attribute syntax cannot
+    "import typing; s = getattr(typing, 'sys')": "`typing.sys` is the module `sys`",
+    "import dataclasses; i = getattr(dataclasses, 'inspect')": "`dataclasses.inspect` is the module `inspect`",
+    "import dataclasses; i = dataclasses.inspect": "`dataclasses.inspect` is the module `inspect`",
+    "from dataclasses import inspect": "`from dataclasses import inspect` is the module `inspect`",
+    "import typing; setattr(typing, 'REFUSED_EVENTS', frozenset())": "`setattr` is allowed only on `self`",
+    "np.random = None": "assigning or deleting `numpy.random` is not allowed",
+    "f = (lambda m: m)(np)": "the module `np` may be used only as `np.name`",
+    "self.m = np": "the module `np` may be used only as `np.name`",
+    "delattr(self, 'x')": "`delattr` is not allowed",
+    "h = hasattr(np, 'ctypeslib')": "the attribute `.ctypeslib` is not allowed",
+    "setattr(self, 'modules', 1)": "the attribute `.modules` is not allowed",
 }
 
 
@@ -53,6 +65,12 @@ def test_each_refusal_is_a_finding_with_its_line(line: str) -> None:
     assert found, [d.format() for d in vetted.diagnostics]
     assert found[0].path == f"code:{LINE}" and found[0].hint
     assert found[0].trace == [f"{LINE}: {line}"]
+
+
+def test_getattr_and_setattr_with_ordinary_names_on_own_objects_pass() -> None:
+    line = "setattr(self, 'speed', getattr(self, 'max_steps', 1)); r = getattr(np.random, 'default_rng')"
+    vetted = vet_source(payload(line))
+    assert vetted.passed, [d.format() for d in vetted.diagnostics]
 
 
 def test_super_init_is_the_one_dunder_attribute_allowed() -> None:

@@ -33,10 +33,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from gymwright.codemode.vet import ALLOWED_IMPORTS, REFUSED_NAMES
+from gymwright.codemode.vet import ALLOWED_ROOTS, REFUSED_NAMES
 
 NOBODY = 65534
-ALLOWED_ROOTS = frozenset(m.split(".")[0] for m in ALLOWED_IMPORTS)
 REFUSED_EVENTS = frozenset({
     "os.system", "os.fork", "os.forkpty", "os.kill", "os.killpg", "os.remove", "os.rename",
     "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.link", "os.symlink", "os.truncate",

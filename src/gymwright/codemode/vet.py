@@ -4,8 +4,12 @@ The module may import only from `ALLOWED_IMPORTS`; it may not name `eval`, `exec
 `open`, `__import__`, `globals`, `vars`, ... (`REFUSED_NAMES`), any dunder name, or any
 dunder attribute (`super().__init__` excepted); a private attribute (`x._y`) only on `self`;
 attributes that reach the interpreter or files (`REFUSED_ATTRS`: `os`, `sys`, `modules`,
-`f_globals`, `tofile`, `loadtxt`, ...) not at all; `getattr`/`setattr`/`hasattr` only with a
-literal public name; no `global`/`nonlocal`, no `async`; at the top level only imports,
+`f_globals`, `tofile`, `loadtxt`, ...) not at all; no attribute of an imported module that is
+itself a module outside the allowlist (`dataclasses.inspect`); a module only as `module.name`
+(never passed, stored or assigned to), and no attribute of a module assigned or deleted;
+`getattr`/`hasattr` only with a literal public name that passes the same attribute rules
+(`getattr(typing, "sys")` is `typing.sys`), `setattr` the same and only on `self`;
+no `global`/`nonlocal`, no `async`; at the top level only imports,
 definitions and assignments. It must define one `ParallelEnv` subclass with `reset(self,
 seed=None, options=None)`, `step(self, actions)`, `observation_space(self, agent)`,
 `action_space(self, agent)`, and an `__init__` callable without arguments.
@@ -18,6 +22,8 @@ what the repair loop sends back to the model. Vetting is the first layer only; t
 from __future__ import annotations
 
 import ast
+import importlib
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -31,6 +37,7 @@ ALLOWED_IMPORTS = frozenset({
     "copy", "enum", "gymnasium", "gymnasium.spaces", "pettingzoo", "pettingzoo.utils",
     "__future__",
 })
+ALLOWED_ROOTS = frozenset(m.split(".")[0] for m in ALLOWED_IMPORTS)
 # `import gymnasium` alone is allowed only as `from gymnasium import spaces`
 FROM_ONLY = {"gymnasium": frozenset({"spaces"})}
 REFUSED_NAMES = frozenset({
@@ -38,6 +45,7 @@ REFUSED_NAMES = frozenset({
     "input", "help", "exit", "quit", "memoryview", "delattr",
 })
 NAME_ARG_CALLS = frozenset({"getattr", "setattr", "hasattr"})
+SELF_ONLY_CALLS = frozenset({"setattr"})  # may change attributes of `self` only
 REFUSED_ATTRS = frozenset({
     "os", "sys", "builtins", "modules", "environ", "system", "popen", "subprocess", "ctypes",
     "f_globals", "f_locals", "f_back", "f_builtins", "f_code", "gi_frame", "gi_code", "cr_frame",
@@ -68,11 +76,14 @@ class Vetted:
 
 
 class _Finder:
-    """Collects findings with the line quoted."""
+    """Collects findings with the line quoted; knows the module's import aliases and each
+    node's parent."""
 
     def __init__(self, source: str) -> None:
         self.lines = source.splitlines()
         self.found: list[Diagnostic] = []
+        self.modules: dict[str, str] = {}  # alias -> the allowlisted module it names
+        self.parents: dict[ast.AST, ast.AST] = {}
 
     def add(self, node: ast.AST | int, message: str, hint: str, severe: bool = True) -> None:
         line = node if isinstance(node, int) else getattr(node, "lineno", 0)
@@ -111,9 +122,13 @@ def check_import(node: ast.Import | ast.ImportFrom, f: _Finder) -> None:
                 only is not None and alias.name not in only):
             f.add(node, f"`from {module} import {alias.name}` is not allowed",
                   "import public names one by one (gymnasium: `from gymnasium import spaces`)")
+        elif module != "__future__" and (reached := _reaches_module(module, alias.name)):
+            f.add(node, f"`from {module} import {alias.name}` is the module `{reached}`, which environments "
+                  "may not use", f"import only from: {allowed}")
 
 
 def check_name(node: ast.Name, f: _Finder) -> None:
+    check_module_use(node, f)
     if node.id in REFUSED_NAMES:
         f.add(node, f"`{node.id}` is not allowed in an environment",
               "an environment needs no dynamic code, files or introspection: compute with numpy")
@@ -121,8 +136,46 @@ def check_name(node: ast.Name, f: _Finder) -> None:
         f.add(node, f"the dunder name `{node.id}` is not allowed", "use only ordinary names")
 
 
+def _module_of(value: ast.expr, f: _Finder) -> str | None:
+    """The allowlisted module an expression names (`np`, `np.random`), or None."""
+    if isinstance(value, ast.Name):
+        return f.modules.get(value.id)
+    if isinstance(value, ast.Attribute):
+        outer = _module_of(value.value, f)
+        if outer is not None:
+            found = _resolve(outer, value.attr)
+            return found.__name__ if isinstance(found, types.ModuleType) else None
+    return None
+
+
+def _resolve(module: str, name: str) -> object:
+    """`module.name` looked up in gymwright's own process (the allowlisted modules are
+    imported here anyway; nothing of the model's code is)."""
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+
+
+def _reaches_module(module: str, name: str) -> str | None:
+    """The module outside the allowlist that `module.name` is, if it is one."""
+    found = _resolve(module, name)
+    if isinstance(found, types.ModuleType) and found.__name__.split(".")[0] not in ALLOWED_ROOTS:
+        return found.__name__
+    return None
+
+
 def check_attribute(node: ast.Attribute, f: _Finder) -> None:
     name = node.attr
+    module = _module_of(node.value, f)
+    if module is not None and not isinstance(node.ctx, ast.Load):
+        f.add(node, f"assigning or deleting `{module}.{name}` is not allowed",
+              "change only your own objects (`self.x = ...`); modules are read-only here")
+        return
+    if module is not None and (reached := _reaches_module(module, name)):
+        f.add(node, f"`{module}.{name}` is the module `{reached}`, which environments may not use",
+              f"import only from: {', '.join(sorted(ALLOWED_IMPORTS - {'__future__'}))}")
+        return
     if is_dunder(name) and not _super_init(node):
         f.add(node, f"access to the dunder attribute `.{name}` is not allowed",
               "use only public attributes (the one exception is `super().__init__()`)")
@@ -139,11 +192,31 @@ def check_call(node: ast.Call, f: _Finder) -> None:
     fn = node.func
     if not (isinstance(fn, ast.Name) and fn.id in NAME_ARG_CALLS):
         return
+    target = node.args[0] if node.args else None
     arg = node.args[1] if len(node.args) > 1 else None
     if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)
             and arg.value.isidentifier() and not arg.value.startswith("_")):
         f.add(node, f"`{fn.id}` is allowed only with a literal public attribute name",
               f'write `{fn.id}(obj, "name")` with a name that does not start with `_`, or use the attribute')
+        return
+    if fn.id in SELF_ONLY_CALLS and not (isinstance(target, ast.Name) and target.id in ("self", "cls")):
+        f.add(node, f"`{fn.id}` is allowed only on `self`", f'write `{fn.id}(self, "name", value)` or `self.name = value`')
+        return
+    if target is not None:  # the same rules as the attribute written out: getattr(typing, "sys") is typing.sys
+        ctx = ast.Store() if fn.id in SELF_ONLY_CALLS else ast.Load()
+        check_attribute(ast.Attribute(value=target, attr=arg.value, ctx=ctx, lineno=node.lineno,
+                                      col_offset=node.col_offset), f)
+
+
+def check_module_use(node: ast.Name, f: _Finder) -> None:
+    """A module alias only as `module.name`: passed, stored or returned it would escape vetting."""
+    parent = f.parents.get(node)
+    if node.id in f.modules and not (isinstance(parent, ast.Attribute) and parent.value is node):
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in NAME_ARG_CALLS \
+                and parent.args and parent.args[0] is node and parent.func.id != "setattr":
+            return  # getattr(module, "name"): checked as module.name
+        f.add(node, f"the module `{node.id}` may be used only as `{node.id}.name`",
+              "do not pass, store or return a module: use its functions and values directly")
 
 
 HANDLERS: dict[type, Callable[..., None]] = {
@@ -160,7 +233,25 @@ REFUSED_NODES = {
 }
 
 
+def _learn(tree: ast.Module, f: _Finder) -> None:
+    """Each node's parent, and the aliases of the allowlisted modules the module imports."""
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            f.parents[child] = node
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in ALLOWED_IMPORTS:
+                    f.modules[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else \
+                        alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module in ALLOWED_IMPORTS and not node.level:
+            for alias in node.names:
+                found = _resolve(node.module, alias.name)
+                if isinstance(found, types.ModuleType):
+                    f.modules[alias.asname or alias.name] = found.__name__
+
+
 def _check_nodes(tree: ast.Module, f: _Finder) -> None:
+    _learn(tree, f)
     for node in ast.walk(tree):
         handler = HANDLERS.get(type(node))
         if handler is not None:
@@ -260,4 +351,4 @@ def vet_source(source: str, env_class: str | None = None) -> Vetted:
     return Vetted(f.found, chosen)
 
 
-__all__ = ["ALLOWED_IMPORTS", "REFUSED_ATTRS", "REFUSED_NAMES", "Vetted", "vet_source"]
+__all__ = ["ALLOWED_IMPORTS", "ALLOWED_ROOTS", "REFUSED_ATTRS", "REFUSED_NAMES", "Vetted", "vet_source"]
