@@ -14,6 +14,7 @@ from test_design import PLANS
 from typer.testing import CliRunner
 
 from gymwright.cli import app
+from gymwright.codemode.export import RAW_HEADER
 from gymwright.design import DesignOptions, design
 from gymwright.llm.scripted import ScriptedProvider
 from gymwright.store import Store
@@ -93,7 +94,7 @@ def test_code_mode_without_a_model_is_a_clear_error(store: Store) -> None:
         design(TASK, DesignOptions(mode="code"), store=store)
 
 
-def test_the_cli_designs_in_code_mode_and_export_writes_the_vetted_module(tmp_path: Path) -> None:
+def test_the_cli_designs_in_code_mode_and_export_raw_writes_the_module_under_a_warning(tmp_path: Path) -> None:
     script = tmp_path / "script.yaml"
     script.write_text(yaml.safe_dump([*PLANS, reply(GOOD)], sort_keys=False))
     out, exported = tmp_path / "env.py", tmp_path / "exported.py"
@@ -104,9 +105,10 @@ def test_the_cli_designs_in_code_mode_and_export_writes_the_vetted_module(tmp_pa
     data = json.loads(result.stdout)
     assert data["mode"] == "code" and data["passed"] and data["spec_path"] == str(out)
     assert GOOD.strip() in out.read_text()
-    result = runner.invoke(app, ["export", str(out), "-o", str(exported)])
+    result = runner.invoke(app, ["export", str(out), "-o", str(exported), "--raw"])
     assert result.exit_code == 0, result.output
-    assert exported.read_text() == out.read_text() and "vetted" in result.stdout
+    assert exported.read_text() == RAW_HEADER + out.read_text() and "UNSANDBOXED" in result.stdout
+    assert "vetted" not in result.stdout
     shown = runner.invoke(app, ["show", str(data["design_id"]), "--store", str(tmp_path / "store")])
     assert shown.exit_code == 0 and "final module" in shown.stdout
     assert "  14  class MeetOnALine(ParallelEnv):" in shown.stdout  # numbered like the findings

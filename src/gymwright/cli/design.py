@@ -108,8 +108,8 @@ def print_result(r: DesignResult) -> None:
     if r.spec_path and r.mode == "code":
         out.print(f"module: {r.spec_path}" + ("" if r.passed else " (the last attempt, not verified)"))
         if r.passed:
-            out.print("It was vetted and checked only inside a sandbox worker; `gymwright export "
-                      f"{r.spec_path} -o env.py` vets it again and writes it.")
+            out.print("It ran only inside a sandbox worker; `gymwright export "
+                      f"{r.spec_path} -o env.py` checks it again and writes a module that runs it there too.")
         return
     if r.spec_path:
         out.print(f"spec: {r.spec_path}" + ("" if r.passed else " (the last attempt, not verified)"))

@@ -259,17 +259,26 @@ def export(
     force: Annotated[
         bool, typer.Option("--force", "-f", help="Overwrite an existing file.")
     ] = False,
+    raw: Annotated[
+        bool, typer.Option("--raw", help="A code-mode module: write the model's class itself, which runs "
+                           "UNSANDBOXED when imported (the file's header says so), instead of a module that "
+                           "runs it in gymwright's sandbox.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Write the compiled environment as one standalone Python module (a code-mode module,
-    SPEC ending in .py: vetted and checked in the sandbox again, then written as it is)."""
+    """Write the compiled environment as one standalone Python module. A code-mode module (SPEC
+    ending in .py) is checked in the sandbox again and written as a PettingZoo module that runs
+    the model's code only in gymwright's sandbox worker (`--raw`: the model's module itself)."""
     params = parse_params(param)
     check_writable(output, force)
+    if raw and not str(spec).endswith(".py"):
+        fail(["--raw: applies to a code-mode module (SPEC ending in .py) only"],
+             "A spec compiles to generated code that needs no sandbox: drop --raw.", path="--raw")
     with domain_errors(spec):
         if str(spec).endswith(".py"):
-            from gymwright.codemode.export import vetted_module
+            from gymwright.codemode.export import exported_module
 
-            source = vetted_module(Path(spec))
+            source = exported_module(Path(spec), raw=raw)
         else:
             source = export_source(spec, params)
         write_atomic(output, source)
@@ -277,9 +286,15 @@ def export(
         typer.echo(to_json({"output": str(output), "lines": len(source.splitlines()), "params": params,
                             "import": import_hint(output), "solved_pools": "SOLVED_POOLS = {\n" in source}))
         return
+    if str(spec).endswith(".py") and raw:
+        out.print(f"Wrote {output} ({len(source.splitlines())} lines): the model's module itself (it passed the "
+                  "checks in the sandbox). Imported, it runs UNSANDBOXED with your rights; its header says so.")
+        return
     if str(spec).endswith(".py"):
-        out.print(f"Wrote {output} ({len(source.splitlines())} lines): the code-mode module, vetted and "
-                  "checked in the sandbox. Imported outside gymwright it runs unsandboxed, like any module.")
+        out.print(f"Wrote {output} ({len(source.splitlines())} lines): a PettingZoo module whose `parallel_env()` "
+                  "and `env()` run the model's code in gymwright's sandbox worker (it needs gymwright).")
+        out.print(Text(f"Use it:  {import_hint(output)}\n         e = parallel_env(); obs, infos = e.reset(seed=0); "
+                       "...; e.close()"))
         return
     given = ", ".join(f"{k}={v}" for k, v in params.items())
     out.print(

@@ -252,7 +252,9 @@ def write_spec_file(spec: dict[str, Any], result: DesignResult, store: Store, ou
         from gymwright.design.coded import write_code_file
 
         return write_code_file(spec, path, f"designed by gymwright (design {result.design_id}, "
-                                           f"{result.model}), vetted and checked in a sandbox\ntask: {result.task}")
+                                           f"{result.model}); a language model wrote it and it was checked only in a sandbox: "
+                                           "imported, it runs UNSANDBOXED (run it through gymwright, or `gymwright export` "
+                                           f"it)\ntask: {result.task}")
     write_atomic(path, header + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100))
     return path
 
