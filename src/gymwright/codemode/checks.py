@@ -24,7 +24,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo.test import parallel_api_test, parallel_seed_test
 
-from gymwright.codemode.proxy import SandboxedParallelEnv, load_module
+from gymwright.codemode.proxy import SandboxedParallelEnv, load_module, metric_values
 from gymwright.codemode.sandbox import Layers, Limits, Sandbox, SandboxError
 from gymwright.codemode.vet import vet_source
 from gymwright.diagnostic import Diagnostic, error, warning
@@ -136,9 +136,13 @@ def _final_metrics(infos: dict[str, Any], t: int) -> dict[str, float]:
     found = next((i["metrics"] for i in infos.values() if isinstance(i, dict) and isinstance(i.get("metrics"), dict)), None)
     if found is None:
         return {}
-    if not all(isinstance(v, int | float) and np.isfinite(v) for v in found.values()):
+    try:
+        values = metric_values(found)  # names bounded before anything is done with them
+    except ValueError as e:
+        raise AssertionError(f"step {t}: the final infos' metrics {e}") from None
+    if not all(np.isfinite(v) for v in values.values()):
         raise AssertionError(f"step {t}: the final infos' metrics must be finite numbers, got {found}")
-    return {str(k): float(v) for k, v in found.items()}
+    return values
 
 
 def _quietly(run: Callable[[], None]) -> None:

@@ -18,8 +18,9 @@ from pettingzoo import ParallelEnv
 from gymwright.codemode.sandbox import Layers, Limits, Sandbox, SandboxError
 from gymwright.codemode.spaces import rebuild
 from gymwright.codemode.wire import WireError
+from gymwright.spec.limits import MAX_AGENTS, MAX_METRICS
 
-MAX_AGENTS = 256
+MAX_NAME = 64  # characters of an agent's or a metric's name (errors and logs show it, the report charts it)
 
 
 def _agent_dict(value: Any, what: str, agents: set[str]) -> dict[str, Any]:
@@ -28,6 +29,69 @@ def _agent_dict(value: Any, what: str, agents: set[str]) -> dict[str, Any]:
                            f"{type(value).__name__} {sorted(value)[:5] if isinstance(value, dict) else ''}",
                            kind="code", where=what)
     return value
+
+
+# ---------------------------------------------------------------------- values of a reply, for a batch
+# Each raises ValueError saying what is wrong with the value; the batch env says where (copy, step, agent).
+def observation_row(value: Any, space: spaces.Space[Any]) -> np.ndarray:
+    """An observation as the batch's float32 row: numbers of exactly the Box's shape."""
+    try:
+        with np.errstate(over="ignore"):  # a float beyond float32 becomes an infinity, which the trainer refuses
+            arr = np.asarray(value, dtype=np.float32)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"is a {type(value).__name__}, not an array of numbers") from None
+    if arr.shape != space.shape:
+        raise ValueError(f"has shape {arr.shape}; its observation_space {space} has {space.shape}")
+    return arr.ravel()
+
+
+def reward_value(value: Any) -> float:
+    """A reward as a float: an int or a float (a NaN passes here; the trainer refuses it, naming the step)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"is {_shown(value)}, not a number")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"is an int of {len(str(value))} digits, too large for a float") from None
+
+
+def mask_row(value: Any, n: int) -> np.ndarray:
+    """An action mask: n zeros and ones."""
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):
+        arr = np.zeros(0, object)
+    if arr.shape != (n,) or arr.dtype.kind not in "biuf" or not np.isin(arr, (0, 1)).all():
+        raise ValueError(f"is {_shown(value)}; it must be {n} zeros and ones, one per action")
+    return arr.astype(np.int8)
+
+
+def metric_values(value: Any) -> dict[str, float]:
+    """The final infos' `metrics`: at most MAX_METRICS printable names of at most MAX_NAME
+    characters, each a number (a flood of names would grow every log row and chart)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"is {_shown(value)}, not a dict of name: number")
+    if len(value) > MAX_METRICS:
+        raise ValueError(f"holds {len(value):,} names; at most {MAX_METRICS} metrics are logged")
+    out = {}
+    for name, x in value.items():
+        if not (isinstance(name, str) and 0 < len(name) <= MAX_NAME and name.isprintable()):
+            raise ValueError(f"has a name {_shown(name)}: names are 1-{MAX_NAME} printable characters")
+        if isinstance(x, bool):
+            x = float(x)
+        if not isinstance(x, int | float):
+            raise ValueError(f"{name!r} is {_shown(x)}, not a number")
+        try:
+            out[name] = float(x)
+        except OverflowError:
+            raise ValueError(f"{name!r} is an int too large for a float") from None
+    return out
+
+
+def _shown(value: Any) -> str:
+    """A value as an error shows it: its type and a short repr (escaped, so model text stays inert)."""
+    text = repr(value)
+    return f"{type(value).__name__} {text[:60]}{'...' if len(text) > 60 else ''}"
 
 
 def encode_action(action: Any) -> Any:
@@ -44,10 +108,13 @@ class SandboxedParallelEnv(ParallelEnv):  # type: ignore[misc]
         made = sandbox.request({"op": "make"})
         agents = made.get("agents")
         if not (isinstance(agents, list) and 0 < len(agents) <= MAX_AGENTS
-                and all(isinstance(a, str) for a in agents) and len(set(agents)) == len(agents)):
-            raise SandboxError(f"possible_agents must be 1-{MAX_AGENTS} distinct strings", kind="code",
-                               where="__init__")
-        self.id: int = int(made["id"])
+                and all(isinstance(a, str) and 0 < len(a) <= MAX_NAME and a.isprintable() for a in agents)
+                and len(set(agents)) == len(agents)):
+            raise SandboxError(f"possible_agents must be 1-{MAX_AGENTS} distinct strings of 1-{MAX_NAME} printable "
+                               f"characters, got {_shown(agents)}", kind="code", where="__init__")
+        if not isinstance(made.get("id"), int) or isinstance(made.get("id"), bool):
+            raise SandboxError(f"the worker sent an instance id {_shown(made.get('id'))}", kind="protocol")
+        self.id: int = made["id"]
         self.possible_agents: list[str] = list(agents)
         self.agents: list[str] = []
         try:
@@ -65,14 +132,17 @@ class SandboxedParallelEnv(ParallelEnv):  # type: ignore[misc]
 
     def _agents(self, reply: dict[str, Any], what: str) -> None:
         agents = reply.get("agents")
-        if not (isinstance(agents, list) and set(agents) <= set(self.possible_agents)):
+        if not (isinstance(agents, list) and all(isinstance(a, str) for a in agents)
+                and set(agents) <= set(self.possible_agents)):
             raise SandboxError(f"after {what}, env.agents must be a subset of possible_agents",
                                kind="code", where=what)
         self.agents = list(agents)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None,
               ) -> tuple[dict[str, Any], dict[str, Any]]:
-        reply = self.sandbox.request({"op": "reset", "id": self.id, "seed": seed, "options": options})
+        return self.read_reset(self.sandbox.request({"op": "reset", "id": self.id, "seed": seed, "options": options}))
+
+    def read_reset(self, reply: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         self._agents(reply, "reset")
         known = set(self.possible_agents)
         return _agent_dict(reply.get("obs"), "reset's observations", known), \
@@ -113,4 +183,5 @@ def load_module(code: str, env_class: str | None = None, *, limits: Limits | Non
     return sandbox
 
 
-__all__ = ["SandboxedParallelEnv", "load_module"]
+__all__ = ["MAX_NAME", "SandboxedParallelEnv", "load_module", "mask_row", "metric_values", "observation_row",
+           "reward_value"]

@@ -2,8 +2,9 @@
 
 The worker describes the model's spaces (`describe`); the parent rebuilds them (`rebuild`)
 from that untrusted data, refusing anything but Box, Discrete, MultiDiscrete, MultiBinary and
-Dict/Tuple of them, with at most `MAX_ELEMENTS` elements each. The parent's checks, samples
-and containment tests then run on its own space objects, never on the model's.
+Dict/Tuple of them (at most `MAX_SUBSPACES` entries each), with at most `MAX_ELEMENTS` elements
+each. The parent's checks, samples and containment tests then run on its own space objects,
+never on the model's.
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ from gymnasium import spaces
 
 from gymwright.codemode.wire import WireError
 
-MAX_ELEMENTS = 1_000_000
+MAX_ELEMENTS = 65_536  # values of one space (a Box's low and high cross the pipe in full; a batch takes 16,384)
 MAX_DISCRETE = 1_000_000
+MAX_SUBSPACES = 256  # entries of one Dict or Tuple
 
 
 def describe(space: Any) -> dict[str, Any]:
-    """Worker side: `space` as data (raises WireError for a space that cannot cross)."""
+    """Worker side: `space` as data (raises WireError for a space that cannot cross; a Box too
+    large is refused here, before its bounds are written to the pipe)."""
     if isinstance(space, spaces.Box):
+        if _count(space.shape) > MAX_ELEMENTS:
+            raise WireError(_too_many(space.shape))
         return {"type": "Box", "low": np.asarray(space.low), "high": np.asarray(space.high),
                 "dtype": np.dtype(space.dtype).name}
     if isinstance(space, spaces.Discrete):
@@ -42,6 +47,10 @@ def _count(shape: Any) -> int:
     return int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
 
 
+def _too_many(shape: Any) -> str:
+    return f"a Box of shape {tuple(shape)}: {_count(shape):,} elements (at most {MAX_ELEMENTS:,})"
+
+
 def _int(value: Any, what: str, low: int = 1, high: int = MAX_DISCRETE) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise WireError(f"{what} must be an integer in [{low}, {high}], got {value!r}")
@@ -53,7 +62,7 @@ def _box(desc: dict[str, Any]) -> spaces.Box:
     if not (isinstance(low, np.ndarray) and isinstance(high, np.ndarray) and low.shape == high.shape):
         raise WireError("a Box needs low and high arrays of one shape")
     if _count(low.shape) > MAX_ELEMENTS:
-        raise WireError(f"a Box of {_count(low.shape)} elements (at most {MAX_ELEMENTS})")
+        raise WireError(_too_many(low.shape))
     dtype = desc.get("dtype")
     if dtype not in ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"):
         raise WireError(f"a Box of dtype {dtype!r}")
@@ -80,6 +89,8 @@ def rebuild(desc: Any, depth: int = 0) -> spaces.Space[Any]:
         if not isinstance(n, list) or not n or _count([_int(x, "MultiBinary.n") for x in n]) > MAX_ELEMENTS:
             raise WireError("MultiBinary.n must be a short list of positive integers")
         return spaces.MultiBinary(n if len(n) > 1 else n[0])
+    if kind in ("Dict", "Tuple") and isinstance(desc.get("spaces"), dict | list) and len(desc["spaces"]) > MAX_SUBSPACES:
+        raise WireError(f"a {kind} of {len(desc['spaces']):,} spaces (at most {MAX_SUBSPACES})")
     if kind == "Dict" and isinstance(desc.get("spaces"), dict):
         return spaces.Dict({k: rebuild(v, depth + 1) for k, v in desc["spaces"].items()})
     if kind == "Tuple" and isinstance(desc.get("spaces"), list):

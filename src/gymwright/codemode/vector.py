@@ -35,11 +35,20 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gymwright.codemode.proxy import SandboxedParallelEnv, encode_action, load_module
+from gymwright.codemode.proxy import (
+    SandboxedParallelEnv,
+    encode_action,
+    load_module,
+    mask_row,
+    metric_values,
+    observation_row,
+    reward_value,
+)
 from gymwright.codemode.sandbox import Limits, Sandbox, SandboxError
 from gymwright.codemode.vet import vet_source
 from gymwright.diagnostic import Diagnostic
 from gymwright.errors import GymwrightError
+from gymwright.spec.limits import MAX_ACTIONS, MAX_OBS_DIM
 
 NO_STATE = "MAPPO needs state(); code-mode envs have none (no global state crosses the sandbox's pipe): use IPPO"
 
@@ -51,21 +60,29 @@ def vetting_error(name: str, diagnostics: list[Diagnostic]) -> GymwrightError:
                           hint="fix the findings, or design it again with `gymwright design --mode code`")
 
 
-def _widths(env: SandboxedParallelEnv) -> tuple[int, int]:
+def _widths(env: SandboxedParallelEnv, name: str) -> tuple[int, int]:
+    """The batch's observation width and action count: the widest agent's, within the limits of a
+    spec's (checked before the batch's buffers are allocated)."""
     d, a = 0, 0
     for agent in env.possible_agents:
         obs, act = env.observation_space(agent), env.action_space(agent)
         if not (isinstance(obs, spaces.Box) and isinstance(act, spaces.Discrete)):
             raise GymwrightError(f"agent {agent}: batch copies need a flat Box observation and Discrete "
-                                 f"actions, not {obs} and {act}", hint="use spaces.Box vectors and spaces.Discrete")
-        d, a = max(d, int(np.prod(obs.shape))), max(a, int(act.n))
+                                 f"actions, not {obs} and {act}", path=name, hint="use spaces.Box vectors and spaces.Discrete")
+        size, n = int(np.prod(obs.shape)), int(act.n)
+        if size > MAX_OBS_DIM or n > MAX_ACTIONS:
+            raise GymwrightError(f"agent {agent} declares {size:,} observation values and {n:,} actions; a batch "
+                                 f"takes at most {MAX_OBS_DIM:,} and {MAX_ACTIONS:,} (a spec's limits)",
+                                 path=name, value=(size, n), hint="observe a compact summary (positions, counts, a local "
+                                 "window) and decode actions from a few choices")
+        d, a = max(d, size), max(a, n)
     return d, a
 
 
-def _columns(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+def _columns(rows: list[dict[str, float]]) -> dict[str, np.ndarray]:
     """Per-copy metrics dicts as one array per metric (NaN where a copy did not report it)."""
-    names = sorted({str(k) for row in rows for k in row})
-    return {k: np.array([float(row.get(k, np.nan)) for row in rows]) for k in names}
+    names = sorted({k for row in rows for k in row})
+    return {k: np.array([row.get(k, np.nan) for row in rows]) for k in names}
 
 
 def _results(reply: dict[str, Any], n: int) -> list[dict[str, Any]]:
@@ -97,8 +114,9 @@ class SandboxedBatchEnv:
         try:
             with self._named():
                 self.sandboxes += [load_module(code, vetted.env_class, limits=limits) for _ in range(workers)]
-                self.copies = [SandboxedParallelEnv(self.sandboxes[b * workers // batch_size]) for b in range(batch_size)]
-                self.D, self.A = _widths(self.copies[0])
+                self.copies = [SandboxedParallelEnv(self.sandboxes[0])]
+                self.D, self.A = _widths(self.copies[0], name)  # before the other copies and any buffer
+                self.copies += [SandboxedParallelEnv(self.sandboxes[b * workers // batch_size]) for b in range(1, batch_size)]
                 self._refusals = [0] * workers
                 self._check_refusals()  # anything refused while the module loaded
         except BaseException:
@@ -151,24 +169,38 @@ class SandboxedBatchEnv:
                                    kind="refused", refused=new,
                                    hint="a design's code may not touch files, sockets or processes: design it again")
 
+    def _read(self, b: int, what: str, agent: str, decode: Any, *args: Any) -> Any:
+        """`decode(*args)` of copy b's reply, or a SandboxError saying where: the copy, its episode
+        (by seed) and step, the agent and what is wrong (the module's name is put on it by `_named`)."""
+        try:
+            return decode(*args)
+        except ValueError as e:
+            step = len(self.played[b])  # the actions of its episode so far, this step's included
+            when = f"step {step} of its episode of seed {self.seeds[b]}" if step else f"reset(seed={self.seeds[b]})"
+            raise SandboxError(f"copy {b}, {when}: {agent}'s {what} {e}", kind="code", where=f"{what} of {agent}",
+                               hint="return what the spaces declare: float arrays of the Box's shape, number "
+                                    "rewards, action masks of one 0/1 per action, a short dict of number metrics") from None
+
     def _fill(self, b: int, obs: dict[str, Any], infos: dict[str, Any]) -> None:
         self.obs_buf[b] = 0
         self.masks[b] = 0
+        copy = self.copies[b]
         for i, agent in enumerate(self.agents):
             if agent in obs:
-                flat = np.asarray(obs[agent], np.float32).ravel()
-                self.obs_buf[b, i, :flat.size] = flat
-            if agent in self.copies[b].agents:
-                n = self.copies[b].action_space(agent).n
-                mask = (infos.get(agent) or {}).get("action_mask") if isinstance(infos.get(agent), dict) else None
-                self.masks[b, i, :n] = np.asarray(mask, np.int8)[:n] if mask is not None else 1
+                row = self._read(b, "observation", agent, observation_row, obs[agent], copy.observation_space(agent))
+                self.obs_buf[b, i, :row.size] = row
+            if agent in copy.agents:
+                n = copy.action_space(agent).n
+                mask = infos[agent].get("action_mask") if isinstance(infos.get(agent), dict) else None
+                self.masks[b, i, :n] = self._read(b, "action_mask", agent, mask_row, mask, n) if mask is not None else 1
 
     def _reset_copies(self, seeds: dict[int, int]) -> None:
         for b, r in self._exchange("reset_many", "seeds", seeds).items():
-            self.copies[b]._agents(r, "reset")
-            self._fill(b, r.get("obs") or {}, r.get("infos") or {})
-            self.returns[b], self.lengths[b], self.seeds[b] = 0.0, 0, seeds[b]
-            self.played[b] = []
+            with self._named():
+                obs, infos = self.copies[b].read_reset(r)
+                self.returns[b], self.lengths[b], self.seeds[b] = 0.0, 0, seeds[b]
+                self.played[b] = []
+                self._fill(b, obs, infos)
 
     def _step_copies(self, acts: dict[int, np.ndarray]) -> dict[int, tuple[dict[str, Any], ...]]:
         """Step the copies given (b -> its N actions), fill their buffers; their decoded replies."""
@@ -176,9 +208,10 @@ class SandboxedBatchEnv:
                 for b, x in acts.items()}
         out = {}
         for b, r in self._exchange("step_many", "actions", wire).items():
-            out[b] = self.copies[b].read_step(r)
-            self._fill(b, out[b][0], out[b][4])
-            self.played[b].append(acts[b].copy())
+            with self._named():
+                out[b] = self.copies[b].read_step(r)
+                self.played[b].append(acts[b].copy())
+                self._fill(b, out[b][0], out[b][4])
         return out
 
     # ------------------------------------------------------------------ the batch interface
@@ -194,15 +227,17 @@ class SandboxedBatchEnv:
         done: list[int] = []
         metrics: list[dict[str, float]] = []
         for b, (_, rew, te, tr, infos) in sorted(self._step_copies(dict(enumerate(acts))).items()):
-            for i, a in enumerate(self.agents):
-                rewards[b, i] = float(rew.get(a, 0.0))
-                term[b, i], trunc[b, i] = bool(te.get(a, False)), bool(tr.get(a, False))
+            with self._named():
+                for i, a in enumerate(self.agents):
+                    rewards[b, i] = self._read(b, "reward", a, reward_value, rew.get(a, 0.0))
+                    term[b, i], trunc[b, i] = bool(te.get(a, False)), bool(tr.get(a, False))
+                if not self.copies[b].agents:
+                    found = next((a for a, i in infos.items() if isinstance(i, dict) and "metrics" in i), None)
+                    metrics.append(self._read(b, "final infos' metrics", found or "", metric_values,
+                                              infos[found]["metrics"]) if found else {})
+                    done.append(b)
             self.returns[b] += rewards[b]
             self.lengths[b] += 1
-            if not self.copies[b].agents:
-                done.append(b)
-                metrics.append(next((i["metrics"] for i in infos.values()
-                                     if isinstance(i, dict) and isinstance(i.get("metrics"), dict)), {}))
         # the batch backend's per-term rewards: a code-mode env has one term, its reward
         infos_out: dict[str, Any] = {"reward_terms": {"agent": {"reward": rewards.copy()}}}
         if done:
