@@ -277,17 +277,23 @@ def random_legal_chooser(env: Any, obs: dict[str, Any], infos: dict[str, Any],
 
 
 def play_episode(env: Any, seed: int, *, frames: int, max_steps: int,
-                 choose: Chooser = random_legal_chooser) -> Episode:
+                 choose: Chooser = random_legal_chooser, name: Any = None) -> Episode:
     """Play from `reset(seed)` with `choose` (default: random legal actions); render the first
-    `frames` steps (-1 = all)."""
+    `frames` steps (-1 = all). Every observation and reward must be a finite number (errors name
+    the env: `name`, a spec or a module's path, else the env's metadata name)."""
+    from gymwright.train.boundary import check_agent_step  # here: gymwright.train imports torch
+
+    name = name if name is not None else env.metadata.get("name", "the env")
     rng = np.random.default_rng(seed)
     obs, infos = env.reset(seed=seed)
+    check_agent_step(name, 0, obs)
     ep = Episode(seed, returns={a: 0.0 for a in env.agents})
     if frames:
         show_frame(env, f"seed {seed}: reset")
     while env.agents and ep.length < max_steps:
         obs, rewards, _, _, infos = env.step(choose(env, obs, infos, rng))
         ep.length += 1
+        check_agent_step(name, ep.length, obs, rewards)
         for agent, r in rewards.items():
             ep.returns[agent] = ep.returns.get(agent, 0.0) + float(r)
         ep.metrics = next(
@@ -353,7 +359,7 @@ def play(
     results = []
     try:
         for i in range(episodes):
-            ep = play_episode(env, seed + i, frames=frames if i == 0 or frames < 0 else 0,
+            ep = play_episode(env, seed + i, name=spec, frames=frames if i == 0 or frames < 0 else 0,
                               max_steps=max_steps, choose=choose)
             results.append(ep)
             if not ep.ended:

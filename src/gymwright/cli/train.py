@@ -311,7 +311,8 @@ def play_code(spec: str, params: dict[str, Any], *, episodes: int, seed: int, fr
     check_no_params(spec, [params])
     env = parallel_env(spec)
     try:
-        results = [play_episode(env, seed + i, frames=0, max_steps=max_steps, choose=choose) for i in range(episodes)]
+        results = [play_episode(env, seed + i, frames=0, max_steps=max_steps, choose=choose, name=spec)
+                   for i in range(episodes)]
     finally:
         env.close()
     for i, ep in enumerate(results):

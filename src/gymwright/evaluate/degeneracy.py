@@ -12,6 +12,7 @@ import numpy as np
 from gymwright.compile import CompiledEnv
 from gymwright.evaluate.checks import Check
 from gymwright.evaluate.play import Actor, act_parallel
+from gymwright.train.boundary import check_agent_step
 from gymwright.verify.degeneracy import degeneracy
 from gymwright.verify.dynamic import Rollouts
 
@@ -27,6 +28,7 @@ def trained_rollouts(compiled: CompiledEnv, policy: Actor, episodes: int, seed: 
     rng = np.random.default_rng(seed)
     for k in range(episodes):
         obs, infos = env.reset(seed=seed + k)
+        check_agent_step(compiled.checked.spec.name, 0, obs)
         r.record(module, obs, None, infos, ended=False)
         steps = 0
         while env.agents and steps < max_steps:
@@ -37,6 +39,7 @@ def trained_rollouts(compiled: CompiledEnv, policy: Actor, episodes: int, seed: 
                 r.states.append((copy.deepcopy(env), dict(actions)))
             obs, rew, _, _, infos = env.step(actions)
             steps += 1
+            check_agent_step(compiled.checked.spec.name, steps, obs, rew)
             r.record(module, obs, rew, infos, ended=not env.agents)
         r.metrics.append(next(iter(infos.values()), {}).get("metrics", {}))
         r.lengths.append(steps)

@@ -7,9 +7,13 @@ dicts, so a policy trained on the batch backend plays the exported env unchanged
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
+
+from gymwright.codemode.proxy import mask_row, observation_row
+from gymwright.errors import GymwrightError
 
 
 class Actor(Protocol):
@@ -28,12 +32,22 @@ def act_parallel(env: Any, policy: Actor, obs: dict[str, Any], infos: dict[str, 
     m = np.zeros((1, len(agents), n_actions), dtype=np.int8)
     for i, a in enumerate(agents):
         if a in obs:
-            x = np.asarray(obs[a], dtype=np.float32).reshape(-1)
+            x = _read(env, a, "observation", observation_row, obs[a], env.observation_space(a))
             o[0, i, : x.size] = x
         mask = infos.get(a, {}).get("action_mask")
         if mask is not None:
-            m[0, i, : len(mask)] = mask
+            m[0, i, : env.action_space(a).n] = _read(env, a, "action_mask", mask_row, mask, env.action_space(a).n)
         elif a in env.agents:
             m[0, i, : env.action_space(a).n] = 1
     acts = policy.act(o, m, deterministic=deterministic)[0]
     return {a: int(acts[i]) for i, a in enumerate(agents) if a in env.agents and acts[i] >= 0}
+
+
+def _read(env: Any, agent: str, what: str, decode: Callable[..., np.ndarray], *args: Any) -> np.ndarray:
+    """`decode(*args)` (an observation or a mask as the policy reads it), or an error naming the env and the agent."""
+    try:
+        return decode(*args)
+    except ValueError as e:
+        raise GymwrightError(f"{agent}'s {what} {e}", path=str(env.metadata.get("name", "the env")),
+                             hint="an env hands the policy what its spaces declare: observations of the Box's "
+                                  "shape, action masks of one 0/1 per action") from None

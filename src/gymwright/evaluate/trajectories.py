@@ -15,6 +15,7 @@ import numpy as np
 from gymwright.atomic import atomic_writer, write_atomic
 from gymwright.compile import compile_spec
 from gymwright.evaluate.play import Actor, act_parallel
+from gymwright.train.boundary import check_agent_step
 
 
 @dataclass
@@ -79,12 +80,14 @@ def record(spec: Any, params: dict[str, Any] | None, policy: Actor, episodes: in
 def _episode(env: Any, module: Any, policy: Actor, seed: int, deterministic: bool, grid: bool,
              max_steps: int, weights: dict[str, dict[str, float]], role_of: dict[str, str]) -> Trajectory:
     obs, infos = env.reset(seed=seed)
+    check_agent_step(env.metadata["name"], 0, obs)
     traj = Trajectory(seed, returns={a: 0.0 for a in env.possible_agents})
     if grid:
         traj.frames.append(np.asarray(env.render()))
     while env.agents and len(traj.steps) < max_steps:
         actions = act_parallel(env, policy, obs, infos, deterministic)
         obs, rewards, _, _, infos = env.step(actions)
+        check_agent_step(env.metadata["name"], len(traj.steps) + 1, obs, rewards)
         terms = {a: {k: float(v) * weights[role_of[a]].get(k, 1.0) for k, v in i.get("reward_terms", {}).items()}
                  for a, i in infos.items()}
         traj.steps.append(Step(len(traj.steps), {a: action_name(module, a, x) for a, x in actions.items()},

@@ -193,12 +193,33 @@ def decode(x: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- files
+NOT_FINITE_HINT = ("the networks diverged: rewards or observations of a huge magnitude (scale them down) or a learning "
+                   "rate too high (lower --lr); an earlier checkpoint, if one was written, is kept")
 RETRAIN = ("retrain it (`gymwright train SPEC --out DIR`); if you wrote this file yourself with an earlier "
            "gymwright and trust it, convert it once with `python -m gymwright.train.checkpoint --convert-trusted {path}`")
 
 
+def nonfinite_tensors(data: dict[str, Any]) -> tuple[list[str], int]:
+    """The names of the policy's tensors (`model`, `value_norms`) holding NaN or an infinity, and how many it has."""
+    named = [*(data.get("model") or {}).items(),
+             *((f"value_norms[{i}].{k}", v) for i, norm in enumerate(data.get("value_norms") or []) for k, v in norm.items())]
+    tensors = [(k, v) for k, v in named if isinstance(v, torch.Tensor) and v.is_floating_point()]
+    return [k for k, v in tensors if not bool(torch.isfinite(v).all())], len(tensors)
+
+
+def check_finite(data: dict[str, Any], where: str, fix: str) -> None:
+    """Refuse a policy whose weights hold NaN or infinities (a network diverged, or an env's NaN reached it)."""
+    bad, total = nonfinite_tensors(data)
+    if bad:
+        shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+        raise CheckpointError(f"{where}: the policy of {data.get('spec_name', '?')} after update {data.get('update', '?')} "
+                              f"holds NaN or infinities in {len(bad)} of its {total} tensors ({shown})", hint=fix)
+
+
 def save(path: Path, data: dict[str, Any]) -> Path:
-    """Write atomically (`gymwright.atomic`): tensors and plain data only, loadable with weights_only."""
+    """Write atomically (`gymwright.atomic`): tensors and plain data only, loadable with weights_only.
+    A policy whose weights hold NaN or infinities is refused (`check_finite`): nothing is written."""
+    check_finite(data, f"{path} was not written", NOT_FINITE_HINT)
     buf = io.BytesIO()
     torch.save({"format": FORMAT, "kind": KIND, **encode(data)}, buf)
     return write_atomic(path, buf.getvalue())
@@ -308,6 +329,8 @@ def check_fits(ckpt: dict[str, Any], spec_sha: str, roles: list[Role] | None, pa
 
 
 def policy_from(ckpt: dict[str, Any]) -> Policy:
+    check_finite(ckpt, ckpt.get("path", "checkpoint"), "it was written before gymwright refused such policies: "
+                 "train it again (`gymwright train SPEC --out DIR`)")
     roles = [Role(*r) for r in ckpt["roles"]]
     model = ActorCritic(roles, ckpt["state_dim"], tuple(ckpt["hidden"]), ckpt["algo"] == "mappo", ckpt["activation"],
                         ckpt.get("agent_index", True))  # checkpoints before the option had the index

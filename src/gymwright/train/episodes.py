@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from gymwright.errors import GymwrightError
+from gymwright.train.boundary import StepCheck
 from gymwright.train.npc import Team, players_for
 from gymwright.train.policy import roles_of
 from gymwright.train.rollout import make_env
@@ -76,13 +77,16 @@ def play_episodes(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | Non
         policy.bind(benv)  # type: ignore[attr-defined]
     one_episode_per_copy(benv)
     obs, masks = benv.reset(seed=seed)
+    check = StepCheck(spec, benv.possible_agents, episodes)  # every step's values finite
+    check.start(obs)
     done = np.zeros(episodes, dtype=bool)
     returns = np.zeros((episodes, masks.shape[1]))
     lengths = np.zeros(episodes)
     metrics: dict[str, np.ndarray] = {}
     with seeded_sampling(seed):
         for _ in range(max_steps):
-            obs, _, _, _, infos = benv.step(policy.act(obs, masks, deterministic))
+            obs, rewards, _, _, infos = benv.step(policy.act(obs, masks, deterministic))
+            check(obs, rewards, infos)
             masks = benv.masks
             if "done_idx" in infos:
                 idx = infos["done_idx"]

@@ -28,6 +28,7 @@ from torch import nn
 from gymwright.atomic import write_atomic
 from gymwright.errors import GymwrightError
 from gymwright.train import checkpoint as ck
+from gymwright.train.boundary import StepCheck
 from gymwright.train.config import ALGOS, TrainConfig, check_device
 from gymwright.train.logger import RunLog
 from gymwright.train.normalize import ValueNorm
@@ -135,6 +136,8 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
     elif cfg.init_from is not None:
         warm_start(cfg, model, norms, sha, roles)
     demos = _load_demos(cfg, roles, D, A, device)
+    check = StepCheck(cfg.spec, benv.possible_agents, B, step=env_steps // B)  # every step's values finite
+    check.start(benv.obs_buf)
     log = RunLog(out, history, cfg.tensorboard)
     if players:
         write_atomic(out / NPC_FILE, json.dumps({"npc": players.describe()}, indent=2))
@@ -198,6 +201,7 @@ def train(config: TrainConfig, progress: Callable[[dict[str, Any]], None] | None
                 obs_np, rewards, terminated, truncated, infos = benv.step(buf.actions[t].cpu().numpy())
                 t_env += time.perf_counter() - t1
                 t_net += t1 - t0
+                check(obs_np, rewards, infos)
                 masks_np = benv.masks
                 buf.rewards[t] = torch.from_numpy(rewards)
                 buf.dones[t] = torch.from_numpy(terminated | truncated)

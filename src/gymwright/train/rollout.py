@@ -23,6 +23,8 @@ from gymwright.errors import GymwrightError
 from gymwright.spec.model import EnvSpec
 from gymwright.train.padded import PaddedBatchEnv, agent_groups
 
+MAX_ROLLOUT_BYTES = 8 * 2**30  # one update's trajectories (observations, masks, actions, values...)
+
 
 def spread(params: list[dict[str, Any]], size: int) -> list[dict[str, Any]] | dict[str, Any]:
     """Configs over `size` copies in equal contiguous blocks (copy b gets params[b * K // size])."""
@@ -106,6 +108,13 @@ class Rollout:
     @classmethod
     def allocate(cls, T: int, B: int, N: int, D: int, A: int, S: int | None,
                  device: torch.device | str = "cpu") -> Rollout:
+        """The buffers, refused before anything is allocated when they would pass MAX_ROLLOUT_BYTES."""
+        size = T * B * (N * (4 * D + A + 8 + 4 * 4 + 1) + 4 * (S or 0))
+        if size > MAX_ROLLOUT_BYTES:
+            raise GymwrightError(f"the rollout buffers would take {size / 2**30:.1f} GiB ({T} steps x {B} copies x "
+                                 f"{N} agents x {D} observation values and {A} actions); the limit is "
+                                 f"{MAX_ROLLOUT_BYTES / 2**30:.0f} GiB", path="num_envs", value=size,
+                                 hint="lower --num-envs or --rollout-len, or observe fewer values per agent")
         f = functools.partial(torch.zeros, device=device)
         return cls(
             obs=f(T, B, N, D), masks=f(T, B, N, A, dtype=torch.bool),
