@@ -22,6 +22,7 @@ WIDTH, ROW_HEIGHT, DPI = 8.0, 2.6, 100
 PANELS_PER_ROW = 3
 X_KEYS = {"steps": "env_steps", "time": "time_s"}  # `gymwright report --x`: the row key of each axis
 X_LABELS = {"env_steps": "env steps", "time_s": "wall-clock seconds of training"}
+MAX_SERIES = 32  # series of one chart: a flood of names in a log (metrics) is cut here, and the page says so
 
 
 @dataclass
@@ -31,6 +32,7 @@ class Curves:
     series: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
     stage_starts: list[float] = field(default_factory=list)
     x_label: str = "env steps"
+    left_out: set[str] = field(default_factory=set)  # names past the first MAX_SERIES, not drawn
 
 
 def offsets(segments: list[Segment], key: str = "env_steps") -> list[float]:
@@ -58,7 +60,8 @@ def ends(segments: list[Segment], key: str = "env_steps") -> list[float]:
 
 def curves(segments: list[Segment], prefix: str, key: str = "env_steps") -> Curves:
     """The keys `prefix<name>` of every row, over `key` (env steps, or `time_s`: seconds of
-    training) laid end to end across segments."""
+    training) laid end to end across segments: the first MAX_SERIES names met (the others in
+    `left_out`)."""
     out = Curves(stage_starts=ends(segments, key)[:-1], x_label=X_LABELS.get(key, key))
     for seg, offset in zip(segments, offsets(segments, key), strict=True):
         for row in seg.rows:
@@ -68,6 +71,9 @@ def curves(segments: list[Segment], prefix: str, key: str = "env_steps") -> Curv
             for name, value in row.items():
                 y = _number(value)
                 if name.startswith(prefix) and y is not None:
+                    if name[len(prefix):] not in out.series and len(out.series) >= MAX_SERIES:
+                        out.left_out.add(name[len(prefix):])
+                        continue
                     xs, ys = out.series.setdefault(name[len(prefix):], ([], []))
                     xs.append(offset + x)
                     ys.append(y)

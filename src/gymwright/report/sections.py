@@ -210,7 +210,9 @@ def curves_section(m: Material) -> Html:
     for prefix, title, kind, caption in CURVES:
         c = charts.curves(segs, prefix, m.x_key)
         if c.series:
-            figures.append(figure(draw[kind](c, title), title, caption))
+            cut = (f" The log has {len(c.left_out):,} more (at most {charts.MAX_SERIES} are drawn), e.g. "
+                   f"{', '.join(sorted(c.left_out)[:3])}." if c.left_out else "")
+            figures.append(figure(draw[kind](c, title), title, caption + cut))
         if prefix == "charts/return/" and not m.run.code_mode:
             figures += reward_term_figures(segs, m.x_key)
     note = (tag("p", f"{len(segs)} stages laid end to end; a dashed line marks where each stage begins.")
