@@ -32,10 +32,8 @@ checkpoint. `init_from=` starts the modules from such a checkpoint (or a built-i
 from __future__ import annotations
 
 import itertools
-import socket
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +46,7 @@ from pettingzoo import ParallelEnv
 from gymwright.atomic import write_atomic
 from gymwright.errors import GymwrightError
 from gymwright.train.rllib_log import ITER, log_row, role_of
+from gymwright.train.rllib_ray import LOCAL, ray_session
 from gymwright.train.rllib_settings import DEFAULT_PPO, Settings, resolved, settings_of, training_of
 
 INSTALL_HINT = "pip install 'gymwright[rllib]'"
@@ -305,65 +304,6 @@ def _ray_classes() -> dict[str, Any]:
     }
 
 
-def _check_reachable(address: str, timeout: float = 5.0) -> None:
-    """Fail fast (instead of Ray's long retry loop) when `host:port` does not answer."""
-    if address in ("auto", "local") or "://" in address or ":" not in address:
-        return
-    host, _, port = address.rpartition(":")
-    try:
-        with socket.create_connection((host, int(port)), timeout=timeout):
-            pass
-    except (OSError, ValueError) as e:
-        raise GymwrightError(
-            f"cannot reach the Ray cluster at {address!r} ({e})",
-            path="--ray-address",
-            value=address,
-            hint="check the head node's address and port (`ray start --head` prints it), or omit "
-            "--ray-address to train on a local Ray",
-        ) from e
-
-
-def _start_ray(ray: Any, address: str | None, num_cpus: int) -> bool:
-    """Start or join Ray; return whether this call did it (and so must shut it down)."""
-    if ray.is_initialized():
-        return False
-    if address is None:
-        ray.init(
-            address="local",
-            num_cpus=num_cpus,
-            include_dashboard=False,
-            _node_ip_address="127.0.0.1",
-            log_to_driver=False,
-            configure_logging=False,
-        )
-        return True
-    _check_reachable(address)
-    try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    except Exception as e:  # Ray raises ConnectionError, RuntimeError, ... depending on the path
-        raise GymwrightError(
-            f"cannot connect to the Ray cluster at {address!r}: {e}",
-            path="--ray-address",
-            value=address,
-            hint="check that the cluster runs the same Ray and Python versions, or omit "
-            "--ray-address to train on a local Ray",
-        ) from e
-    return True
-
-
-@contextmanager
-def ray_session(address: str | None = None, num_cpus: int = 2) -> Iterator[None]:
-    """Ray for several runs (a curriculum's stages): started or joined once, shut down after, if
-    this call started it. `train_rllib` inside uses it and leaves it running."""
-    ray = _ray_classes()["ray"]
-    started = _start_ray(ray, address, num_cpus)
-    try:
-        yield
-    finally:
-        if started:
-            ray.shutdown()
-
-
 # ---------------------------------------------------------------- config and training
 
 
@@ -473,9 +413,10 @@ def train_rllib(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | None 
     One RLModule (policy) per role; agents are mapped to the module of their role. `params` is
     one config, or a list spread over the env copies (mixed configs, as `TrainConfig.params`:
     the log then has `config{c}/...` per copy; every config must give a role the same spaces).
-    `ray_address=None` starts a local Ray on 127.0.0.1 and shuts it down afterwards (unless Ray
-    is running already: `ray_session`); an address (`host:port`, `auto`, `ray://…`) joins that
-    cluster. `num_env_runners` defaults to 0 locally (sampling in the driver, cheapest on a small
+    `ray_address=None` (or `local`) starts a local Ray that listens on 127.0.0.1 only and shuts it
+    down afterwards (unless Ray is running already: `ray_session`); an address (`host:port`, `auto`,
+    `ray://…`) joins that cluster, a head on 127.0.0.1 included (`gymwright.train.rllib_ray`).
+    `num_env_runners` defaults to 0 locally (sampling in the driver, cheapest on a small
     machine) and to the cluster's CPUs minus one (at most 16) on a cluster. `config` holds
     TrainConfig-named settings (`gymwright.train.rllib_settings.CONFIG_FIELDS`); `ppo` overrides
     `PPOConfig.training` keys over them. `init_from` is a checkpoint (or run folder) to start the
@@ -519,7 +460,7 @@ def train_rllib(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | None 
     with ray_session(ray_address):
         if num_env_runners is None:
             cpus = int(ray.cluster_resources().get("CPU", 1))
-            num_env_runners = 0 if ray_address is None else max(1, min(16, cpus - 1))
+            num_env_runners = 0 if ray_address in LOCAL else max(1, min(16, cpus - 1))
         rllib_config = build_config(compiled.source, name, compiled.params, roles, seed=seed,
                                     num_env_runners=num_env_runners, ppo=ppo, steps=steps, settings=settings,
                                     mixture=mixture)
