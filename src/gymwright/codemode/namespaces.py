@@ -60,6 +60,12 @@ def roots() -> list[str]:
     return _outermost(out)
 
 
+def python() -> str:
+    """The interpreter to run, as a path that exists inside the namespaces too (`sys.executable`
+    may be `tests/../.venv/bin/python`, through a folder that is not bound)."""
+    return os.path.abspath(sys.executable)
+
+
 def _outermost(paths: set[str]) -> list[str]:
     """Drop the paths that lie inside another one of the set."""
     keep: list[str] = []
@@ -98,7 +104,7 @@ def usable() -> tuple[bool, str]:
     program = bwrap()
     if program is None:
         return False, "bubblewrap (`bwrap`) is not installed"
-    probe = command(program, [sys.executable, "-I", "-S", "-c", "pass"])
+    probe = command(program, [python(), "-I", "-S", "-c", "pass"])
     try:
         done = subprocess.run(probe, capture_output=True, timeout=PROBE_S, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -109,4 +115,4 @@ def usable() -> tuple[bool, str]:
     return True, ""
 
 
-__all__ = ["bwrap", "command", "roots", "usable"]
+__all__ = ["bwrap", "command", "python", "roots", "usable"]

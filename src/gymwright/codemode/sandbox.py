@@ -41,7 +41,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -153,7 +152,7 @@ class Sandbox:
         os.chmod(self.cwd, 0o711)  # the worker (nobody) may stand in it, not write or list it
         config = {**asdict(sw), "namespaces": self.plan.namespaces, "landlock": self.plan.landlock,
                   "seccomp": self.plan.seccomp, "parent_netns": _netns(), "cpu_s": self.limits.cpu_s}
-        argv = [sys.executable, "-I", "-m", "gymwright.codemode.worker", json.dumps(config)]
+        argv = [namespaces.python(), "-I", "-m", "gymwright.codemode.worker", json.dumps(config)]
         if self.plan.namespaces:
             argv = namespaces.command(namespaces.bwrap() or "bwrap", argv)
         self._buf = b""

@@ -11,6 +11,8 @@ it across everything that follows. It refuses (EPERM) what an environment never 
   to its parent over two inherited pipes, never a socket), `io_uring_*` (which would bypass it);
 - signals to anyone but itself: `kill` and `prlimit64` only for its own pid or 0, `tkill`,
   `tgkill`, `rt_sigqueueinfo`, `rt_tgsigqueueinfo` only for its own pid, `pidfd_*` not at all;
+- changes to files' metadata, which Landlock does not govern: `chmod`, `chown`, `utime*` and
+  `*xattr` writes in every form;
 - the kernel's own state: `mount` and the new mount API, `pivot_root`, `chroot`, `unshare`,
   `setns`, `bpf`, `perf_event_open`, `userfaultfd`, keyrings, modules, `kexec`, `reboot`,
   swap, clocks, host names, `iopl`/`ioperm`, `personality`, `quotactl`, file handles.
@@ -65,7 +67,10 @@ REFUSED = ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_get
            "request_key", "init_module", "finit_module", "delete_module", "kexec_load",
            "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "settimeofday", "clock_settime",
            "sethostname", "setdomainname", "iopl", "ioperm", "personality", "quotactl",
-           "name_to_handle_at", "open_by_handle_at", "lookup_dcookie")
+           "name_to_handle_at", "open_by_handle_at", "lookup_dcookie",
+           "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
+           "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
+           "fremovexattr", "setxattrat", "removexattrat")
 CHECKED = ("clone", "clone3", "kill", "prlimit64", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
 
 X86_64 = {
@@ -79,7 +84,10 @@ X86_64 = {
     "kexec_load": 246, "kexec_file_load": 320, "reboot": 169, "swapon": 167, "swapoff": 168, "acct": 163,
     "settimeofday": 164, "clock_settime": 227, "sethostname": 170, "setdomainname": 171, "iopl": 172,
     "ioperm": 173, "personality": 135, "quotactl": 179, "name_to_handle_at": 303, "open_by_handle_at": 304,
-    "lookup_dcookie": 212,
+    "lookup_dcookie": 212, "chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452, "chown": 92,
+    "fchown": 93, "lchown": 94, "fchownat": 260, "utime": 132, "utimes": 235, "futimesat": 261, "utimensat": 280,
+    "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
+    "fremovexattr": 199, "setxattrat": 463, "removexattrat": 466,
     "clone": 56, "clone3": 435, "kill": 62, "prlimit64": 302, "tkill": 200, "tgkill": 234,
     "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
 }
@@ -93,7 +101,9 @@ AARCH64 = {  # the generic table: no fork, vfork, iopl, ioperm
     "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
     "reboot": 142, "swapon": 224, "swapoff": 225, "acct": 89, "settimeofday": 170, "clock_settime": 112,
     "sethostname": 161, "setdomainname": 162, "personality": 92, "quotactl": 60, "name_to_handle_at": 264,
-    "open_by_handle_at": 265, "lookup_dcookie": 18,
+    "open_by_handle_at": 265, "lookup_dcookie": 18, "fchmod": 52, "fchmodat": 53, "fchmodat2": 452,
+    "fchown": 55, "fchownat": 54, "utimensat": 88, "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7,
+    "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16, "setxattrat": 463, "removexattrat": 466,
     "clone": 220, "clone3": 435, "kill": 129, "prlimit64": 261, "tkill": 130, "tgkill": 131,
     "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240,
 }
@@ -202,16 +212,20 @@ def install() -> None:
     t = table()
     if t is None:
         raise OSError(errno.ENOSYS, f"no seccomp table for {platform.machine()}")
+    load(build(t, os.getpid()), t.seccomp)
+
+
+def load(code: bytes, seccomp_nr: int) -> None:
+    """Install the assembled filter `code` (after `no_new_privs`, as the kernel requires)."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
-    code = build(t, os.getpid())
     buf = ctypes.create_string_buffer(code, len(code))
     prog = SockFprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
-    if libc.syscall(t.seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, ctypes.byref(prog)) != 0:
+    if libc.syscall(seccomp_nr, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, ctypes.byref(prog)) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"seccomp(SET_MODE_FILTER) failed: {os.strerror(err)}")
 
 
-__all__ = ["available", "build", "install", "table"]
+__all__ = ["Program", "available", "build", "install", "load", "table"]
