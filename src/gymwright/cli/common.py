@@ -18,11 +18,11 @@ from typing import Annotated, Any, NoReturn
 import numpy as np
 import typer
 import yaml
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
+from gymwright.cli.inert import InertConsole, inert
 from gymwright.compile import compile_spec
 from gymwright.diagnostic import Diagnostic, Severity, error
 from gymwright.errors import GymwrightError, SpecError
@@ -77,8 +77,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = InertConsole()  # what a command prints: inert (gymwright.cli.inert), markup off
+err = InertConsole(stderr=True)
 
 DEMO_FRAMES = 4
 SEVERITY_STYLE = {Severity.error: "red", Severity.warning: "yellow", Severity.info: "dim"}
@@ -93,7 +93,7 @@ def fail(lines: list[str], next_step: str = "", *, diagnostics: list[Diagnostic]
         echo_error(diagnostics or [error("cli", path, line) for line in lines], 1, next_step)
         raise typer.Exit(1)
     for line in lines:
-        err.print(Text("- " + line.replace("\n", "\n  "), style="red"))
+        err.print(Text("- " + inert(line).replace("\n", "\n  "), style="red"))
     if next_step:
         err.print(Text(next_step))
     raise typer.Exit(1)
@@ -233,7 +233,7 @@ def main(
 
 def print_diagnostics(diags: list[Diagnostic]) -> None:
     for d in diags:
-        out.print(Text(d.format(), style=SEVERITY_STYLE.get(d.severity, "")))
+        out.print(Text(inert(d.format()), style=SEVERITY_STYLE.get(d.severity, "")))
 
 
 # --------------------------------------------------------------------------- run
@@ -314,7 +314,7 @@ def fmt(x: float) -> str:
 def print_episode(i: int, ep: Episode) -> None:
     returns = "  ".join(f"{a}={fmt(r)}" for a, r in ep.returns.items())
     metrics = "  ".join(f"{k}={fmt(v)}" for k, v in ep.metrics.items()) or "-"
-    out.print(f"[bold]episode {i}[/bold] (seed {ep.seed}): length {ep.length}")
+    out.print(Text.assemble((f"episode {i}", "bold"), f" (seed {ep.seed}): length {ep.length}"))
     out.print(Text(f"  return   {returns}\n  metrics  {metrics}"))
 
 

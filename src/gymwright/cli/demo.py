@@ -65,7 +65,7 @@ def demo_design(task: str, model: str | None, store: Path | None) -> Any:
     from gymwright.design import DesignOptions, design
     from gymwright.store import Store
 
-    out.rule("[bold]1. design")
+    out.rule(Text("1. design", style="bold"))
     out.print(Text(f"task: {task}"))
     progress = LiveProgress(err)
     with Store.open(store) as st:
@@ -82,7 +82,7 @@ def demo_verify(report: Any) -> None:
     from gymwright.cli.common import out, print_diagnostics
     from gymwright.diagnostic import Severity
 
-    out.rule("[bold]2. verify")
+    out.rule(Text("2. verify", style="bold"))
     counts = {sev: len(report.of(sev)) for sev in Severity}
     verdict = Text(f"{report.spec}: ")
     verdict.append("passed" if report.passed else "FAILED", style="bold green" if report.passed else "bold red")
@@ -105,8 +105,8 @@ def demo_train(spec: str, folder: Path, stages: int, steps: int, store: Path | N
     from gymwright.store import Store
 
     on = " on RLlib" if backend == "rllib" else ""
-    out.rule(f"[bold]3. train{on}: {stages} stages of {steps:,} env steps with the heuristic engineer, "
-             "and the same budget on the fixed environment")
+    out.rule(Text(f"3. train{on}: {stages} stages of {steps:,} env steps with the heuristic engineer, "
+                  "and the same budget on the fixed environment", style="bold"))
     choice = config or ConfigChoice()
     if backend == "builtin":  # the demo's learner under the user's file and options
         choice = ConfigChoice(choice.file, {**DEMO_LEARNER, **choice.from_file}, choice.from_cli)
@@ -135,7 +135,7 @@ def demo_compare(comparison: Any) -> None:
 
     from gymwright.cli.common import out
 
-    out.rule(f"[bold]5. held out: the engineer against the fixed environment ({comparison.episodes} episodes a cell)")
+    out.rule(Text(f"5. held out: the engineer against the fixed environment ({comparison.episodes} episodes a cell)", style="bold"))
     arms = comparison.arms
     table = Table(show_edge=False)
     table.add_column("held-out configuration")
@@ -160,7 +160,7 @@ def demo_evaluate(spec: str, policy_path: str, folder: Path, episodes: int = 150
     from gymwright.evaluate import assess
     from gymwright.train import load_policy
 
-    out.rule("[bold]4. evaluate the engineer's last policy in the task's configuration")
+    out.rule(Text("4. evaluate the engineer's last policy in the task's configuration", style="bold"))
     policy = load_policy(policy_path)
     history = [json.loads(x) for x in (folder / "train.jsonl").read_text().splitlines() if x.strip()]
     card = assess(spec, demo_params(spec), policy, history=history, episodes=episodes, out=folder / "eval")
@@ -216,10 +216,10 @@ def demo_command(
         mine = comparison.arms["engineer"]
         policy = demo_evaluate(spec, mine.policy, output / f"stage{mine.last_stage}", episodes)
         demo_compare(comparison)
-        out.rule("[bold]6. the engineer's last policy plays (the first steps rendered)")
+        out.rule(Text("6. the engineer's last policy plays (the first steps rendered)", style="bold"))
         env = compile_spec(spec, demo_params(spec)).parallel_env(render_mode="ansi")  # at the demo's params
         play_episode(env, 0, frames=DEMO_FRAMES, max_steps=1000, choose=policy_chooser(policy, True))
-        out.rule("[bold]7. report")
+        out.rule(Text("7. report", style="bold"))
         report = write_report(output)
     if as_json:
         typer.echo(to_json({"design_id": result.design_id, "spec": spec, "out": str(output),
@@ -227,7 +227,7 @@ def demo_command(
                             "checkpoint": mine.policy, "comparison": comparison.to_json_dict()}))
         return
     out.print(f"report: {report.path}  (open file://{report.path.resolve()} in a browser)")
-    out.rule("[bold]next")
+    out.rule(Text("next", style="bold"))
     out.print(Text(
         f"gymwright show {result.design_id}                 # the design's attempts\n"
         f"gymwright play {spec} --policy {mine.policy} --render\n"

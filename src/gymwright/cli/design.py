@@ -19,6 +19,8 @@ from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
+from gymwright.cli.common import err, out  # inert consoles (gymwright.cli.inert)
+from gymwright.cli.inert import inert
 from gymwright.store import DesignRecord, Store, default_store_path
 
 if TYPE_CHECKING:
@@ -26,8 +28,6 @@ if TYPE_CHECKING:
 
 MODES = ("spec", "template", "offline", "code")  # gymwright.design.MODES, imported lazily below
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 StoreOpt = Annotated[
     Path | None,
@@ -80,7 +80,7 @@ class LiveProgress:
 
     def line(self, ok: bool | None, text: str) -> None:
         mark, style = {True: ("ok ", "green"), False: ("!! ", "red"), None: ("   ", "dim")}[ok]
-        self.console.print(Text(mark, style=style) + Text(text))
+        self.console.print(Text(mark, style=style) + Text(inert(text)))
 
     def stop(self) -> None:
         if self.status is not None:
@@ -104,7 +104,7 @@ def print_result(r: DesignResult) -> None:
                    + ("" if r.fits_task != "unknown" else f" ({unknown_fit_reason(r.mode)})")))
     out.print(Text(f"designer: {r.model} [{r.mode} mode; model from {r.model_source}]", style="dim"))
     if r.explanation:
-        out.print(Text(r.explanation))
+        out.print(Text(inert(r.explanation)))
     if r.spec_path and r.mode == "code":
         out.print(f"module: {r.spec_path}" + ("" if r.passed else " (the last attempt, not verified)"))
         if r.passed:
@@ -245,24 +245,24 @@ def attempt_dict(a: Any) -> dict[str, Any]:
 
 
 def print_design(rec: DesignRecord, spec: dict[str, Any] | None, full: bool) -> None:
-    out.rule(f"[bold]design {rec.id}: {rec.status}")
+    out.rule(Text(f"design {rec.id}: {rec.status}", style="bold"))
     out.print(Text(f"task:     {rec.task}\ndesigner: {rec.model} ({rec.mode} mode)\n"
                    f"verified: {({True: 'yes', False: 'no'}).get(rec.verified, 'unknown')}; "
                    f"fits the task: {rec.fits_task}\n"
                    f"started:  {rec.started_at}  wall {rec.wall_s:.1f} s  tokens {rec.usage.total}\n"
                    f"prompts:  {rec.template_hash[:12]}"))
     if rec.result.get("explanation"):
-        out.print(Text(str(rec.result["explanation"])))
+        out.print(Text(inert(rec.result["explanation"])))
     for a in rec.attempts:
         print_attempt(a, full)
     if spec is not None:
         what = "module" if rec.mode == "code" else "spec"
-        out.rule(f"[bold]final {what}" if rec.status == "passed" else f"[bold]last {what} (not verified)")
+        out.rule(Text(f"final {what}" if rec.status == "passed" else f"last {what} (not verified)", style="bold"))
         if rec.mode == "code" and isinstance(spec.get("code"), str):  # the module as text, numbered
-            out.print(Text(f"name: {spec.get('name')}, class: {spec.get('class', '(the only ParallelEnv)')}"))
-            out.print(Text("\n".join(f"{i:4d}  {line}" for i, line in enumerate(spec["code"].splitlines(), 1))))
+            out.print(Text(inert(f"name: {spec.get('name')}, class: {spec.get('class', '(the only ParallelEnv)')}")))
+            out.print(Text("\n".join(f"{i:4d}  {inert(line)}" for i, line in enumerate(spec["code"].splitlines(), 1))))
         else:
-            out.print(Text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100)))
+            out.print(Text(inert(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100))))
 
 
 def print_attempt(a: Any, full: bool) -> None:
@@ -271,13 +271,13 @@ def print_attempt(a: Any, full: bool) -> None:
     out.rule(Text(f"attempt {a.index}: {a.stage} - {ok[0]} ({a.usage.total} tokens{cached})", style=ok[1]))
     if full:
         for m in a.prompt:
-            out.print(Text(f"[{m['role']}]\n{m['content']}", style="dim"))
+            out.print(Text(f"[{m['role']}]\n{inert(m['content'])}", style="dim"))
         if a.reply is not None:
-            out.print(Text(f"[reply]\n{a.reply}"))
+            out.print(Text(f"[reply]\n{inert(a.reply)}"))
     if a.parse_error:
-        out.print(Text(a.parse_error, style="red"))
+        out.print(Text(inert(a.parse_error), style="red"))
     for d in (a.report or {}).get("diagnostics", []):
         if d.get("severity") in ("error", "warning"):
             style = "red" if d["severity"] == "error" else "yellow"
             where = f"{d.get('path')}: " if d.get("path") else ""
-            out.print(Text(f"  [{d['severity']}] {where}{d.get('message')}", style=style))
+            out.print(Text(inert(f"  [{d['severity']}] {where}{d.get('message')}"), style=style))

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-out = Console(highlight=False, soft_wrap=True)
+from gymwright.cli.common import out  # an inert console (gymwright.cli.inert)
+from gymwright.cli.inert import inert
+
 STYLE = {"ok": "green", "warning": "yellow", "fail": "red", "n/a": "dim"}
 
 
@@ -148,7 +149,7 @@ def play_gif(gif: Path, *, spec: str, policy_path: Path, episodes: int, seed: in
     for i, tr in enumerate(trajs):
         results.append(Episode(tr.seed, len(tr.steps), dict(tr.returns), dict(tr.metrics), len(tr.steps) < max_steps))
         if render:
-            out.print("\n\n".join(s.text for s in tr.steps))
+            out.print(Text(inert("\n\n".join(s.text for s in tr.steps))))
         if not as_json:
             print_episode(i + 1, results[-1])
     images = frame_images([f for tr in trajs for f in tr.frames])

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gymwright.cli.common import err, out  # inert consoles: an engineer's reply is model text
 from gymwright.cli.config_options import (
     CONFIG_FILE,
     STAGE_FIELDS,
@@ -23,8 +23,6 @@ from gymwright.cli.config_options import (
     stage_settings,
 )
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 ENGINEERS = ("heuristic", "fixed", "llm")
 BACKENDS = ("builtin", "rllib")  # gymwright.engineer.curriculum.BACKENDS (imported lazily)
 BackendOpt = Annotated[str, typer.Option("--backend", help="builtin (PPO on the batch backend) or rllib (each stage an "

@@ -11,11 +11,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+from gymwright.cli.common import err, out  # inert consoles (gymwright.cli.inert)
 
 
 class Axis(StrEnum):

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from gymwright.cli.common import err, out
 from gymwright.cli.config_options import (
     BY_NAME,
     FIELDS,
@@ -31,9 +32,6 @@ if TYPE_CHECKING:
 
 ALGOS = ("ippo", "mappo")  # gymwright.train.ALGOS, imported lazily below (torch is slow to import)
 BACKENDS = ("builtin", "rllib")
-
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 # --------------------------------------------------------------------------- train
@@ -141,9 +139,9 @@ def train_command(
     if as_json:
         typer.echo(to_json({**result.to_dict(), "out": str(folder), "log": str(folder / "train.jsonl"), "config": str(saved)}))
         return
-    out.print(f"[bold]trained[/bold] {result.updates} updates, {result.env_steps:,} env steps, "
-              f"{result.agent_steps_per_second:,.0f} agent-steps/s "
-              f"(env {result.time['env_s']:.1f} s, network {result.time['network_s']:.1f} s)")
+    out.print(Text.assemble(("trained", "bold"), f" {result.updates} updates, {result.env_steps:,} env steps, "
+                            f"{result.agent_steps_per_second:,.0f} agent-steps/s "
+                            f"(env {result.time['env_s']:.1f} s, network {result.time['network_s']:.1f} s)"))
     out.print(outcome_lines(result.final_return, result.metrics))
     if result.npc:
         fixed = "  ".join(f"{a}={p}" for a, p in result.npc.items())
@@ -223,8 +221,8 @@ def train_on_rllib(source: Any, label: str, values: dict[str, Any], choice: Any,
     if as_json:
         typer.echo(to_json({k: v for k, v in result.items() if k != "history"}))
         return
-    out.print(f"[bold]trained[/bold] with RLlib: {result['iterations']} iterations, {result['env_steps']:,} env steps, "
-              f"{result['agent_steps_per_second']:,.0f} agent-steps/s")
+    out.print(Text.assemble(("trained", "bold"), f" with RLlib: {result['iterations']} iterations, "
+                            f"{result['env_steps']:,} env steps, {result['agent_steps_per_second']:,.0f} agent-steps/s"))
     out.print(outcome_lines(result["final_return"], result["metrics"]))
     out.print(f"Wrote {result['checkpoint']} (the policy, built-in format), {result['rllib_checkpoint']}, "
               f"{result['log']} and {result['config']}.")
