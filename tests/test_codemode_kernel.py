@@ -190,3 +190,24 @@ def test_the_default_layers_are_confined_here() -> None:
     """This machine (and CI's) gives the kernel layers: the default suite's sandbox is the real one."""
     assert KERNEL.seccomp and (KERNEL.namespaces or KERNEL.landlock >= 1), isolation.missing(KERNEL)
     assert sys.platform == "linux"
+
+
+# ------------------------------------------------------------------ a time bomb while training
+BOMB = ("self.calls = getattr(self, 'calls', 0) + 1\nif self.calls > 150:\n    while True:\n        pass\n")
+
+
+@pytest.mark.slow
+def test_a_time_bomb_during_training_stops_the_run_with_a_clear_error(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from gymwright.cli import app
+
+    good = (HERE / "data" / "codemode" / "meet_on_a_line.py").read_text()
+    head = "    def step(self, actions):\n"
+    module = tmp_path / "bomb.py"
+    module.write_text(good.replace(head, head + "".join(f"        {line}\n" for line in BOMB.splitlines())))
+    result = CliRunner().invoke(app, ["train", str(module), "--num-envs", "4", "--rollout-len", "8", "--minibatches",
+                                      "2", "--epochs", "1", "--hidden", "16", "--steps", "4000",
+                                      "--out", str(tmp_path / "run")])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert str(module) in result.output and "did not return within" in result.output, result.output

@@ -205,19 +205,24 @@ def test_a_hostile_module_is_refused_or_contained_when_the_trainer_drives_it(tmp
     result = invoke("train", static, *TINY, "--steps", "32", "--out", tmp_path / "r1")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert f"{static}:{STEP_LINE}" in result.output and "did not pass vetting" in result.output
-    # past vetting: the audit hook refuses the read and the module swallows the error: the env stops all the same
-    caught = design(tmp_path, "import dataclasses\ntry:\n    self._x = dataclasses.inspect.linecache.getlines("
-                    f"{str(secret)!r})\nexcept Exception:\n    self._x = []", "reads_a_secret")
-    result = invoke("train", caught, *TINY, "--steps", "32", "--out", tmp_path / "r2")
+    # reaching another module by getattr is refused by vetting now (issue 39), before any worker starts
+    reach = design(tmp_path, "import dataclasses\nself._x = getattr(dataclasses, 'inspect')", "reaches_inspect")
+    result = invoke("train", reach, *TINY, "--steps", "32", "--out", tmp_path / "r2")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "`dataclasses.inspect` is the module `inspect`" in result.output
+    # past vetting: the audit hook refuses what numpy.testing imports and the module swallows the
+    # error: the env stops all the same
+    caught = design(tmp_path, "try:\n    self._x = np.testing.tempdir()\nexcept Exception:\n    self._x = None",
+                    "swallows_a_refusal")
+    result = invoke("train", caught, *TINY, "--steps", "32", "--out", tmp_path / "r3")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert f"{caught}: the module tried" in result.output and "which the sandbox refused" in result.output
-    # past vetting: os.system through importlib is refused and raises in step, at its line
-    shell = design(tmp_path, "import dataclasses\ngetattr(dataclasses.inspect.importlib.import_module('o' + 's'), "
-                   f"'system')('touch {sentinel}')", "runs_a_shell")
-    with pytest.raises(SandboxError) as info, make_env(str(shell), [{}], 2) as benv:
+    # past vetting, not caught: the refusal raises in step, at its line
+    raises = design(tmp_path, "self._x = np.testing.tempdir()", "raises_a_refusal")
+    with pytest.raises(SandboxError) as info, make_env(str(raises), [{}], 2) as benv:
         benv.reset(seed=0)
         benv.step(np.ones((2, 2), np.int64))
-    assert info.value.path == f"{shell}:{STEP_LINE + 1}"
+    assert info.value.path == f"{raises}:{STEP_LINE}"
     assert not sentinel.exists()
 
 
