@@ -7,6 +7,11 @@ static checker types anything, and the action count is computed as a product of 
 never enumerated. Each limit is a module constant registered in `LIMITS` with a one-line doc;
 `docs/spec-language.md` shows them as a table generated from `LIMITS`. Every library spec fits
 each limit with a wide margin (tests/test_limits.py states the library's maxima).
+
+The reading limits (file size, encoding, nesting, aliases, nodes, text) hold for every YAML or
+JSON document gymwright reads, not only specs: a `--config` file and a model's reply are read
+by the same functions, given a `Document` that names what is read in the refusals (`SPEC`,
+`CONFIG`, `REPLY`, and `VALUE` for a value given on the command line).
 """
 
 from __future__ import annotations
@@ -93,45 +98,60 @@ def limits_table() -> str:
     return "\n".join(rows)
 
 
-def _refuse(path: str, message: str, hint: str) -> SpecError:
-    return SpecError([error(SCHEMA, path, message, hint)])
+@dataclass(frozen=True)
+class Document:
+    """What is read within the reading limits, as their refusals name it and advise on it."""
+
+    noun: str  # "spec": "the spec is nested more than 32 levels deep"
+    stage: str  # the stage of the refusals' diagnostics
+    size_hint: str  # what to do with a document too large
+    depth_hint: str  # ... nested too deep
+    nodes_hint: str  # ... expanded past MAX_SPEC_NODES by its aliases
+    example: str  # a file name, in the advice on saving it as UTF-8
+
+
+def _refuse(path: str, message: str, hint: str, doc: Document | None = None) -> SpecError:
+    return SpecError([error(doc.stage if doc is not None else SCHEMA, path, message, hint)])
 
 
 # ---------------------------------------------------------------------------- reading
-def read_spec_file(path: Path) -> str:
-    """The text of a spec file: a regular file of at most MAX_FILE_BYTES (measured before it is
-    read, and read no further than the limit), decoded as UTF-8. Raises SpecError."""
+def read_file(path: Path, doc: Document | None = None) -> str:
+    """The text of a spec file (or of another `doc`): a regular file of at most MAX_FILE_BYTES
+    (measured before it is read, and read no further than the limit), decoded as UTF-8. Raises
+    SpecError."""
+    doc = doc or SPEC
     label = str(path)
     try:
         info = path.stat()
         if not path.is_file():
-            raise _refuse(label, "not a regular file", "give the path of a spec file (.yaml, .yml or .json)")
+            raise _refuse(label, "not a regular file", f"give the path of a {doc.noun} file (.yaml, .yml or .json)", doc)
         if info.st_size > MAX_FILE_BYTES:
-            raise _refuse(label, _too_big(info.st_size), _SIZE_HINT)
+            raise _refuse(label, _too_big(info.st_size, doc), doc.size_hint, doc)
         with path.open("rb") as f:
             raw = f.read(MAX_FILE_BYTES + 1)  # a file that grew since stat() is still cut at the limit
     except OSError as e:
-        raise _refuse(label, f"cannot read the file: {e.strerror or e}", "check the path and its permissions") from None
+        raise _refuse(label, f"cannot read the {doc.noun} file: {e.strerror or e}", "check the path and its permissions",
+                      doc) from None
     if len(raw) > MAX_FILE_BYTES:
-        raise _refuse(label, _too_big(len(raw), at_least=True), _SIZE_HINT)
-    return decode_utf8(raw, label)
+        raise _refuse(label, _too_big(len(raw), doc, at_least=True), doc.size_hint, doc)
+    return decode_utf8(raw, label, doc)
 
 
-_SIZE_HINT = "a spec is a few kilobytes of data: drop generated tables and long text, or compute them with expressions"
+def _too_big(size: int, doc: Document, at_least: bool = False) -> str:
+    return f"{doc.noun} file is {'more than ' if at_least else ''}{size:,} bytes; the limit is {MAX_FILE_BYTES:,}"
 
 
-def _too_big(size: int, at_least: bool = False) -> str:
-    return f"spec file is {'more than ' if at_least else ''}{size:,} bytes; the limit is {MAX_FILE_BYTES:,}"
-
-
-def check_text_size(text: str, label: str) -> None:
+def check_text_size(text: str, label: str, doc: Document | None = None) -> None:
     """Spec text given directly (not a file) is bounded as a file is."""
+    doc = doc or SPEC
     if len(text) > MAX_FILE_BYTES:
-        raise _refuse(label, f"spec text is {len(text):,} characters; the limit is {MAX_FILE_BYTES:,}", _SIZE_HINT)
+        raise _refuse(label, f"{doc.noun} text is {len(text):,} characters; the limit is {MAX_FILE_BYTES:,}",
+                      doc.size_hint, doc)
 
 
-def decode_utf8(raw: bytes, label: str) -> str:
+def decode_utf8(raw: bytes, label: str, doc: Document | None = None) -> str:
     """UTF-8 text (a byte-order mark is dropped); anything else is refused with the byte offset."""
+    doc = doc or SPEC
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -141,8 +161,8 @@ def decode_utf8(raw: bytes, label: str) -> str:
         what = "a binary file, not text" if binary else "not UTF-8 text"
         raise _refuse(f"{label}:{line}",
                       f"the file is {what}: byte 0x{raw[offset]:02x} at byte offset {offset} (line {line}) is not valid UTF-8",
-                      "a spec is YAML or JSON text: save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8 old.yaml > spec.yaml`)"
-                      ) from None
+                      f"a {doc.noun} is YAML or JSON text: save it as UTF-8 "
+                      f"(e.g. `iconv -f latin1 -t utf-8 old.yaml > {doc.example}`)", doc) from None
 
 
 # ---------------------------------------------------------------------------- YAML
@@ -154,9 +174,10 @@ class BoundedYamlLoader(yaml.SafeLoader):
     Composition recurses once per level, so the depth is checked on the way down, long before
     Python's recursion limit. An alias counts as the expanded size and height of its anchor."""
 
-    def __init__(self, stream: str, label: str) -> None:
+    def __init__(self, stream: str, label: str, doc: Document | None = None) -> None:
         super().__init__(stream)
         self.label = label
+        self.doc = doc or SPEC
         self.depth = 0  # mappings and lists around the node being composed
         self.deepest = 0  # deepest nesting reached, aliases expanded
         self.total = 0  # nodes composed so far, aliases expanded
@@ -183,8 +204,8 @@ class BoundedYamlLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         self.depth += 1
         if self.depth > MAX_NESTING_DEPTH:
-            raise self._refusal(event.start_mark, f"the spec is nested more than {MAX_NESTING_DEPTH} levels deep "
-                                f"at `{_short_path(self.keys)}`", _DEPTH_HINT)
+            raise self._refusal(event.start_mark, f"the {self.doc.noun} is nested more than {MAX_NESTING_DEPTH} "
+                                f"levels deep at `{_short_path(self.keys)}`", self.doc.depth_hint)
         before, outer = self.total, self.deepest
         self.deepest = self.depth
         node = super().compose_node(parent, index)
@@ -198,14 +219,14 @@ class BoundedYamlLoader(yaml.SafeLoader):
         if event.anchor not in self.measured:
             if event.anchor in self.anchors:  # the anchored node is still being composed
                 raise self._refusal(event.start_mark, f"alias `*{event.anchor}` refers to a node that contains it "
-                                    f"(at `{_short_path(self.keys)}`): the spec would be infinite",
+                                    f"(at `{_short_path(self.keys)}`): the {self.doc.noun} would be infinite",
                                     "an alias may only repeat a block that ends before it")
             return  # an undefined alias: the composer reports it
         size, height = self.measured[event.anchor]
         reach = self.depth + height
         if reach > MAX_NESTING_DEPTH:
-            raise self._refusal(event.start_mark, f"alias `*{event.anchor}` at `{_short_path(self.keys)}` nests the spec "
-                                f"{reach} levels deep; the limit is {MAX_NESTING_DEPTH}", _DEPTH_HINT)
+            raise self._refusal(event.start_mark, f"alias `*{event.anchor}` at `{_short_path(self.keys)}` nests the "
+                                f"{self.doc.noun} {reach} levels deep; the limit is {MAX_NESTING_DEPTH}", self.doc.depth_hint)
         self.deepest = max(self.deepest, reach)
         self._grow(size, event.start_mark, f" (alias `*{event.anchor}` at `{_short_path(self.keys)}` "
                                            f"repeats {size:,} nodes)")
@@ -213,16 +234,41 @@ class BoundedYamlLoader(yaml.SafeLoader):
     def _grow(self, n: int, mark: yaml.Mark, why: str = "") -> None:
         self.total += n
         if self.total > MAX_SPEC_NODES:
-            raise self._refusal(mark, f"the spec expands to more than {MAX_SPEC_NODES:,} nodes{why}; "
-                                f"the limit is {MAX_SPEC_NODES:,}", _NODES_HINT)
+            raise self._refusal(mark, f"the {self.doc.noun} expands to more than {MAX_SPEC_NODES:,} nodes{why}; "
+                                f"the limit is {MAX_SPEC_NODES:,}", self.doc.nodes_hint)
 
     def _refusal(self, mark: yaml.Mark, message: str, hint: str) -> SpecError:
-        return _refuse(f"{self.label}:{mark.line + 1}:{mark.column + 1}", message, hint)
+        return _refuse(f"{self.label}:{mark.line + 1}:{mark.column + 1}", message, hint, self.doc)
 
 
-_DEPTH_HINT = "a spec needs only a few levels (section, entry, key, a table's axes): flatten the structure"
-_NODES_HINT = ("YAML aliases are for sharing a small block (one role's actions with another); write tables out, "
-               f"keep consts under {MAX_CONST_SIZE:,} elements, or compute values with expressions")
+SPEC = Document(
+    "spec", SCHEMA,
+    size_hint="a spec is a few kilobytes of data: drop generated tables and long text, or compute them with expressions",
+    depth_hint="a spec needs only a few levels (section, entry, key, a table's axes): flatten the structure",
+    nodes_hint="YAML aliases are for sharing a small block (one role's actions with another); write tables out, "
+               f"keep consts under {MAX_CONST_SIZE:,} elements, or compute values with expressions",
+    example="spec.yaml")
+CONFIG = Document(
+    "config", "config",
+    size_hint="a config file is a few lines of `field: value`: give a spec by its path (`spec: my_spec.yaml`) "
+              "rather than inline",
+    depth_hint="a config file is flat: one `field: value` per line (a list for `hidden`, a mapping for `params` "
+               "and `npc`)",
+    nodes_hint="a config file is a few lines of `field: value`; YAML aliases are for repeating a small block: "
+               "write the values out",
+    example="config.yaml")
+VALUE = Document(
+    "value", "cli",
+    size_hint="a value on the command line is a number, a bool or a word",
+    depth_hint="a param value is a number or a bool, not nested lists",
+    nodes_hint="a param value is a number or a bool",
+    example="value.yaml")
+REPLY = Document(
+    "reply", "reply",
+    size_hint="a reply is one JSON object of a few kilobytes",
+    depth_hint="a reply is a JSON object a few levels deep (a spec edit: op, path, value)",
+    nodes_hint="a reply is a JSON object of a few kilobytes",
+    example="reply.json")
 
 
 def _segment(parent: yaml.Node | None, index: Any) -> str:
@@ -233,9 +279,9 @@ def _segment(parent: yaml.Node | None, index: Any) -> str:
     return ""
 
 
-def load_yaml(text: str, label: str) -> Any:
+def load_yaml(text: str, label: str, doc: Document | None = None) -> Any:
     """yaml.safe_load within the limits (raises SpecError on a limit, yaml.YAMLError on syntax)."""
-    loader = BoundedYamlLoader(text, label)
+    loader = BoundedYamlLoader(text, label, doc)
     try:
         return loader.get_single_data()
     finally:
@@ -246,9 +292,10 @@ def load_yaml(text: str, label: str) -> Any:
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
-def load_json(text: str, label: str) -> Any:
+def load_json(text: str, label: str, doc: Document | None = None) -> Any:
     """json.loads within the limits: the nesting is measured by a scan of the brackets (no
     recursion) before json.loads, which would overflow Python's stack on deep input."""
+    doc = doc or SPEC
     depth = 0
     for m in _JSON_TOKEN.finditer(text):
         token = m.group()
@@ -257,43 +304,47 @@ def load_json(text: str, label: str) -> Any:
             if depth > MAX_NESTING_DEPTH:
                 line = text.count("\n", 0, m.start()) + 1
                 col = m.start() - text.rfind("\n", 0, m.start())
-                raise _refuse(f"{label}:{line}:{col}", f"the spec is nested more than {MAX_NESTING_DEPTH} levels deep",
-                              _DEPTH_HINT)
+                raise _refuse(f"{label}:{line}:{col}", f"the {doc.noun} is nested more than {MAX_NESTING_DEPTH} "
+                              "levels deep", doc.depth_hint, doc)
         elif token in "]}":
             depth -= 1
     try:
         return json.loads(text)
     except RecursionError:  # not reachable after the scan; kept so that no traceback can escape
-        raise _refuse(label, f"the spec is nested more than {MAX_NESTING_DEPTH} levels deep", _DEPTH_HINT) from None
+        raise _refuse(label, f"the {doc.noun} is nested more than {MAX_NESTING_DEPTH} levels deep", doc.depth_hint,
+                      doc) from None
 
 
 # ---------------------------------------------------------------------------- parsed data
-def check_data(data: Any, label: str) -> None:
-    """A spec given as data (or just parsed) fits MAX_NESTING_DEPTH, MAX_SPEC_NODES and
-    MAX_TEXT_CHARS. Walks without recursion and stops at the first limit, so its cost is
-    bounded whatever the data (shared lists from YAML aliases count each time they appear)."""
+def check_data(data: Any, label: str, doc: Document | None = None) -> None:
+    """A spec (or another `doc`) given as data, or just parsed, fits MAX_NESTING_DEPTH,
+    MAX_SPEC_NODES and MAX_TEXT_CHARS. Walks without recursion and stops at the first limit, so its
+    cost is bounded whatever the data (shared lists from YAML aliases count each time they appear)."""
+    doc = doc or SPEC
     nodes = chars = 0
     stack: list[tuple[Any, int, tuple[Any, ...]]] = [(data, 1, ())]
     while stack:
         value, depth, where = stack.pop()
         if depth > MAX_NESTING_DEPTH and isinstance(value, dict | list | tuple):
-            raise _refuse(label, f"the spec is nested more than {MAX_NESTING_DEPTH} levels deep at "
-                          f"`{_short_path(_path_parts(where))}`", _DEPTH_HINT)
+            raise _refuse(label, f"the {doc.noun} is nested more than {MAX_NESTING_DEPTH} levels deep at "
+                          f"`{_short_path(_path_parts(where))}`", doc.depth_hint, doc)
         if isinstance(value, str):
             chars += len(value)
         elif isinstance(value, dict | list | tuple):
             nodes += len(value) * (2 if isinstance(value, dict) else 1)
             if nodes > MAX_SPEC_NODES:
-                raise _refuse(label, f"the spec has more than {MAX_SPEC_NODES:,} keys, values and list items "
-                              f"(at `{_short_path(_path_parts(where))}`); the limit is {MAX_SPEC_NODES:,}", _NODES_HINT)
+                raise _refuse(label, f"the {doc.noun} has more than {MAX_SPEC_NODES:,} keys, values and list items "
+                              f"(at `{_short_path(_path_parts(where))}`); the limit is {MAX_SPEC_NODES:,}",
+                              doc.nodes_hint, doc)
             items = value.items() if isinstance(value, dict) else enumerate(value)
             for key, child in items:
                 if isinstance(value, dict) and isinstance(key, str):
                     chars += len(key)
                 stack.append((child, depth + 1, (where, key)))
         if chars > MAX_TEXT_CHARS:
-            raise _refuse(label, f"the spec holds more than {MAX_TEXT_CHARS:,} characters of text "
-                          f"(at `{_short_path(_path_parts(where))}`); the limit is {MAX_TEXT_CHARS:,}", _SIZE_HINT)
+            raise _refuse(label, f"the {doc.noun} holds more than {MAX_TEXT_CHARS:,} characters of text "
+                          f"(at `{_short_path(_path_parts(where))}`); the limit is {MAX_TEXT_CHARS:,}",
+                          doc.size_hint, doc)
 
 
 def _path_parts(where: tuple[Any, ...]) -> list[str]:

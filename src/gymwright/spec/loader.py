@@ -67,8 +67,8 @@ def read_data(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]
             raise SpecError([error(STAGE, str(path), "this is a code-mode module (Python), not a spec",
                                    "`gymwright train`, `evaluate`, `play` and `export` take a code-mode module; "
                                    "this command takes a spec file (.yaml or .json)")])
-        text, label = limits.read_spec_file(path), str(path)
-    data = _parse(text, label)
+        text, label = limits.read_file(path), str(path)
+    data = parse(text, label)
     if not isinstance(data, dict):
         raise SpecError([error(STAGE, label, f"a spec must be a mapping at the top level, got {type(data).__name__}",
                                "start with `gymwright: 1` and `name: ...`")])
@@ -76,21 +76,37 @@ def read_data(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str]
     return data, label
 
 
-def _parse(text: str, label: str) -> Any:
+def read_document(path: str | Path, doc: limits.Document) -> tuple[Any, str]:
+    """The data and the text of a YAML or JSON file that is not a spec (a `--config` file:
+    `limits.CONFIG`), read as a spec file is: within the reading limits, every problem a SpecError
+    whose diagnostic names the file (and line) and the fix, in `doc`'s words."""
+    label = str(path)
+    text = limits.read_file(Path(path), doc)
+    data = parse(text, label, doc)
+    limits.check_data(data, label, doc)
+    return data, text
+
+
+def parse(text: str, label: str, doc: limits.Document | None = None) -> Any:
+    """YAML (JSON for a label ending in .json) within the reading limits; any problem is a
+    SpecError naming `label`, line and column."""
+    doc = doc or limits.SPEC
+    stage = doc.stage
     try:
-        return limits.load_yaml(text, label) if not label.endswith(".json") else limits.load_json(text, label)
+        return limits.load_yaml(text, label, doc) if not label.endswith(".json") else limits.load_json(text, label, doc)
     except ReaderError as e:
-        raise SpecError([error(STAGE, label, f"the text contains the control character #x{e.character:04x} "
-                               f"(character {e.position})", "remove it: a spec is printable text")]) from None
+        raise SpecError([error(stage, label, f"the text contains the control character #x{e.character:04x} "
+                               f"(character {e.position})", f"remove it: a {doc.noun} is printable text")]) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{label}:{mark.line + 1}:{mark.column + 1}" if mark else label
-        raise SpecError([error(STAGE, where, f"YAML syntax error: {getattr(e, 'problem', e)}",
+        raise SpecError([error(stage, where, f"YAML syntax error: {getattr(e, 'problem', e)}",
                                "check indentation and quoting; expressions with ':' or '#' need quotes")]) from None
     except json.JSONDecodeError as e:
-        raise SpecError([error(STAGE, f"{label}:{e.lineno}:{e.colno}", f"JSON syntax error: {e.msg}")]) from None
+        raise SpecError([error(stage, f"{label}:{e.lineno}:{e.colno}", f"JSON syntax error: {e.msg}")]) from None
     except ValueError as e:  # a number Python refuses to read, e.g. an int of more than 4300 digits
-        raise SpecError([error(STAGE, label, f"a value cannot be read: {e}",
+        why = str(e).split(";")[0]  # not Python's advice to raise its limit
+        raise SpecError([error(stage, label, f"a value cannot be read: {why}",
                                "write numbers of at most a few dozen digits")]) from None
 
 

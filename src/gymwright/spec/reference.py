@@ -32,7 +32,9 @@ LIMITS_INTRO = (
     "What a spec may cost is bounded before any code is generated (`gymwright.spec.limits`). A spec "
     "beyond a limit is refused with a diagnostic that names the spec path (or the file location), the "
     "size and the limit; the file's size is measured before it is read, and the action count is the "
-    "product of the argument sizes, never enumerated. Every library spec fits each limit with a wide margin."
+    "product of the argument sizes, never enumerated. Every library spec fits each limit with a wide margin. "
+    "The first four, on reading, hold for every YAML or JSON document gymwright reads, not only specs: a "
+    "`--config` file and a model's reply (the engineer's proposals and spec edits) are read the same way."
 )
 # Sections (and function categories) of the optional mechanics modules: a prompt for a task that
 # uses neither leaves them out (`prompt_reference`).
