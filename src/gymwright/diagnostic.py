@@ -42,6 +42,13 @@ class Diagnostic:
         return d
 
 
+def shown(value: Any, width: int = 60) -> str:
+    """A value as a message quotes it: text as it is, anything else as its repr, cut to about
+    `width` characters with its full length said (a 5,000-digit number is not quoted whole)."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= width else f"{text[:max(width - 20, 10)]}... ({len(text):,} characters)"
+
+
 def error(stage: str, path: str, message: str, hint: str = "", **kw: Any) -> Diagnostic:
     return Diagnostic(Severity.error, stage, path, message, hint, **kw)
 

@@ -24,8 +24,9 @@ from typer.core import TyperGroup
 
 from gymwright.cli.inert import InertConsole, inert
 from gymwright.compile import compile_spec
-from gymwright.diagnostic import Diagnostic, Severity, error
+from gymwright.diagnostic import Diagnostic, Severity, error, shown
 from gymwright.errors import GymwrightError, SpecError
+from gymwright.runtime.core import SEED_LIMIT
 
 JSON_ERRORS: ContextVar[bool] = ContextVar("JSON_ERRORS", default=False)
 
@@ -147,16 +148,13 @@ def parse_params(values: list[str] | None) -> dict[str, Any]:
         name = name.strip()
         if not sep or not name or not raw.strip():
             raise typer.BadParameter(
-                f"expected NAME=VALUE (e.g. --param discount=0.8), got {item!r}",
+                f"expected NAME=VALUE (e.g. --param discount=0.8), got {shown(repr(item))}",
                 param_hint="'--param'",
             )
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            value = raw
+        value = _param_value(name, raw)
         if isinstance(value, list | dict):
             raise typer.BadParameter(
-                f"{name}: a param value is a number or a bool, got {raw!r}", param_hint="'--param'"
+                f"{name}: a param value is a number or a bool, got {shown(repr(raw))}", param_hint="'--param'"
             )
         if _non_finite(value):
             raise typer.BadParameter(
@@ -166,6 +164,22 @@ def parse_params(values: list[str] | None) -> dict[str, Any]:
             )
         params[name] = value
     return params
+
+
+def _param_value(name: str, raw: str) -> Any:
+    """A --param value read as YAML within the spec's reading limits (`spec.limits.VALUE`); text
+    that is not YAML stays text, for the spec's check to judge."""
+    from gymwright.spec.limits import VALUE, load_yaml
+
+    try:
+        return load_yaml(raw, f"--param {name}", VALUE)
+    except yaml.YAMLError:
+        return raw
+    except SpecError as e:
+        raise typer.BadParameter(f"{name}: {e.diagnostics[0].message}", param_hint="'--param'") from None
+    except ValueError:  # an int of more than 4,300 digits
+        raise typer.BadParameter(f"{name}={shown(raw)}: a number this long cannot be read; give one of at most a "
+                                 "few dozen digits", param_hint="'--param'") from None
 
 
 def _non_finite(value: Any) -> bool:
@@ -192,6 +206,20 @@ SpecArg = Annotated[
     typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+
+
+def seed_option(help: str) -> Any:
+    """`--seed/-s`: an env seed, an int in [0, 2**63) (typer refuses any other as a usage error)."""
+    return typer.Option("--seed", "-s", min=0, max=SEED_LIMIT - 1, help=help)
+
+
+def check_seeds(seed: int, episodes: int) -> None:
+    """Episodes are seeded seed, seed + 1, ...: a usage error when the last passes the envs' largest seed."""
+    if seed + episodes > SEED_LIMIT:
+        raise typer.BadParameter(
+            f"{episodes:,} episodes from seed {seed:,} would use seeds up to {seed + episodes - 1:,}, past the envs' "
+            f"largest seed 2**63 - 1 = {SEED_LIMIT - 1:,}; give a seed of at most {SEED_LIMIT - episodes:,}",
+            param_hint="'--seed'")
 
 
 def to_json(data: Any) -> str:

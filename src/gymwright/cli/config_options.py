@@ -17,6 +17,7 @@ import difflib
 import functools
 import inspect
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,8 @@ import typer
 import yaml
 
 import gymwright
-from gymwright.errors import GymwrightError
+from gymwright.diagnostic import shown
+from gymwright.errors import GymwrightError, SpecError
 
 SOURCE = Path(gymwright.__file__).parent / "train" / "config.py"
 CLASS = "TrainConfig"
@@ -71,8 +73,15 @@ def _str(x: Any) -> str:
     return x
 
 
-def _optional_str(x: Any) -> str | None:
-    return None if x is None else _str(x)
+def _path(x: Any) -> str:
+    """A file or folder name: text without NUL, at most 4,096 characters (the system's limit)."""
+    if "\x00" in _str(x) or len(x) > 4096:
+        raise ValueError
+    return x
+
+
+def _optional_path(x: Any) -> str | None:
+    return None if x is None else _path(x)
 
 
 def _sizes(x: Any) -> tuple[int, ...]:
@@ -87,7 +96,7 @@ def _sizes(x: Any) -> tuple[int, ...]:
 
 
 def _spec(x: Any) -> str | dict[str, Any]:
-    return x if isinstance(x, dict) else _str(x)
+    return x if isinstance(x, dict) else _path(x)
 
 
 def _pairs(x: Any) -> dict[str, str]:
@@ -122,8 +131,8 @@ KINDS: dict[str, Kind] = {
     "float": Kind("a finite number", float, _float),
     "bool": Kind("true or false", bool, _bool),
     "str": Kind("a text", str, _str),
-    "str | Path": Kind("a path", str, _str, "PATH"),
-    "str | Path | None": Kind("a path (or null)", str, _optional_str, "PATH"),
+    "str | Path": Kind("a path", str, _path, "PATH"),
+    "str | Path | None": Kind("a path (or null)", str, _optional_path, "PATH"),
     "tuple[int, ...]": Kind("layer sizes (128,128 on the command line, [128, 128] in a file)", str, _sizes, "N,N,..."),
     "dict[str, str]": Kind("NAME=VALUE pairs (a repeated option NAME=VALUE, a mapping in a file)", list[str], _pairs,
                            "NAME=VALUE"),
@@ -201,37 +210,38 @@ class ConfigError(GymwrightError):
 def read_config_file(path: Path, allowed: tuple[str, ...], owner: str) -> dict[str, Any]:
     """The checked values of a YAML (or JSON) config file; `ConfigError` naming file, line and key.
 
-    `allowed` are the fields the command takes from a file; `owner` names the command, for the
-    error about a field it sets itself."""
+    The file is read as a spec file is (`gymwright.spec.loader.read_document`: its size, encoding,
+    nesting and YAML aliases within the spec's limits), then each key is checked as a field of the
+    command. `allowed` are the fields the command takes from a file; `owner` names the command,
+    for the error about a field it sets itself."""
+    from gymwright.spec.limits import CONFIG
+    from gymwright.spec.loader import read_document
+
     try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise ConfigError([(str(path), f"cannot read the config file: {e.strerror or e}",
-                            "check the path given to --config")]) from e
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise ConfigError([(where, f"not valid YAML: {getattr(e, 'problem', None) or e}",
-                            "fix the YAML syntax (`key: value`, one per line)")]) from e
+        data, text = read_document(path, CONFIG)
+    except SpecError as e:
+        raise ConfigError([(d.path, d.message, d.hint) for d in e.diagnostics]) from None
     if data is None:
         return {}
-    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
+    if not isinstance(data, dict):
         raise ConfigError([(str(path), f"a config file is a mapping of {CLASS} fields, got a {type(data).__name__}",
                             "write one `field: value` per line, e.g. `ent_coef: 0.001`")])
-    lines = {str(k.value): k.start_mark.line + 1 for k, _ in node.value}
     problems, values = [], {}
     for key, value in data.items():
         checked = _check_key(str(key), value, allowed, owner)
         if isinstance(checked, Problem):
-            problems.append((f"{path}:{lines.get(str(key), 1)}", checked.message, checked.hint))
+            problems.append((f"{path}:{_key_line(text, str(key))}", checked.message, checked.hint))
         else:
             values[str(key)] = checked
     if problems:
         raise ConfigError(problems)
     return values
+
+
+def _key_line(text: str, key: str) -> int:
+    """The line of a top-level `key:` in a config file's text (1 when it is not on a line of its own)."""
+    found = re.search(rf"^['\"]?{re.escape(key)}['\"]?[ \t]*:", text, re.MULTILINE)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
 
 
 @dataclass(frozen=True)
@@ -251,10 +261,22 @@ def _check_key(key: str, value: Any, allowed: tuple[str, ...], owner: str) -> An
                        f"remove it from the file; the keys {owner} takes: {', '.join(allowed)}")
     f = BY_NAME[key]
     try:
-        return f.kind.check(value)
+        checked = f.kind.check(value)
     except (ValueError, TypeError):
-        return Problem(f"{key}: expected {f.kind.what}, got {value!r} ({type(value).__name__})",
+        return Problem(f"{key}: expected {f.kind.what}, got {shown(repr(value))} ({type(value).__name__})",
                        f"{key} is {f.doc}" if f.doc else "")
+    out_of_range = _range_problem(key, checked)
+    return Problem(f"{key}: {out_of_range}", f"{key} is {f.doc}") if out_of_range else checked
+
+
+def _range_problem(name: str, value: Any) -> str | None:
+    """`TrainConfig`'s own check of a numeric field's range (imported here, when a command runs:
+    gymwright.train imports torch)."""
+    from gymwright.train.config import value_problem
+
+    return value_problem(name, value)
+
+
 
 
 # --------------------------------------------------------------------------- the options of a command
@@ -337,9 +359,26 @@ def config_options(command: str, fields: tuple[str, ...], *, flags: dict[str, tu
 
 def _from_cli(f: ConfigField, value: Any) -> Any:
     try:
-        return f.kind.check(value)
+        checked = f.kind.check(value)
     except (ValueError, TypeError):
-        raise typer.BadParameter(f"expected {f.kind.what}, got {value!r}", param_hint=f"'{f.option}'") from None
+        raise typer.BadParameter(f"expected {f.kind.what}, got {shown(repr(value))}", param_hint=f"'{f.option}'") from None
+    out_of_range = _range_problem(f.name, checked)
+    if out_of_range:
+        raise typer.BadParameter(f"{f.name}: {out_of_range}", param_hint=f"'{f.option}'")
+    return checked
+
+
+def check_combination(choice: ConfigChoice, command: str) -> None:
+    """Exit 1 on settings that are each in range but cannot train together (seeds past the envs'
+    limit, more minibatches than samples), naming where each setting came from."""
+    from gymwright.cli.common import fail
+    from gymwright.diagnostic import error
+    from gymwright.train.config import combination_problems
+
+    problems = combination_problems(resolved(tuple(BY_NAME), choice.values()))
+    if problems:
+        found = [error("config", choice.where(n), f"{n}: {message}", hint) for n, message, hint in problems]
+        fail([d.format() for d in found], f"see `gymwright {command} --help` for each field", diagnostics=found)
 
 
 # --------------------------------------------------------------------------- what a command does with them

@@ -17,6 +17,7 @@ from gymwright.cli.common import (
     ParamOpt,
     SpecArg,
     app,
+    check_seeds,
     check_writable,
     domain_errors,
     err,
@@ -25,6 +26,7 @@ from gymwright.cli.common import (
     parse_params,
     play,
     print_diagnostics,
+    seed_option,
     summary_table,
     to_json,
 )
@@ -188,11 +190,12 @@ def verify(
     spec: SpecArg,
     param: ParamOpt = None,
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Random legal episodes to play.")] = DEFAULT_EPISODES,
-    seed: Annotated[int, typer.Option("--seed", "-s", min=0, help="First seed of the random episodes.")] = 0,
+    seed: Annotated[int, seed_option("First seed of the random episodes.")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
     """Verify a spec: schema, static, compile, dynamic, probes, degeneracy. Exit 0 if it passed."""
     params = parse_params(param)
+    check_seeds(seed, episodes)
     with domain_errors(spec):
         report = verify_spec(spec, params, episodes=episodes, seed=seed)
     if as_json:
@@ -206,9 +209,7 @@ def verify(
 def run(
     spec: SpecArg,
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 3,
-    seed: Annotated[
-        int, typer.Option("--seed", "-s", min=0, help="Seed of the first episode, then +1.")
-    ] = 0,
+    seed: Annotated[int, seed_option("Seed of the first episode, then +1.")] = 0,
     param: ParamOpt = None,
     render: Annotated[
         bool, typer.Option("--render", help="Print the ansi frame after every step.")
@@ -220,6 +221,7 @@ def run(
 ) -> None:
     """Play uniformly random legal actions (per the action masks); report returns and metrics."""
     params = parse_params(param)
+    check_seeds(seed, episodes)
     if render and as_json:
         fail(
             ["--render and --json both write to stdout; choose one"],

@@ -14,11 +14,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from gymwright.cli.common import err, out
+from gymwright.cli.common import err, out, seed_option
 from gymwright.cli.config_options import (
     BY_NAME,
     FIELDS,
     ConfigChoice,
+    check_combination,
     check_device_of,
     config_options,
     describe,
@@ -120,6 +121,7 @@ def train_command(
 
     from gymwright.train import TrainConfig, train
 
+    check_combination(choice, "train")
     with domain_errors(label):
         check_device_of(choice)
         if values.get("npc"):  # now, with the option's name in any error, not after the first update
@@ -259,7 +261,7 @@ def play_command(
     spec: Annotated[str, typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False)],
     policy_path: Annotated[Path, typer.Option("--policy", help="A checkpoint (checkpoint.pt) or a run folder, or `scripted:NAME` for a scripted baseline of the spec.")],
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 3,
-    seed: Annotated[int, typer.Option("--seed", "-s", min=0, help="Seed of the first episode, then +1.")] = 0,
+    seed: Annotated[int, seed_option("Seed of the first episode, then +1.")] = 0,
     param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="Override a param the policy was trained with.")] = None,
     render: Annotated[bool, typer.Option("--render", help="Print the ansi frame after every step.")] = False,
     deterministic: Annotated[bool, typer.Option("--deterministic", help="Play the most likely action, not a sample.")] = False,
@@ -268,13 +270,14 @@ def play_command(
 ) -> None:
     """Watch a trained policy play (the spec must be the one it was trained on), or a scripted baseline."""
 
-    from gymwright.cli.common import domain_errors, fail, parse_params, play
+    from gymwright.cli.common import check_seeds, domain_errors, fail, parse_params, play
     from gymwright.codemode.source import is_code_source
     from gymwright.train import checkpoint as ck
     from gymwright.train.npc import team_from
     from gymwright.train.policy import roles_of
     from gymwright.train.rollout import make_env
 
+    check_seeds(seed, episodes)
     if render and as_json:
         fail(["--render and --json both write to stdout; choose one"], f"e.g. `gymwright play {spec} --policy {policy_path} --render`")
     if str(policy_path).startswith("scripted:"):

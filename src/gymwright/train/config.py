@@ -1,12 +1,113 @@
-"""`TrainConfig`: every setting of a built-in PPO run, one line of doc each."""
+"""`TrainConfig`: every setting of a built-in PPO run, one line of doc each, and the values each
+numeric setting may take (`RANGES`), checked whenever a config is made: `TrainConfig(...)` in
+Python, and each option and config-file key of the CLI as it is read (`gymwright.cli.config_options`).
+
+This module does not import torch (the CLI reads it before any training).
+"""
 
 from __future__ import annotations
 
+import math
+import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gymwright.diagnostic import shown
+from gymwright.errors import GymwrightError
+from gymwright.runtime.core import SEED_LIMIT
+
 ALGOS = ("ippo", "mappo")
+
+
+# ---------------------------------------------------------------------------- the values a config may hold
+@dataclass(frozen=True)
+class Range:
+    """The values of a numeric field: `low` to `high` (None: no upper end), `low` itself excluded
+    when `open`; `whole` for a count."""
+
+    low: float
+    high: float | None = None
+    open: bool = False
+    whole: bool = True
+
+    def holds(self, x: float) -> bool:
+        return (x > self.low if self.open else x >= self.low) and (self.high is None or x <= self.high)
+
+    def __str__(self) -> str:
+        kind = "a whole number" if self.whole else "a finite number"
+        low, high = (f"{x:,}" if self.whole else f"{x:g}" for x in (self.low, self.high or 0))
+        if self.open:
+            return f"{kind} above {low}" + (f" and at most {high}" if self.high is not None else "")
+        return f"{kind} from {low} to {high}" if self.high is not None else f"{kind} of at least {low}"
+
+
+# env seeds are ints in [0, SEED_LIMIT = 2**63); copy b of a batch is seeded seed * num_envs + b
+MAX_BATCH_STEPS = 2**22
+"""env steps of one rollout (num_envs x rollout_len): its buffers are allocated at once"""
+MAX_HIDDEN_LAYERS = 16
+"""hidden layers of the actor and of the critic"""
+
+RANGES: dict[str, Range] = {
+    "total_steps": Range(1, 2**53),  # counted exactly in the JSON log
+    "num_envs": Range(1, 65_536),
+    "rollout_len": Range(1, 65_536),
+    "lr": Range(0, 1.0, open=True, whole=False),  # an Adam step above 1 diverges at once
+    "gamma": Range(0, 1, whole=False),
+    "gae_lambda": Range(0, 1, whole=False),
+    "clip": Range(0, open=True, whole=False),
+    "epochs": Range(1, 1_000),
+    "minibatches": Range(1, MAX_BATCH_STEPS),
+    "ent_coef": Range(0, whole=False),
+    "vf_coef": Range(0, whole=False),
+    "max_grad_norm": Range(0, open=True, whole=False),
+    "hidden": Range(1, 4_096),  # each layer's width
+    "seed": Range(0, SEED_LIMIT - 1),
+    "imitation_coef": Range(0, whole=False),
+    "checkpoint_every": Range(1),
+    "threads": Range(1, 256),  # more torch threads than cores only contend
+}
+
+
+def value_problem(name: str, value: Any) -> str | None:
+    """What is wrong with `value` for the numeric field `name` (its type or its range), or None."""
+    rng = RANGES.get(name)
+    if rng is None:
+        return None
+    if name == "hidden":
+        sizes = list(value) if isinstance(value, list | tuple) else None
+        if not sizes or len(sizes) > MAX_HIDDEN_LAYERS:
+            return f"must be 1 to {MAX_HIDDEN_LAYERS} layer sizes, got {shown(repr(value))}"
+        bad = next((x for x in sizes if _out_of(rng, x)), None)
+        return None if bad is None else f"each layer size must be {rng}, got {shown(repr(bad))}"
+    return f"must be {rng}, got {shown(repr(value))}" if _out_of(rng, value) else None
+
+
+def _out_of(rng: Range, x: Any) -> bool:
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral if rng.whole else numbers.Real):
+        return True
+    return not (math.isfinite(x) and rng.holds(x))
+
+
+def combination_problems(values: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(field, what is wrong, the fix) for the settings that are each in range but cannot work
+    together; `values` holds every field (in range)."""
+    envs, steps, seed = values["num_envs"], values["rollout_len"], values["seed"]
+    found = []
+    if envs * steps > MAX_BATCH_STEPS:
+        found.append(("rollout_len", f"num_envs x rollout_len = {envs:,} x {steps:,} = {envs * steps:,} env steps per "
+                      f"update; the limit is {MAX_BATCH_STEPS:,} (the rollout's buffers are allocated at once)",
+                      "fewer copies or shorter rollouts: the default is 128 x 16"))
+    elif values["minibatches"] > envs * steps:
+        found.append(("minibatches", f"{values['minibatches']:,} minibatches of a rollout of {envs * steps:,} env steps "
+                      "(num_envs x rollout_len): each minibatch needs at least one",
+                      f"at most {envs * steps:,} minibatches, or more copies or longer rollouts"))
+    if (seed + 1) * envs > SEED_LIMIT:
+        found.append(("seed", f"seed {seed:,} with {envs:,} copies seeds copy b with seed x {envs:,} + b, past the "
+                      f"envs' largest seed 2**63 - 1", f"with {envs:,} copies give a seed of at most "
+                      f"{SEED_LIMIT // envs - 1:,}"))
+    return found
 
 
 @dataclass
@@ -99,17 +200,35 @@ class TrainConfig:
         """The configs of the batch, one dict each."""
         return [dict(p) for p in self.params] if isinstance(self.params, list) else [dict(self.params or {})]
 
+    def __post_init__(self) -> None:
+        problems = [(n, message, "") for n in RANGES if (message := value_problem(n, getattr(self, n))) is not None]
+        problems = problems or combination_problems(vars(self))
+        if problems:
+            raise ConfigValueError(problems)
+
+
+class ConfigValueError(GymwrightError):
+    """TrainConfig values that cannot train: `problems` holds (field, what is wrong, the fix) for each."""
+
+    def __init__(self, problems: list[tuple[str, str, str]]) -> None:
+        self.problems = problems
+        name, _, hint = problems[0]
+        super().__init__("; ".join(f"{n}: {message}" for n, message, _ in problems), path=f"TrainConfig.{name}",
+                         hint=hint or "see `gymwright train --help` for each field and its default")
+
+    def __str__(self) -> str:
+        return self.message + (f"\n  hint: {self.hint}" if self.hint else "")
+
 
 DEVICE_KINDS = ("cpu", "cuda")
 
 
 def check_device(device: str) -> None:
     """Refuse a torch device this machine cannot train on, saying why and what to do instead."""
-    from gymwright.errors import GymwrightError
-
     kind, colon, index = device.partition(":")
-    if kind not in DEVICE_KINDS or (colon and (kind == "cpu" or not index.isdigit())):
-        raise GymwrightError(f"unknown device {device!r}", path="device", value=device,
+    if kind not in DEVICE_KINDS or (colon and (kind == "cpu" or not (index.isascii() and index.isdigit())
+                                              or len(index) > 4)):
+        raise GymwrightError(f"unknown device {shown(repr(device))}", path="device", value=shown(device),
                              hint="use cpu (the default), cuda, or cuda:N for the N-th GPU")
     if kind == "cpu":
         return
