@@ -229,6 +229,22 @@ def _check_relabeller(opts: CurriculumOptions) -> None:
                              path="relabeller", hint="set demonstrator, demo_episodes and imitation_coef, or drop it")
 
 
+def _check_levers(spec: Any, metric: str, opts: CurriculumOptions) -> None:
+    """The task metric, its band and the knobs name what the spec has: a metric, a band of two
+    finite numbers (the lower first), params."""
+    if metric not in spec.metrics:
+        raise GymwrightError(f"task metric {metric!r} is not a metric of {spec.name}", path="task_metric",
+                             hint=f"the spec's metrics: {', '.join(spec.metrics)}")
+    low, high = opts.band
+    if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+        raise GymwrightError(f"{low:g} {high:g} is not a band: give two finite numbers, the lower first", path="band",
+                             hint=f"the target range of {metric}, e.g. 0.4 0.8")
+    unknown = [k for k in opts.knobs or () if k not in spec.params]
+    if unknown:
+        raise GymwrightError(f"knob {unknown[0]!r} is not a param of {spec.name}", path="knobs",
+                             hint=f"the spec's params: {', '.join(spec.params) or 'none'}")
+
+
 def _lineage_demos(checkpoint: str) -> Demos | None:
     """The demonstrations the stage that wrote `checkpoint` trained on (saved beside it), if any."""
     path = Path(checkpoint).parent / "demos.npz"
@@ -242,7 +258,9 @@ def _evolve(spec: str | dict[str, Any], params: dict[str, Any] | Mixture, engine
     compiled = compile_spec(spec, mixture.buckets[0].params)
     metric = opts.task_metric or default_task_metric(compiled)
     if metric is None:
-        raise ValueError(f"{spec} has no metrics: a curriculum needs a task metric")
+        raise GymwrightError(f"{spec} has no metrics: a curriculum needs a task metric", path="metrics",
+                             hint="give the spec a metric that measures the task (`metrics:`)")
+    _check_levers(compiled.checked.spec, metric, opts)
     raw, _ = read_data(spec)
     out.mkdir(parents=True, exist_ok=True)
     records: list[StageRecord] = []
@@ -326,12 +344,17 @@ def _apply_edit(proposal: StageProposal, parent: dict[str, Any], checkpoint: str
         record["summary"] = "the edit did not verify; the stage keeps its spec (" + "; ".join(outcome.findings)[:300] + ")"
         return record, {}
     folder.mkdir(parents=True, exist_ok=True)
+    try:  # a verified child the policy cannot be carried onto (e.g. params the spec refuses) keeps the stage too
+        carried = carry_over(checkpoint, parent, outcome.spec, proposal.mixture.buckets[0].params, folder / "carried.pt")
+    except GymwrightError as e:
+        record.update(status="failed", spec_sha=outcome.parent_sha, findings=[*outcome.findings, str(e)],
+                      summary=f"the policy could not be carried onto the edited spec; the stage keeps its spec ({e})"[:400])
+        return record, {}
     text = yaml.safe_dump(outcome.spec, sort_keys=False, allow_unicode=True)
     write_atomic(folder / "spec.yaml", text)
     before = yaml.safe_dump(parent, sort_keys=False, allow_unicode=True)
     record["diff"] = "".join(difflib.unified_diff(before.splitlines(True), text.splitlines(True), "parent spec",
                                                   f"{folder.name}/spec.yaml", n=1))[:DIFF_CHARS]
-    carried = carry_over(checkpoint, parent, outcome.spec, proposal.mixture.buckets[0].params, folder / "carried.pt")
     record["carry_over"], record["summary"] = carried.as_dict(), f"{outcome.reason[:200]}; {carried.summary()}"
     return record, {"spec": outcome.spec, "init_from": carried.checkpoint}
 

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -23,7 +24,8 @@ import numpy as np
 import yaml
 
 from gymwright.design.templated import params_schema
-from gymwright.engineer.edits import SpecEdit, edit_from_reply
+from gymwright.diagnostic import shown
+from gymwright.engineer.edits import MAX_PATCH_OPS, MAX_REASON_CHARS, SpecEdit, edit_from_reply
 from gymwright.engineer.evidence import Evidence, Knob, StageEvidence
 from gymwright.engineer.mixture import Bucket, Mixture, floor_shares
 from gymwright.engineer.structural import propose_in_space
@@ -32,6 +34,7 @@ from gymwright.errors import GymwrightError
 from gymwright.llm.base import Message, Request
 from gymwright.llm.client import LLM
 from gymwright.llm.jsonreply import extract_json
+from gymwright.spec.limits import REPLY, check_data
 from gymwright.spec.loader import load_spec, read_data
 
 GUIDELINE = (
@@ -63,8 +66,8 @@ The spec:
 {spec}```"""
 EDIT_SCHEMA: dict[str, Any] = {"anyOf": [{"type": "null"}, {
     "type": "object", "additionalProperties": False, "required": ["reason", "patch"],
-    "properties": {"reason": {"type": "string", "maxLength": 400},
-                   "patch": {"type": "array", "minItems": 1, "maxItems": 20, "items": {
+    "properties": {"reason": {"type": "string", "maxLength": MAX_REASON_CHARS},
+                   "patch": {"type": "array", "minItems": 1, "maxItems": MAX_PATCH_OPS, "items": {
                        "type": "object", "required": ["op", "path"],
                        "properties": {"op": {"enum": ["add", "remove", "replace"]}, "path": {"type": "string"},
                                       "value": {}}}}}}]}
@@ -264,7 +267,12 @@ class LLMEngineer:
             tokens = 3000  # room for a patch
         reply = self.llm.complete(Request((Message("user", prompt),), schema=schema, schema_name="proposal",
                                           max_tokens=tokens))
-        data = extract_json(reply.text)
+        try:
+            data = extract_json(reply.text)
+        except ValueError:  # a number past Python's 4,300 digits
+            raise GymwrightError("the engineer's reply holds a number too long to read", path="the reply",
+                                 hint="numbers in a reply have at most a few dozen digits") from None
+        check_data(data, "the engineer's reply", REPLY)
         if not isinstance(data, dict):
             return {}
         if self._spec_shown is not None:
@@ -312,8 +320,7 @@ class LLMEngineer:
             keep = set(spec.params) - movable if movable else set(spec_structural(evidence, b))
             params[b.label], bucket_notes = _bounded(spec, row.get("params", {}), keep)
             notes += [f"[{b.label}] {n}" for n in bucket_notes]
-            share = row.get("share")
-            shares[b.label] = float(share) if isinstance(share, int | float) and share >= 0 else b.share
+            shares[b.label] = _share(row.get("share"), b.share)
         rationale = "; ".join([said, *notes]).strip("; ")
         return StageProposal(current_mixture(evidence).with_changes(params, floor_shares(shares)), rationale, self.name)
 
@@ -343,8 +350,7 @@ class LLMEngineer:
             params = space.nearest({**evidence.buckets[0][0].params, **{k: row[k] for k in levers if k in row}})
             if any(params[k] != row.get(k) for k in levers):
                 notes.append(f"moved {({k: row.get(k) for k in levers})} to the nearest allowed values")
-            share = row.get("share")
-            share = float(share) if isinstance(share, int | float) and share >= 0 else 0.0
+            share = _share(row.get("share"), 0.0)
             label = space.label(params)
             if label in buckets:  # the same structure twice: one bucket, shares added
                 buckets[label].share += share
@@ -417,14 +423,31 @@ def spec_structural(evidence: StageEvidence, bucket: Any) -> list[str]:
     return [k for k in keys if len({repr(b.params.get(k)) for b, _ in evidence.buckets}) > 1]
 
 
+def _share(x: Any, default: float) -> float:
+    """A bucket's share as the reply gives it: a finite number >= 0, else `default`."""
+    return float(x) if _finite(x) and not isinstance(x, bool) and x >= 0 else default
+
+
+def _finite(x: Any) -> bool:
+    """A finite int or float (an int too large for a float is not)."""
+    try:
+        return isinstance(x, int | float) and math.isfinite(x)
+    except OverflowError:
+        return False
+
+
 def _bounded(spec: Any, given: Any, keep: set[str]) -> tuple[dict[str, Any], list[str]]:
-    """The model's params clamped into the spec's ranges; unknown names and `keep` are ignored."""
+    """The model's params clamped into the spec's ranges; unknown names, values that are not
+    finite numbers (NaN, infinities) and `keep` are ignored."""
     params: dict[str, Any] = {}
     notes: list[str] = []
     for name, value in (given.items() if isinstance(given, dict) else []):
         p = spec.params.get(name)
         if p is None or isinstance(value, bool) != (p.type == "bool") or not isinstance(value, bool | int | float):
-            notes.append(f"ignored {name}={value!r} (not a param of {spec.name})")
+            notes.append(f"ignored {name}={shown(repr(value))} (not a param of {spec.name})")
+            continue
+        if not _finite(value):
+            notes.append(f"ignored {name}={shown(repr(value))} (not a finite number)")
             continue
         if name in keep:
             continue
