@@ -91,10 +91,16 @@ class GridChecks(CheckerBase):
         for k, (kname, tk) in enumerate(g.tiles.items()):
             self.declare(Symbol(kname, "builtin", Info("int", (), k, k, True, k), f"p.{kname}", "tile kind"), f"grid.tiles.{kname}")
             c = self.expr(tk.density, self.scope("grid density"), f"grid.tiles.{kname}.density")
-            if c is not None and c.info.dtype not in ("int", "float"):
+            if c is not None and (c.info.dtype not in ("int", "float") or c.info.shape):
                 self.error(f"grid.tiles.{kname}.density", f"density must be a number, got {c.info.describe()}")
+                c = None
             densities.append(c)
+        self._check_densities(kinds, densities)
         n = self.n_agents
+        if n > h * w:
+            self.error("grid", f"a {h}x{w} grid has {h * w} cells but the spec has {n} agents, and each agent "
+                       "stands on a cell of its own", "make the grid larger (grid.height, grid.width) or give fewer "
+                       "agents (agents.ROLE.count)", value=n)
         starts = self._grid_points(g.starts, "grid.starts", h, w, n)
         goals = self._grid_points(g.goals, "grid.goals", h, w, n)
         slip = self.expr(g.slip, self.scope("grid slip"), "grid.slip")
@@ -133,6 +139,24 @@ class GridChecks(CheckerBase):
                           [t.passable for t in g.tiles.values()], fixed, starts, goals,
                           slip, g.collision, None, n, g.goals != "none", pool, solve,  # type: ignore[arg-type]
                           self._check_solve_seed() if solve is not None else None)
+
+    def _check_densities(self, kinds: list[str], densities: list[Checked | None]) -> None:
+        """A generated layout gives each kind after the floor its density's share of the cells: each
+        share 0..1 and, over every param value the spec allows, together at most 1."""
+        total, named = 0.0, []
+        for k, c in enumerate(densities):
+            if k == 0 or c is None:
+                continue  # the floor takes what the others leave
+            if c.info.lo < 0 or c.info.hi > 1:
+                shown = f"is {c.info.lo:g}" if c.info.lo == c.info.hi else f"may be {c.info.lo:g}..{c.info.hi:g}"
+                self.error(f"grid.tiles.{kinds[k]}.density", f"density {shown}; it is the share of the cells of this "
+                           "kind, 0..1", "bound it to 0..1 (a literal, or a param's min and max)", value=c.source)
+                return
+            total += c.info.hi
+            named.append(kinds[k])
+        if total > 1:
+            self.error("grid.tiles", f"the densities of {', '.join(named)} may reach {total:g} together; they share "
+                       "the cells, so together at most 1", "bound the params so that their maxima sum to 1 or less")
 
     def _check_solve(self, h: int, w: int, densities: list[Checked | None], pool: Checked | None) -> Checked | None:
         """`grid.solve`: the layouts must be ones the MAPF generator can make; returns `wait_ratio`."""
