@@ -27,7 +27,7 @@ import pytest
 
 from gymwright.codemode import isolation
 from gymwright.codemode.namespaces import python, roots
-from gymwright.codemode.sandbox import Layers
+from gymwright.codemode.sandbox import Layers, Sandbox
 
 HERE = Path(__file__).resolve().parent
 ROOT = os.geteuid() == 0
@@ -177,20 +177,29 @@ def test_without_the_kernel_s_isolation_code_mode_refuses_to_run_model_code(tmp_
 
 @refusing_kernel
 def test_the_explicit_opt_in_runs_it_unconfined_loudly_and_on_the_record() -> None:
-    probe = ("from gymwright.codemode.sandbox import Sandbox\nwith Sandbox() as s:\n    l = s.layers()\n"
-             "print('unconfined', l['unconfined'], l['namespaces'], 'landlock' in l, l['seccomp']['armed'])\n")
+    probe = ("from gymwright.codemode.sandbox import Sandbox\nfrom gymwright.design.coded import describe_layers\n"
+             "with Sandbox() as s:\n    l = s.layers()\n"
+             "print('unconfined', l['unconfined'], l['namespaces'], 'landlock' in l, l['seccomp']['armed'])\n"
+             "print(describe_layers(l))\n")
     done = under_refusal(probe, **{isolation.OPT_IN: isolation.OPT_IN_VALUE})
     assert done.returncode == 0, done.stderr[-2000:]
     assert "unconfined True False False True" in done.stdout
+    # what every design attempt records of its worker (the report shows it)
+    assert "UNCONFINED on the user's opt-in" in done.stdout and "no namespaces; NO Landlock; seccomp filter" in done.stdout
     assert "WARNING: running model code UNCONFINED" in done.stderr
     wrong = under_refusal(probe, **{isolation.OPT_IN: "1"})  # only the named value opts in
     assert wrong.returncode != 0 and "code mode refuses to run code a model wrote" in wrong.stderr
 
 
-def test_the_default_layers_are_confined_here() -> None:
+def test_the_default_layers_are_confined_here_and_recorded() -> None:
     """This machine (and CI's) gives the kernel layers: the default suite's sandbox is the real one."""
+    from gymwright.design.coded import describe_layers
+
     assert KERNEL.seccomp and (KERNEL.namespaces or KERNEL.landlock >= 1), isolation.missing(KERNEL)
     assert sys.platform == "linux"
+    with Sandbox() as sandbox:
+        said = describe_layers(sandbox.layers())
+    assert "UNCONFINED" not in said and "seccomp filter" in said and "NO " not in said, said
 
 
 # ------------------------------------------------------------------ a time bomb while training

@@ -58,7 +58,12 @@ def check_candidate(candidate: dict[str, Any], episodes: int) -> VerificationRep
 
 def describe_layers(layers: dict[str, Any]) -> str:
     limits = layers.get("limits", {})
-    parts = [f"user {layers.get('user', '?')}",
+    landlock, seccomp = layers.get("landlock"), layers.get("seccomp")
+    parts = ["UNCONFINED on the user's opt-in (GYMWRIGHT_UNCONFINED_MODEL_CODE)"] if layers.get("unconfined") else []
+    parts += ["own namespaces (bubblewrap)" if layers.get("namespaces") else "no namespaces",
+              f"Landlock ABI {landlock.get('abi')}" if isinstance(landlock, dict) and landlock.get("armed") else "NO Landlock",
+              "seccomp filter" if isinstance(seccomp, dict) and seccomp.get("armed") else "NO seccomp filter",
+              f"user {layers.get('user', '?')}",
              "chroot into an empty folder" if layers.get("chroot") else "no chroot",
              "audit hook" if layers.get("audit_hook") else "NO audit hook",
              "restricted builtins" if layers.get("restricted_builtins") else "full builtins",
