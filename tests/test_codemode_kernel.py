@@ -221,3 +221,9 @@ def test_a_time_bomb_during_training_stops_the_run_with_a_clear_error(tmp_path: 
                                       "--out", str(tmp_path / "run")])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert str(module) in result.output and "did not return within" in result.output, result.output
+
+
+def test_the_docs_quote_the_battery_as_it_is() -> None:
+    text = " ".join((HERE.parent / "docs" / "designer.md").read_text().split())
+    assert f"{len(battery.CASES)} attacks written to get past vetting" in text
+    assert f"{len(SPREAD)} of them in the default suite" in text
