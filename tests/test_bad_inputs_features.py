@@ -137,8 +137,8 @@ def test_config_file_errors_under_json_are_one_object(tmp_path: Path) -> None:
 OUT_OF_RANGE = [  # (field, value in the file, the range said)
     ("num_envs", "0", "num_envs: must be a whole number from 1 to 65,536, got 0"),
     ("rollout_len", "0", "rollout_len: must be a whole number from 1 to 65,536, got 0"),
-    ("lr", "-0.5", "lr: must be a finite number above 0 and at most 1, got -0.5"),
-    ("lr", "0", "lr: must be a finite number above 0"),
+    ("lr", "-0.5", "lr: must be a finite number from 0 to 1, got -0.5"),
+    ("lr", "1.5", "lr: must be a finite number from 0 to 1, got 1.5"),
     ("gamma", "1.5", "gamma: must be a finite number from 0 to 1, got 1.5"),
     ("gae_lambda", "-1", "gae_lambda: must be a finite number from 0 to 1"),
     ("clip", "0", "clip: must be a finite number above 0"),
@@ -167,7 +167,7 @@ def test_a_config_file_value_out_of_its_range_names_file_line_key_and_range(tmp_
 @pytest.mark.parametrize(("option", "value", "said"), [
     ("--num-envs", "0", "num_envs: must be a whole number from 1 to 65,536, got 0"),
     ("--rollout-len", "0", "rollout_len: must be a whole number from 1"),
-    ("--lr", "-0.5", "lr: must be a finite number above 0"),
+    ("--lr", "-0.5", "lr: must be a finite number from 0 to 1"),
     ("--lr", "nan", "expected a finite number, got nan"),
     ("--hidden", "99999999999", "hidden: each layer size must be a whole number from 1 to 4,096"),
     ("--hidden", "²", "expected layer sizes"),
@@ -203,8 +203,8 @@ def test_the_curriculum_reads_its_config_file_the_same_way(tmp_path: Path) -> No
 @pytest.mark.parametrize(("given", "said"), [
     ({"num_envs": 0}, "num_envs: must be a whole number from 1"),
     ({"rollout_len": 0}, "rollout_len: must be a whole number from 1"),
-    ({"lr": -0.5}, "lr: must be a finite number above 0"),
-    ({"lr": math.nan}, "lr: must be a finite number above 0"),
+    ({"lr": -0.5}, "lr: must be a finite number from 0 to 1"),
+    ({"lr": math.nan}, "lr: must be a finite number from 0 to 1"),
     ({"seed": 2**70}, "seed: must be a whole number from 0"),
     ({"hidden": (10**9,)}, "hidden: each layer size must be"),
     ({"num_envs": "4"}, "num_envs: must be a whole number from 1 to 65,536, got '4'"),
