@@ -56,15 +56,22 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 
 def workers_cpu() -> float:
-    """CPU seconds (user + system) of this process's live child processes (its sandbox workers)."""
-    me, total = os.getpid(), 0.0
+    """CPU seconds (user + system) of this process's live descendants: its sandbox workers, which
+    run under bubblewrap (a child that starts them) where the kernel gives namespaces."""
+    parent, cpu = {}, {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rpartition(")")[2].split()
         except OSError:
             continue  # it ended meanwhile
-        if int(fields[1]) == me:
-            total += (int(fields[11]) + int(fields[12])) / TICK
+        pid = int(stat.parent.name)
+        parent[pid], cpu[pid] = int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK
+    me, total = os.getpid(), 0.0
+    for pid in cpu:
+        up, seen = parent.get(pid), 0
+        while up is not None and up != me and seen < 64:
+            up, seen = parent.get(up), seen + 1
+        total += cpu[pid] if up == me else 0.0
     return total
 
 
