@@ -29,7 +29,7 @@ from gymwright.spec.model import EnvSpec
 from gymwright.spec.reference import MECHANICS, compact_line, compact_reference, prompt_reference
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
-PROMPTS_VERSION = "5"
+PROMPTS_VERSION = "6"
 # The examples of a full spec prompt share this many characters (the nearest first; a second
 # one only when it fits): with the reference of a non-grid task, the prompt stays under 25 KB.
 EXAMPLES_BUDGET = 9_000
