@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gymwright.report.folder import CONFIG, ReportError, RunFolder, read_run
+from gymwright.report.records import RecordError, read_config
 
 NOT_A_TREATMENT = ("seed", "out", "resume", "tensorboard", "threads", "checkpoint_every", "device", "init_from",
                    "stages")
@@ -97,15 +96,19 @@ def label(settings: dict[str, Any], by: list[str]) -> str:
 
 
 def _config_yaml(run: RunFolder) -> dict[str, Any] | None:
+    """The run's config.yaml, read as a `--config` file is (`gymwright.report.records.read_config`);
+    one that cannot be read is said in the run's notes, and the checkpoint's config is used."""
     path = run.root / CONFIG
-    if not path.exists():
-        return None
     try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as e:
-        run.notes.append(f"{CONFIG} is unreadable ({e.__class__.__name__}); the checkpoint's config is shown")
+        if not path.exists():
+            return None
+        return read_config(path, CONFIG)
+    except (RecordError, OSError) as e:
+        why = f"{e.path}: {e.message}" if isinstance(e, RecordError) else f"{CONFIG}: {e.strerror or e}"
+        instead = "the checkpoint's config is used instead" if (run.checkpoint or {}).get("config") \
+            else "and the run has no checkpoint with its config: its settings are not known"
+        run.notes.append(f"{why}; {instead}")
         return None
-    return data if isinstance(data, dict) else None
 
 
 def _same_spec(runs: list[RunFolder]) -> None:

@@ -11,15 +11,27 @@ sandbox workers, and no steps come back over the pipe.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from gymwright.codemode.source import is_code_source
 from gymwright.errors import GymwrightError
 from gymwright.evaluate.scorecard import NO_SPEC
 from gymwright.evaluate.trajectories import Step, Trajectory
+from gymwright.report.records import (
+    ComparisonRecord,
+    DesignRecord,
+    RecordError,
+    ScorecardRecord,
+    StageLine,
+    TrajectoryLine,
+    read_json,
+    read_jsonl,
+    shape_problem,
+)
 
 TRAIN_LOG = "train.jsonl"
 CHECKPOINT = "checkpoint.pt"
@@ -93,8 +105,19 @@ class RunFolder:
 
 
 def read_run(root: Path) -> RunFolder:
-    """Read a run or curriculum folder; `ReportError` if it is neither."""
+    """Read a run or curriculum folder; `ReportError` if it is neither, or cannot be read."""
     root = Path(root)
+    try:
+        _check_folder(root)
+        return _read(root)
+    except OSError as e:  # a folder (or a stage's) this user may not open
+        where = e.filename or root
+        raise ReportError(f"cannot read {where}: {e.strerror or e}",
+                          hint="check that the run folder and everything in it are readable by this user "
+                               f"(`ls -ld {where}`)") from None
+
+
+def _check_folder(root: Path) -> None:
     if not root.exists():
         raise ReportError(f"{root} does not exist",
                           hint="pass the folder written by `gymwright train SPEC --out RUN` "
@@ -108,23 +131,27 @@ def read_run(root: Path) -> RunFolder:
             f"nothing to report in {root}: it has none of {', '.join(MARKERS)}",
             hint=f"train into it first (`gymwright train SPEC --out {root}`), then "
                  f"`gymwright evaluate SPEC --policy {root}`")
+
+
+def _read(root: Path) -> RunFolder:
     run = RunFolder(root)
-    run.design = _json(run, root / DESIGN)
-    run.curriculum = _jsonl(run, root / CURRICULUM) if (root / CURRICULUM).exists() else None
+    run.design = _json(run, root / DESIGN, DesignRecord)
+    run.curriculum = _jsonl(run, root / CURRICULUM, shape=StageLine) if (root / CURRICULUM).exists() else None
     stages = _stage_folders(root, run.curriculum)
     last = stages[-1] if stages else root
     for label, folder in ([(f"stage {i}", f) for i, f in enumerate(stages)] or [("run", root)]):
         if (folder / TRAIN_LOG).exists():
-            run.segments.append(Segment(label, _jsonl(run, folder / TRAIN_LOG)))
+            run.segments.append(Segment(label, _jsonl(run, folder / TRAIN_LOG, numbers=True)))
     if (root / COMPARISON).exists():
         _read_comparison(run, root)
     run.checkpoint = _checkpoint(run, last / CHECKPOINT)
     eval_dir = next((f / "eval" for f in (root, last) if (f / SCORECARD).exists()), None)
     if eval_dir is not None:
         run.eval_dir = eval_dir
-        run.scorecard = _json(run, eval_dir / "scorecard.json")
+        run.scorecard = _json(run, eval_dir / "scorecard.json", ScorecardRecord)
         if (eval_dir / "trajectories.jsonl").exists():
-            run.trajectories = trajectories(_jsonl(run, eval_dir / "trajectories.jsonl"))
+            path = eval_dir / "trajectories.jsonl"
+            run.trajectories = trajectories(_jsonl(run, path, shape=TrajectoryLine))
         run.gifs = _gifs(eval_dir, run.scorecard or {})
     return run
 
@@ -132,57 +159,90 @@ def read_run(root: Path) -> RunFolder:
 def _read_comparison(run: RunFolder, root: Path) -> None:
     """comparison.json and the training log of every compared curriculum (its folder is written
     relative to the run folder)."""
-    run.comparison = _json(run, root / COMPARISON)
+    run.comparison = _json(run, root / COMPARISON, ComparisonRecord)
     for name, arm in ((run.comparison or {}).get("arms") or {}).items():
         folder = root / str(arm.get("folder", ""))
-        if folder.resolve() == root.resolve():  # the run folder itself (the demo's engineer): read already
+        if _is_dir(folder) and folder.resolve() == root.resolve():  # the run folder itself (the demo's engineer)
             run.arm_segments[name] = run.segments
             continue
-        records = _jsonl(run, folder / CURRICULUM) if (folder / CURRICULUM).exists() else []
-        run.arm_segments[name] = [Segment(f"stage {i}", _jsonl(run, f / TRAIN_LOG))
+        records = _jsonl(run, folder / CURRICULUM, shape=StageLine) if _exists(folder / CURRICULUM) else []
+        run.arm_segments[name] = [Segment(f"stage {i}", _jsonl(run, f / TRAIN_LOG, numbers=True))
                                   for i, f in enumerate(_stage_folders(folder, records)) if (f / TRAIN_LOG).exists()]
 
 
 def _stage_folders(root: Path, records: list[dict[str, Any]] | None) -> list[Path]:
-    """Each stage's run folder: where its checkpoint was written, else `root/stageK`."""
+    """Each stage's run folder: where its checkpoint was written, else `root/stageK` (K: the
+    record's index, else its place)."""
     folders = []
     for rec in records or []:
-        ckpt = Path(str(rec.get("checkpoint") or ""))
-        here = root / f"stage{rec.get('index', len(folders))}"
-        folders.append(ckpt.parent if rec.get("checkpoint") and ckpt.parent.is_dir() else here)
-    return [f for f in folders if f.is_dir()]
+        index, ckpt = rec.get("index"), rec.get("checkpoint")
+        here = root / f"stage{index if isinstance(index, int) and not isinstance(index, bool) else len(folders)}"
+        written = Path(ckpt).parent if isinstance(ckpt, str) and ckpt else None
+        folders.append(written if written is not None and _is_dir(written) else here)
+    return [f for f in folders if _is_dir(f)]
 
 
-def _json(run: RunFolder, path: Path) -> dict[str, Any] | None:
-    if not path.exists():
-        return None
+def _is_dir(path: Path) -> bool:
+    """`path.is_dir()`, False for a name no folder can have (too long, a NUL in it)."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        run.notes.append(f"{path.name} is unreadable ({e}); left out")
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _json(run: RunFolder, path: Path, shape: type[BaseModel] | None = None) -> dict[str, Any] | None:
+    """A JSON record (`gymwright.report.records.read_json`); one that cannot be read, is not an
+    object or not of its `shape` (`gymwright.report.records`) is left out and said."""
+    if not _exists(path):
         return None
-    return data if isinstance(data, dict) else None
-
-
-def _jsonl(run: RunFolder, path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a JSONL file; a torn or foreign line is skipped (and noted)."""
-    rows, bad = [], 0
+    label = _label(run, path)
     try:
-        lines = path.read_text().splitlines()
-    except OSError as e:
-        run.notes.append(f"{path.name} is unreadable ({e}); left out")
+        data = read_json(path, label)
+    except RecordError as e:
+        run.notes.append(f"{e.path}: {e.message}; left out")
+        return None
+    if not isinstance(data, dict):
+        run.notes.append(f"{label}: a JSON {type(data).__name__}, not an object; left out")
+        return None
+    wrong = shape_problem(shape, data) if shape is not None else None
+    if wrong is not None:
+        run.notes.append(f"{label}: {wrong}, not what gymwright writes; left out")
+        return None
+    return data
+
+
+def _jsonl(run: RunFolder, path: Path, numbers: bool = False, shape: type[BaseModel] | None = None
+           ) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines log (`gymwright.report.records.read_jsonl`): a torn,
+    foreign, too long or too deep line, or one not of its `shape`, is skipped, and with `numbers`
+    (train.jsonl) a value that is not a finite number is left out of its row, each said in the notes."""
+    label = _label(run, path)
+    try:
+        log = read_jsonl(path, label, numbers, shape)
+    except RecordError as e:
+        run.notes.append(f"{e.path}: {e.message}; left out")
         return []
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            bad += 1
-            continue
-        if isinstance(row, dict):
-            rows.append(row)
-    if bad:
-        run.notes.append(f"{path.name}: skipped {bad} unreadable line{'s' * (bad != 1)}")
-    return rows
+    run.notes += log.notes(label)
+    return log.rows
+
+
+def _label(run: RunFolder, path: Path) -> str:
+    """A file as the notes name it: its path in the run folder."""
+    try:
+        return str(path.relative_to(run.root))
+    except ValueError:  # a compared curriculum's folder may lie elsewhere
+        return str(path)
+
+
+def _exists(path: Path) -> bool:
+    """Whether `path` is there (a file this user may not look at is said when it is read); False
+    for a name no file can have (a NUL in it)."""
+    try:
+        return path.exists()
+    except OSError:
+        return True
+    except ValueError:
+        return False
 
 
 def _checkpoint(run: RunFolder, path: Path) -> dict[str, Any] | None:
@@ -200,17 +260,17 @@ def _checkpoint(run: RunFolder, path: Path) -> dict[str, Any] | None:
 
 
 def trajectories(rows: list[dict[str, Any]]) -> list[Trajectory]:
-    """Trajectories back from the lines `gymwright.evaluate.write_jsonl` wrote."""
-    by_episode: dict[Any, Trajectory] = {}
+    """Trajectories back from the lines `gymwright.evaluate.write_jsonl` wrote (each of the shape
+    `gymwright.report.records.TrajectoryLine`; pydantic's ValidationError for one that is not)."""
+    by_episode: dict[int, Trajectory] = {}
     for row in rows:
-        tr = by_episode.setdefault(row.get("episode"), Trajectory(int(row.get("seed", 0))))
-        if row.get("t") == "end":
-            tr.returns = {str(a): float(r) for a, r in (row.get("returns") or {}).items()}
-            tr.metrics = {str(k): float(v) for k, v in (row.get("metrics") or {}).items()}
+        line = TrajectoryLine.model_validate(row)
+        tr = by_episode.setdefault(line.episode, Trajectory(line.seed))
+        if line.t == "end":
+            tr.returns, tr.metrics = dict(line.returns), dict(line.metrics)
         else:
-            tr.steps.append(Step(int(row.get("t", len(tr.steps))), dict(row.get("actions") or {}),
-                                 dict(row.get("rewards") or {}), dict(row.get("terms") or {}),
-                                 str(row.get("text", ""))))
+            tr.steps.append(Step(line.t, dict(line.actions), dict(line.rewards), {a: dict(t) for a, t in line.terms.items()},
+                                 line.text))
     return list(by_episode.values())
 
 

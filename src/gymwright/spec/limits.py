@@ -11,7 +11,8 @@ each limit with a wide margin (tests/test_limits.py states the library's maxima)
 The reading limits (file size, encoding, nesting, aliases, nodes, text) hold for every YAML or
 JSON document gymwright reads, not only specs: a `--config` file and a model's reply are read
 by the same functions, given a `Document` that names what is read in the refusals (`SPEC`,
-`CONFIG`, `REPLY`, and `VALUE` for a value given on the command line).
+`CONFIG`, `REPLY`, `VALUE` for a value given on the command line, and `RECORD` for a run
+folder's JSON records, which `gymwright.report.records` reads).
 """
 
 from __future__ import annotations
@@ -269,6 +270,14 @@ REPLY = Document(
     depth_hint="a reply is a JSON object a few levels deep (a spec edit: op, path, value)",
     nodes_hint="a reply is a JSON object of a few kilobytes",
     example="reply.json")
+
+RECORD = Document(
+    "record", "report",
+    size_hint="gymwright writes a run folder's records itself: train or evaluate again to write it afresh",
+    depth_hint="gymwright writes its records a few levels deep: this one was changed since; train or evaluate "
+               "again to write it afresh",
+    nodes_hint="gymwright writes its records without YAML aliases: train or evaluate again to write it afresh",
+    example="scorecard.json")
 
 
 def _segment(parent: yaml.Node | None, index: Any) -> str:
