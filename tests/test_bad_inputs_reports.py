@@ -1,11 +1,11 @@
-"""Bad inputs to `report`, each answered clearly (issue 39, item 10).
+"""Bad inputs to `report` and RLlib's options, each answered clearly (issue 39, item 10).
 
 A run folder is read as a spec is: within bounds, typed, and a record that cannot be read is named
 with the file (and line) and what is wrong. A part of a run that the report can do without (a
 config.yaml, lines of train.jsonl, a scorecard) is left out and said in the notes, which the page
 and `--json` carry, as a torn last line always was; a folder that is not a run, or cannot be read,
-is an error (exit 1). With `--json`, an error is one JSON object on stdout. None of them is a
-traceback.
+is an error (exit 1). Every `train --backend rllib` option is checked before Ray is imported or
+started. With `--json`, an error is one JSON object on stdout. None of them is a traceback.
 """
 
 from __future__ import annotations
@@ -417,3 +417,95 @@ def test_a_run_folder_that_cannot_be_read(made: dict[str, Path], tmp_path: Path)
     for result in (one, many):
         assert_clean(result, "cannot read", "Permission denied", "readable by this user")
     one_json_error(as_json, "cannot read", "Permission denied")
+
+
+# =========================================================================== RLlib's options, before Ray
+@pytest.fixture
+def no_ray(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Fail the test where Ray would be imported or started: `train_rllib` and `start_ray` record a
+    call and refuse; the list of calls is returned."""
+    from gymwright.train import rllib, rllib_ray
+
+    calls: list[str] = []
+
+    def refuse(name: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            raise AssertionError(f"{name} was called: the error should have come before Ray")
+        return call
+
+    monkeypatch.setattr(rllib, "train_rllib", refuse("train_rllib"))
+    monkeypatch.setattr(rllib_ray, "start_ray", refuse("start_ray"))
+    return calls
+
+
+RLLIB = [  # (options, exit code, what is said, where: the JSON path)
+    (["--num-envs", "0"], 2, "num_envs: must be a whole number from 1 to 65,536, got 0", "--num-envs"),
+    (["--num-envs", "-4"], 2, "num_envs: must be a whole number from 1", "--num-envs"),
+    (["--rollout-len", "0"], 2, "rollout_len: must be a whole number from 1", "--rollout-len"),
+    (["--epochs", "0"], 2, "epochs: must be a whole number from 1 to 1,000", "--epochs"),
+    (["--minibatches", "0"], 2, "minibatches: must be a whole number from 1", "--minibatches"),
+    (["--lr", "nan"], 2, "expected a finite number, got nan", "--lr"),
+    (["--hidden", "0"], 2, "expected layer sizes", "--hidden"),
+    (["--num-envs", "65536", "--rollout-len", "65536"], 1,
+     "--backend rllib: num_envs x rollout_len = 65,536 x 65,536 = 4,294,967,296 env steps per sample call; the "
+     "limit is 4,194,304", "--rollout-len"),
+    (["--minibatches", "100000"], 1, "--backend rllib: 100,000 minibatches of a train batch of 2,048 env steps: "
+                                     "each minibatch needs at least one", "--minibatches"),
+    (["--steps", "64", "--minibatches", "300"], 1, "300 minibatches of a train batch of 256 env steps", "--minibatches"),
+    (["--algo", "mappo"], 1, "algo must be 'ippo', not 'mappo'", "--algo"),
+    (["--algo", "nosuch"], 1, "unknown --algo 'nosuch' (--algo); choose one of ippo, mappo", "--algo"),
+    (["--agent-index"], 1, "agent_index must be False, not True", "--agent-index"),
+    (["--activation", "swish"], 1, "--backend rllib: unknown activation 'swish'", "--activation"),
+    (["--activation", "x" * 5000], 1, "unknown activation 'xxxxxxxx", "--activation"),
+    (["--anneal-lr"], 1, "--backend rllib does not take --anneal-lr: settings of the built-in trainer", "--backend"),
+    (["--device", "cuda", "--threads", "2"], 1, "does not take --threads, --device", "--backend"),
+    (["--npc", "bargainer[0]=random"], 1, "does not take --npc", "--backend"),
+    (["--ray-address", "nosuch"], 1, "'nosuch' is not a Ray cluster address", "--ray-address"),
+    (["--ray-address", "127.0.0.1:99999"], 1, "the port of '127.0.0.1:99999' is not a port number", "--ray-address"),
+]
+
+
+@pytest.mark.parametrize(("args", "code", "said", "where"), RLLIB, ids=lambda x: str(x)[:30])
+def test_a_bad_rllib_option_is_refused_before_ray(no_ray: list[str], tmp_path: Path, args: list[str], code: int,
+                                                  said: str, where: str) -> None:
+    command = ["train", "cake_negotiation", "--backend", "rllib", *args, "--out", tmp_path / "run"]
+    flat = assert_clean(invoke(*command), said, code=code)
+    assert len(flat) < 3000  # a long value is not quoted whole
+    reply = one_json_error(invoke(*command, "--json"), said, code=code)
+    assert reply["path"].startswith(where), reply
+    assert no_ray == [] and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("num_envs: 0\n", "cfg.yaml:1: num_envs: must be a whole number from 1"),
+    ("minibatches: 100000\n", "--backend rllib: 100,000 minibatches of a train batch"),
+    ("algo: mappo\n", "algo must be 'ippo', not 'mappo'"),
+    ("anneal_lr: false\ndevice: cpu\n", "does not take `anneal_lr` in {path}, `device` in {path}"),
+    ("backend: rllib\n", "cfg.yaml:1: unknown key 'backend'"),
+])
+def test_a_bad_rllib_setting_in_a_config_file_names_the_file(no_ray: list[str], tmp_path: Path, text: str,
+                                                            said: str) -> None:
+    path = tmp_path / "cfg.yaml"
+    path.write_text(text)
+    command = ["train", "cake_negotiation", "--backend", "rllib", "--config", path, "--out", tmp_path / "run"]
+    flat = assert_clean(invoke(*command), said.format(path=path))
+    assert str(path) in flat
+    one_json_error(invoke(*command, "--json"), said.format(path=path))
+    assert no_ray == [] and not (tmp_path / "run").exists()
+
+
+def test_an_rllib_run_into_a_folder_that_holds_a_run_is_refused(no_ray: list[str], made: dict[str, Path]) -> None:
+    command = ["train", "cake_negotiation", "--backend", "rllib", "--out", made["other"]]
+    assert_clean(invoke(*command), f"{made['other']} already holds a run (checkpoint.pt)", "choose another folder")
+    one_json_error(invoke(*command, "--json"), "already holds a run", "--out")
+    assert no_ray == []
+
+
+def test_evolve_on_rllib_checks_the_same_settings_before_ray(no_ray: list[str], tmp_path: Path) -> None:
+    command = ["evolve", "cake_negotiation", "--backend", "rllib", "--minibatches", "100000", "-k", "2",
+               "--steps", "1000", "-o", tmp_path / "run"]
+    assert_clean(invoke(*command), "--minibatches: --backend rllib: 100,000 minibatches of a train batch of "
+                 "1,024 env steps")
+    one_json_error(invoke(*command, "--json"), "100,000 minibatches", "--minibatches")
+    assert no_ray == []

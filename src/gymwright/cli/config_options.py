@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import yaml
@@ -29,6 +29,9 @@ import yaml
 import gymwright
 from gymwright.diagnostic import shown
 from gymwright.errors import GymwrightError, SpecError
+
+if TYPE_CHECKING:
+    from gymwright.train.rllib_settings import Settings
 
 SOURCE = Path(gymwright.__file__).parent / "train" / "config.py"
 CLASS = "TrainConfig"
@@ -298,6 +301,12 @@ class ConfigChoice:
             return BY_NAME[name].option
         return str(self.file) if name in self.from_file else "default"
 
+    def named(self, name: str) -> str:
+        """`name` as it was given: its option (`--anneal-lr`), or the key and its file."""
+        if name in self.from_cli:
+            return BY_NAME[name].option
+        return f"`{name}` in {self.file}" if name in self.from_file else name
+
 
 def _option(f: ConfigField, flags: tuple[str, ...], shown: str) -> inspect.Parameter:
     decls = (f"{f.option}/--no-{f.option[2:]}",) if f.kind.cli_type is bool else (f.option, *flags)
@@ -379,6 +388,32 @@ def check_combination(choice: ConfigChoice, command: str) -> None:
     if problems:
         found = [error("config", choice.where(n), f"{n}: {message}", hint) for n, message, hint in problems]
         fail([d.format() for d in found], f"see `gymwright {command} --help` for each field", diagnostics=found)
+
+
+OWN_ARGUMENTS = ("spec", "params", "total_steps", "seed", "out", "init_from")  # a command sets them by its arguments
+
+
+def rllib_settings(choice: ConfigChoice, values: dict[str, Any], steps: int, runners: int | None = 0) -> Settings:
+    """The RLlib settings of `values` (the TrainConfig fields a command got, but SPEC and params),
+    checked before Ray is started or imported (`gymwright.train.rllib_settings`): a field of the
+    built-in trainer alone, a value RLlib's PPO cannot take, a sample call too large, and, with
+    `runners` env runners (0: a local Ray; None: a cluster's, known once joined), more minibatches
+    than the train batch of `steps` has env steps. `GymwrightError` naming where the value came from."""
+    from gymwright.train.rllib_settings import CONFIG_FIELDS, settings_of, training_of
+
+    builtin_only = [choice.named(n) for n in values if n not in CONFIG_FIELDS]
+    if builtin_only:
+        raise GymwrightError(f"--backend rllib does not take {', '.join(builtin_only)}: settings of the built-in trainer",
+                             path="--backend", hint="drop them, or use --backend builtin; RLlib takes "
+                             + ", ".join(BY_NAME[n].option for n in CONFIG_FIELDS if n not in OWN_ARGUMENTS))
+    try:
+        settings = settings_of(values)
+        if runners is not None:
+            training_of(settings, steps, runners)
+    except GymwrightError as e:
+        where = choice.where(e.path) if e.path in BY_NAME else e.path
+        raise GymwrightError(f"--backend rllib: {e.message}", path=where, hint=e.hint) from None
+    return settings
 
 
 # --------------------------------------------------------------------------- what a command does with them

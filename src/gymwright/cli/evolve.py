@@ -19,9 +19,11 @@ from gymwright.cli.config_options import (
     check_device_of,
     config_options,
     describe,
+    rllib_settings,
     save_config,
     stage_settings,
 )
+from gymwright.diagnostic import shown
 
 ENGINEERS = ("heuristic", "fixed", "llm")
 BACKENDS = ("builtin", "rllib")  # gymwright.engineer.curriculum.BACKENDS (imported lazily)
@@ -161,7 +163,7 @@ def check_backend(backend: str) -> None:
     from gymwright.cli.common import fail
 
     if backend not in BACKENDS:
-        fail([f"unknown --backend {backend!r}; choose one of {', '.join(BACKENDS)}"], path="--backend")
+        fail([f"unknown --backend {shown(repr(backend))}; choose one of {', '.join(BACKENDS)}"], path="--backend")
 
 
 def backend_stage_settings(backend: str, choice: ConfigChoice | None, folder: Path, command: str,
@@ -171,21 +173,12 @@ def backend_stage_settings(backend: str, choice: ConfigChoice | None, folder: Pa
     if backend == "builtin":
         return stage_settings(choice, folder, command)
     from gymwright.engineer.curriculum import CurriculumOptions
-    from gymwright.errors import GymwrightError
-    from gymwright.train.rllib_settings import CONFIG_FIELDS, resolved, settings_of, training_of
+    from gymwright.train.rllib_settings import resolved, training_of
 
     choice = choice or ConfigChoice()
     values = choice.values()
     seed = values.pop("seed", CurriculumOptions.seed)
-    builtin_only = [choice.where(n) for n in values if n not in CONFIG_FIELDS]
-    if builtin_only:
-        raise GymwrightError(f"--backend rllib does not take {', '.join(builtin_only)}: settings of the built-in trainer",
-                             path="--backend", hint="drop them, or use --backend builtin; RLlib takes "
-                             + ", ".join("--" + n.replace("_", "-") for n in CONFIG_FIELDS if n not in ("out", "init_from", "total_steps")))
-    try:
-        settings = settings_of(values)
-    except GymwrightError as e:
-        raise GymwrightError(f"--backend rllib: {e.message}", path=choice.where(e.path), hint=e.hint) from None
+    settings = rllib_settings(choice, values, steps)  # each stage: `steps` env steps on a local Ray's batch
     save_config(folder, resolved(settings, training_of(settings, steps, 0), {"seed": seed}), command)
     values.pop("num_envs", None)  # every stage gets it as CurriculumOptions.num_envs (RLlib's envs per runner)
     return settings.num_envs, seed, values

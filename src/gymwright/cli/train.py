@@ -25,8 +25,10 @@ from gymwright.cli.config_options import (
     describe,
     plain,
     resolved,
+    rllib_settings,
     save_config,
 )
+from gymwright.diagnostic import shown
 
 if TYPE_CHECKING:
     from gymwright.train import Policy, Team
@@ -73,13 +75,6 @@ TRAIN_FIELDS = tuple(f.name for f in FIELDS if f.name not in ("spec", "params", 
 RUN_FIELDS = ("spec", "params", "total_steps", "seed", "out")  # given to the trainers as arguments
 
 
-def rllib_fields() -> tuple[str, ...]:
-    """What `--backend rllib` takes of the config (the fields that mean the same in RLlib)."""
-    from gymwright.train.rllib_settings import CONFIG_FIELDS
-
-    return CONFIG_FIELDS
-
-
 @config_options("train", TRAIN_FIELDS, flags={"total_steps": ("--steps", "-n"), "seed": ("-s",), "out": ("-o",)},
                 shown={"out": "runs/SPEC-ALGO-sSEED"}, file_only=("spec", "params", "copies"))
 def train_command(
@@ -107,10 +102,10 @@ def train_command(
     values["spec"], values["params"] = source, with_params(values.get("params", {}), param)
     algo, seed = values.get("algo", "ippo"), values.get("seed", 0)
     if algo not in ALGOS:
-        fail([f"unknown --algo {algo!r} ({choice.where('algo')}); choose one of {', '.join(ALGOS)}"],
+        fail([f"unknown --algo {shown(repr(algo))} ({choice.where('algo')}); choose one of {', '.join(ALGOS)}"],
              f"e.g. `gymwright train {label} --algo mappo`", path=choice.where("algo"))
     if backend not in BACKENDS:
-        fail([f"unknown --backend {backend!r}; choose one of {', '.join(BACKENDS)}"], path="--backend")
+        fail([f"unknown --backend {shown(repr(backend))}; choose one of {', '.join(BACKENDS)}"], path="--backend")
     refuse_for_code(source, backend, values, choice)
     folder = Path(values.get("out") or default_out(source, algo, seed))
     if backend == "rllib":
@@ -196,21 +191,25 @@ def train_on_rllib(source: Any, label: str, values: dict[str, Any], choice: Any,
                    ray_address: str | None, as_json: bool) -> None:
     """`train --backend rllib`: the fields RLlib takes, a progress bar, the built-in run's summary."""
     from gymwright.cli.common import domain_errors, fail, to_json
+    from gymwright.train.rllib_ray import LOCAL, host_port
 
+    steps = values.get("total_steps", BY_NAME["total_steps"].default)
+    with domain_errors(label):  # every setting, before Ray is imported or started
+        rllib_settings(choice, {n: v for n, v in values.items() if n not in ("spec", "params")}, steps,
+                       0 if ray_address in LOCAL else None)
+        if ray_address is not None and ray_address not in LOCAL:
+            host_port(ray_address)  # its form and port (whether it answers is seen when it is joined)
+    if (folder / "checkpoint.pt").exists():
+        fail([f"{folder} already holds a run (checkpoint.pt); an RLlib run does not resume one"],
+             "choose another folder with --out", path=choice.where("out"))
     try:
         from gymwright.train.rllib import train_rllib
-        takes = rllib_fields()
     except ImportError as e:
         missing = getattr(e, "name", "") or ""
         what = "--backend rllib: the RLlib adapter (gymwright.train.rllib) is not in this install" if missing.startswith("gymwright") \
             else f"--backend rllib needs Ray RLlib ({e})"
         fail([what], "install the extra: pip install 'gymwright[rllib]', or use --backend builtin")
-    builtin_only = [choice.where(n) for n in values if n not in (*takes, *RUN_FIELDS)]
-    if builtin_only:
-        fail([f"--backend rllib does not take {', '.join(builtin_only)}: those are settings of the built-in trainer"],
-             f"drop them, or use --backend builtin; RLlib takes {', '.join(BY_NAME[n].option for n in takes if n in BY_NAME)}")
     config = {n: v for n, v in values.items() if n not in RUN_FIELDS}
-    steps = values.get("total_steps", BY_NAME["total_steps"].default)
     progress = None if as_json else TrainProgress(err, 1)
     try:
         with domain_errors(label):

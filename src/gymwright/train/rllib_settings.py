@@ -15,7 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gymwright.diagnostic import shown
 from gymwright.errors import GymwrightError
+from gymwright.train.config import MAX_BATCH_STEPS, value_problem
 
 # PPO settings for small discrete problems (short episodes, few actions), as used by the
 # benchmark. `ppo=` overrides any of them (keys of `PPOConfig.training`).
@@ -65,7 +67,9 @@ class Settings:
 
 def settings_of(config: dict[str, Any] | None, ppo: dict[str, Any] | None = None) -> Settings:
     """The settings of TrainConfig-named `config` (only the fields given), then `ppo` (RLlib's own
-    `PPOConfig.training` keys) over them; `GymwrightError` naming a field RLlib does not take."""
+    `PPOConfig.training` keys) over them; `GymwrightError` naming the field (its `path`) RLlib does
+    not take, or whose value is out of its range (`gymwright.train.config.RANGES`), or an env
+    runner's sample call past MAX_BATCH_STEPS. Nothing here starts or imports Ray."""
     config = dict(config or {})
     builtin_only = [k for k in config if k not in CONFIG_FIELDS]
     if builtin_only:
@@ -76,14 +80,18 @@ def settings_of(config: dict[str, Any] | None, ppo: dict[str, Any] | None = None
     for name, value in SAME.items():
         if name in config and config[name] != value:
             raise GymwrightError(f"an RLlib run trains one module per role on each agent's observation: "
-                                 f"{name} must be {value!r}, not {config[name]!r}", path=name,
+                                 f"{name} must be {value!r}, not {shown(repr(config[name]))}", path=name,
                                  hint="use the built-in trainer for that (`--backend builtin`)")
     if config.get("activation", ACTIVATION) not in ACTIVATIONS:
-        raise GymwrightError(f"unknown activation {config['activation']!r}", path="activation",
+        raise GymwrightError(f"unknown activation {shown(repr(config['activation']))}", path="activation",
                              hint=f"choose one of {', '.join(ACTIVATIONS)}")
-    for name in ("num_envs", "rollout_len", "epochs", "minibatches"):
-        if name in config and int(config[name]) < 1:
-            raise GymwrightError(f"{name} must be at least 1, got {config[name]}", path=name)
+    for name, value in config.items():  # each number in its range, as TrainConfig checks its own
+        problem = value_problem(name, value)
+        if problem is not None:
+            raise GymwrightError(f"{name}: {problem}", path=name, hint=f"see `gymwright train --help` for {name}")
+    envs, length = (int(config.get(k, d)) for k, d in (("num_envs", NUM_ENVS_PER_RUNNER),
+                                                        ("rollout_len", ROLLOUT_FRAGMENT_LENGTH)))
+    _check_sample(envs * length, f"num_envs x rollout_len = {envs:,} x {length:,}")
     return Settings(ppo={**{TRAINING[k]: v for k, v in config.items() if k in TRAINING}, **(ppo or {})},
                     hidden=tuple(config.get("hidden", HIDDEN)), activation=config.get("activation", ACTIVATION),
                     num_envs=int(config.get("num_envs", NUM_ENVS_PER_RUNNER)),
@@ -91,18 +99,38 @@ def settings_of(config: dict[str, Any] | None, ppo: dict[str, Any] | None = None
                     minibatches=config.get("minibatches"))
 
 
+def _check_sample(steps: int, what: str) -> None:
+    """One sample call of every env runner: at most the built-in trainer's rollout (`MAX_BATCH_STEPS`)."""
+    if steps > MAX_BATCH_STEPS:
+        raise GymwrightError(f"{what} = {steps:,} env steps per sample call; the limit is {MAX_BATCH_STEPS:,} (a "
+                             "train batch holds at least one)", path="rollout_len",
+                             hint=f"fewer envs per runner or shorter fragments: the default is "
+                                  f"{NUM_ENVS_PER_RUNNER} x {ROLLOUT_FRAGMENT_LENGTH}")
+
+
 def training_of(settings: Settings, steps: int | None, num_env_runners: int) -> dict[str, Any]:
     """`PPOConfig.training` keys: DEFAULT_PPO, the settings over it, and a train batch that
     sampling can fill (a whole number of sample calls, at most about `steps`: a small budget
-    still trains once)."""
+    still trains once). `GymwrightError` for a sample call of all runners past MAX_BATCH_STEPS,
+    or more minibatches than the train batch has env steps."""
     training = {**DEFAULT_PPO, **settings.ppo}
-    unit = settings.num_envs * settings.rollout_len * max(1, num_env_runners)
+    runners = max(1, num_env_runners)
+    unit = settings.num_envs * settings.rollout_len * runners
+    _check_sample(unit, f"num_envs x rollout_len x env runners = {settings.num_envs:,} x {settings.rollout_len:,} x "
+                        f"{runners:,}")
     batch = int(training["train_batch_size_per_learner"])
     if steps is not None:
         batch = min(batch, steps)
     training["train_batch_size_per_learner"] = max(unit, round(batch / unit) * unit)
     if settings.minibatches is not None:
-        training["minibatch_size"] = max(1, training["train_batch_size_per_learner"] // settings.minibatches)
+        batch = training["train_batch_size_per_learner"]
+        if settings.minibatches > batch:
+            raise GymwrightError(f"{settings.minibatches:,} minibatches of a train batch of {batch:,} env steps: "
+                                 "each minibatch needs at least one", path="minibatches",
+                                 hint=f"at most {batch:,} minibatches (the train batch is the smaller of "
+                                      f"{DEFAULT_PPO['train_batch_size_per_learner']:,} and the run's steps, in "
+                                      "whole sample calls of num_envs x rollout_len), or leave minibatches out")
+        training["minibatch_size"] = max(1, batch // settings.minibatches)
     training["minibatch_size"] = min(int(training["minibatch_size"]), training["train_batch_size_per_learner"])
     return training
 
