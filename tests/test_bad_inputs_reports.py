@@ -1,4 +1,5 @@
-"""Bad inputs to `report` and RLlib's options, each answered clearly (issue 39, item 10).
+"""Bad inputs to `report`, RLlib's options, `evaluate --band` and `play --gif`, each answered
+clearly (issue 39, item 10).
 
 A run folder is read as a spec is: within bounds, typed, and a record that cannot be read is named
 with the file (and line) and what is wrong. A part of a run that the report can do without (a
@@ -509,3 +510,38 @@ def test_evolve_on_rllib_checks_the_same_settings_before_ray(no_ray: list[str], 
                  "1,024 env steps")
     one_json_error(invoke(*command, "--json"), "100,000 minibatches", "--minibatches")
     assert no_ray == []
+
+
+# =========================================================================== evaluate --band, play --gif
+@pytest.mark.parametrize("band", [["nan", "nan"], ["0.9", "0.1"], ["-inf", "1"], ["0", "inf"]])
+def test_evaluate_refuses_a_band_that_is_no_band(made: dict[str, Path], tmp_path: Path, band: list[str]) -> None:
+    shown = " ".join(f"{float(b):g}" for b in band)
+    command = ["evaluate", IPD[0], "--policy", made["other"], "--band", *band, "-o", tmp_path / "eval"]
+    assert_clean(invoke(*command), f"--band: {shown} is not a band: give two finite numbers, the lower first",
+                 "the target range of the task metric, e.g. 0.4 0.8")
+    one_json_error(invoke(*command, "--json"), "--band", "is not a band")
+    assert not (tmp_path / "eval").exists()
+
+
+def test_evaluate_says_of_a_band_what_evolve_says(tmp_path: Path) -> None:
+    from gymwright.errors import GymwrightError
+    from gymwright.evaluate.difficulty import check_band
+
+    with pytest.raises(GymwrightError, match="^band: nan nan is not a band: give two finite numbers, the lower first"):
+        check_band((float("nan"), float("nan")))
+    with pytest.raises(GymwrightError, match=r"^band: 1 2 3 is not a band"):
+        check_band((1, 2, 3))  # type: ignore[arg-type]  # a caller's mistake, said
+    check_band((0.2, 0.2))  # a band of one value is a band
+    flat = assert_clean(invoke("evolve", "cake_negotiation", "--band", "0.9", "0.1", "-k", "2", "--steps", "1000",
+                               "-o", tmp_path / "run"),
+                        "band: 0.9 0.1 is not a band: give two finite numbers, the lower first")
+    assert "e.g. 0.4 0.8" in flat
+
+
+@pytest.mark.parametrize("seed", [str(2**63 - 2), str(2**63 - 1)])
+def test_play_gif_keeps_the_episodes_seeds_in_range(made: dict[str, Path], tmp_path: Path, seed: str) -> None:
+    command = ["play", IPD[0], "--policy", made["other"], "--gif", tmp_path / "x.gif", "--seed", seed, "-n", "3"]
+    assert_clean(invoke(*command), "Invalid value for '--seed': 3 episodes from seed", "past the envs' largest seed",
+                 "give a seed of at most 9,223,372,036,854,775,805", code=2)
+    one_json_error(invoke(*command, "--json"), "3 episodes from seed", code=2)
+    assert not (tmp_path / "x.gif").exists()

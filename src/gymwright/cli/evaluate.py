@@ -34,10 +34,12 @@ def evaluate_command(
     """Judge the environment by a trained policy: learnability, difficulty, reward hacking, degeneracy."""
     from gymwright.cli.common import domain_errors, parse_params, to_json
     from gymwright.evaluate import assess
+    from gymwright.evaluate.difficulty import check_band
     from gymwright.train import checkpoint as ck
     from gymwright.train.npc import team_from
 
     with domain_errors(spec):
+        check_band(band, "--band", metric)  # before the policy is loaded
         saved = ck.load(policy_path)
         ck.check_fits(saved, ck.spec_identity(spec)[0], None)
         params = {**saved["params"][0], **parse_params(param)}
@@ -118,7 +120,14 @@ def play_gif(gif: Path, *, spec: str, policy_path: Path, episodes: int, seed: in
              render: bool, deterministic: bool, max_steps: int, as_json: bool) -> None:
     """Play a trained policy with the evaluator's recorder (`gymwright.evaluate.record`) and write
     the frames of the episodes it played, above their colour legend, to `gif`."""
-    from gymwright.cli.common import Episode, domain_errors, fail, parse_params, print_episode
+    from gymwright.cli.common import (
+        Episode,
+        check_seeds,
+        domain_errors,
+        fail,
+        parse_params,
+        print_episode,
+    )
     from gymwright.cli.train import show_results
     from gymwright.codemode.source import is_code_source
     from gymwright.compile import compile_spec
@@ -126,6 +135,7 @@ def play_gif(gif: Path, *, spec: str, policy_path: Path, episodes: int, seed: in
     from gymwright.train import checkpoint as ck
     from gymwright.train.npc import team_from
 
+    check_seeds(seed, episodes)  # as plain `play` does
     if is_code_source(spec):
         fail([f"--gif {gif}: {spec} is a code-mode module; its frames are not drawn over the sandbox's pipe"],
              f"drop --gif: `gymwright play {spec} --policy {policy_path}`", path="--gif")

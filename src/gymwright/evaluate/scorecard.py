@@ -22,7 +22,7 @@ from gymwright.codemode.source import check_no_params, is_code_source
 from gymwright.compile import compile_spec
 from gymwright.evaluate.checks import Check
 from gymwright.evaluate.degeneracy import trained_degeneracy
-from gymwright.evaluate.difficulty import DEFAULT_BAND, difficulty
+from gymwright.evaluate.difficulty import DEFAULT_BAND, check_band, difficulty
 from gymwright.evaluate.hacking import dominant_shaping, return_without_task, reward_in_failures
 from gymwright.evaluate.learnability import learnability, learning_curve
 from gymwright.evaluate.play import Actor
@@ -94,6 +94,7 @@ def assess(spec: Any, params: dict[str, Any] | None, policy: Actor, *, history: 
            task_metric: str | None = None, band: tuple[float, float] = DEFAULT_BAND, episodes: int = 200,
            seed: int = 10_000, record_episodes: int = 20, out: Path | None = None) -> Scorecard:
     """Every check for `policy` on `spec` with `params` (evaluation seeds differ from training's)."""
+    check_band(band, "band", task_metric)
     params = dict(params or {})
     if is_code_source(spec):
         card = assess_code(str(spec), params, policy, history=history, task_metric=task_metric, band=band,
