@@ -1,5 +1,5 @@
-"""Bad inputs to `report`, RLlib's options, `evaluate --band` and `play --gif`, each answered
-clearly (issue 39, item 10).
+"""Bad inputs to `report`, RLlib's options, `evaluate --band`, `play --gif` and `--npc` keys, each
+answered clearly (issue 39, item 10).
 
 A run folder is read as a spec is: within bounds, typed, and a record that cannot be read is named
 with the file (and line) and what is wrong. A part of a run that the report can do without (a
@@ -512,7 +512,7 @@ def test_evolve_on_rllib_checks_the_same_settings_before_ray(no_ray: list[str], 
     assert no_ray == []
 
 
-# =========================================================================== evaluate --band, play --gif
+# =========================================================================== evaluate --band, play --gif, --npc
 @pytest.mark.parametrize("band", [["nan", "nan"], ["0.9", "0.1"], ["-inf", "1"], ["0", "inf"]])
 def test_evaluate_refuses_a_band_that_is_no_band(made: dict[str, Path], tmp_path: Path, band: list[str]) -> None:
     shown = " ".join(f"{float(b):g}" for b in band)
@@ -545,3 +545,15 @@ def test_play_gif_keeps_the_episodes_seeds_in_range(made: dict[str, Path], tmp_p
                  "give a seed of at most 9,223,372,036,854,775,805", code=2)
     one_json_error(invoke(*command, "--json"), "3 episodes from seed", code=2)
     assert not (tmp_path / "x.gif").exists()
+
+
+@pytest.mark.parametrize("npc", ["bargainer[" + "9" * 5000 + "]=random", "b" * 5000 + "=random",
+                                 "bargainer=" + "x" * 5000, "bargainer=scripted:" + "x" * 5000,
+                                 "bargainer[0]=random,bargainer[" + "0" * 5000 + "]=random"])
+def test_a_long_npc_key_or_player_is_not_quoted_whole(tmp_path: Path, npc: str) -> None:
+    command = ["train", "cake_negotiation", "--npc", npc, "--total-steps", "64", "--num-envs", "4", "--rollout-len", "4",
+               "-o", tmp_path / "run"]
+    flat = assert_clean(invoke(*command), "--npc", "characters)")
+    assert len(flat) < 1500, len(flat)
+    reply = one_json_error(invoke(*command, "--json"), "characters)")
+    assert len(reply["message"]) < 600 and reply["path"] == "--npc"

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from gymwright.diagnostic import shown
 from gymwright.errors import GymwrightError
 from gymwright.train import checkpoint as ck
 from gymwright.train.baselines import RandomLegalPolicy, ScriptedPolicy
@@ -154,14 +155,15 @@ def resolve(npc: dict[str, str], roles: list[Role], agent_names: list[str], base
             where: str = "npc", seed: int = 0) -> FixedPlayers:
     """The players `npc` asks for in an env of `roles` (errors name `where`: the option, the file)."""
     if not isinstance(npc, dict):
-        raise GymwrightError(f"expected a mapping of ROLE to PLAYER, got {npc!r}", path=where, hint=SYNTAX)
+        raise GymwrightError(f"expected a mapping of ROLE to PLAYER, got {shown(repr(npc))}", path=where, hint=SYNTAX)
     npcs: list[Npc] = []
     taken: dict[int, str] = {}
     for key, player in npc.items():
         role, agents = _agents_of(str(key), roles, where)
         for i in agents:
             if i in taken:
-                raise GymwrightError(f"{key}={player}: agent {agent_names[i]} is already given to {taken[i]}",
+                raise GymwrightError(f"{shown(f'{key}={player}')}: agent {agent_names[i]} is already given to "
+                                     f"{shown(taken[i])}",
                                      path=where, hint="give each agent one fixed policy")
             taken[i] = f"{key}={player}"
         npcs.append(_player(str(key), str(player), role, agents, baselines, where))
@@ -175,11 +177,12 @@ def resolve(npc: dict[str, str], roles: list[Role], agent_names: list[str], base
 def _agents_of(key: str, roles: list[Role], where: str) -> tuple[Role, tuple[int, ...]]:
     found = KEY.match(key)
     by_name = {r.name: r for r in roles}
+    label = shown(key)  # a key of 5,000 digits is not quoted whole
     if found is None:
-        raise GymwrightError(f"{key!r} is not ROLE or ROLE[I]", path=where, hint=SYNTAX)
+        raise GymwrightError(f"{shown(repr(key))} is not ROLE or ROLE[I]", path=where, hint=SYNTAX)
     name, sel = found.group(1), found.group(2)
     if name not in by_name:
-        raise GymwrightError(f"{key}: the spec has no role {name!r}", path=where,
+        raise GymwrightError(f"{label}: the spec has no role {shown(repr(name))}", path=where,
                              hint=f"its roles: {', '.join(f'{r.name} ({r.count} agents)' for r in roles)}")
     r = by_name[name]
     local = list(range(r.count))
@@ -198,14 +201,14 @@ def _agents_of(key: str, roles: list[Role], where: str) -> tuple[Role, tuple[int
             picked = []
             for p in items:
                 if not -r.count <= int(p) < r.count:
-                    raise GymwrightError(f"{key}: role {name} has {r.count} agents ({name}[0] .. {name}[{r.count - 1}])",
+                    raise GymwrightError(f"{label}: role {name} has {r.count} agents ({name}[0] .. {name}[{r.count - 1}])",
                                          path=where, hint="pick indices within the role")
                 picked.append(local[int(p)])
     except ValueError:
-        raise GymwrightError(f"{key}: {sel!r} is not an agent index, a list I,J or a slice I:J", path=where,
+        raise GymwrightError(f"{label}: {shown(repr(sel))} is not an agent index, a list I,J or a slice I:J", path=where,
                              hint=SYNTAX) from None
     if not picked:
-        raise GymwrightError(f"{key}: selects none of role {name}'s {r.count} agents", path=where,
+        raise GymwrightError(f"{label}: selects none of role {name}'s {r.count} agents", path=where,
                              hint="pick indices within the role")
     return r, tuple(sorted({r.start + i for i in picked}))
 
@@ -215,19 +218,27 @@ def _player(key: str, player: str, role: Role, agents: tuple[int, ...], baseline
     if name in baselines:
         return Npc(key, player, "scripted", role.name, agents, ScriptedPolicy(name), name)
     if player.startswith("scripted:"):
-        raise _unknown(key, player, baselines, where, f"the spec has no scripted baseline `{name}`")
+        raise _unknown(key, player, baselines, where, f"the spec has no scripted baseline `{shown(name)}`")
     if player == "random":
         return Npc(key, player, "random", role.name, agents, RandomLegalPolicy())
     path = Path(player)
-    if path.is_dir() and (path / ck.CHECKPOINT).exists() or path.is_file():
+    if _is_run(path):
         return Npc(key, player, "frozen", role.name, agents, frozen(path, role, key, where), str(path))
     raise _unknown(key, player, baselines, where,
-                   f"`{player}` is no scripted baseline of the spec, not `random`, and no run folder or checkpoint")
+                   f"`{shown(player)}` is no scripted baseline of the spec, not `random`, and no run folder or checkpoint")
+
+
+def _is_run(path: Path) -> bool:
+    """A run folder (with its checkpoint) or a checkpoint file; False for a name no file can have."""
+    try:
+        return path.is_dir() and (path / ck.CHECKPOINT).exists() or path.is_file()
+    except (OSError, ValueError):  # a name too long for the file system, or with a NUL
+        return False
 
 
 def _unknown(key: str, player: str, baselines: list[str], where: str, what: str) -> GymwrightError:
     declared = ", ".join(baselines) if baselines else "none"
-    return GymwrightError(f"{key}={player}: {what}", path=where,
+    return GymwrightError(f"{shown(f'{key}={player}')}: {what}", path=where,
                           hint=f"the spec's baselines: {declared}; or `random`; or the folder of a finished run "
                                "(`gymwright train SPEC --out DIR`)")
 
@@ -236,7 +247,7 @@ def frozen(path: Path, role: Role, key: str = "", where: str = "npc") -> FrozenR
     """The frozen network of `role` in the run at `path`; an error unless it fits the role here."""
     saved = ck.load(path)
     theirs = {r[0]: Role(*r) for r in saved["roles"]}
-    label = f"{key}={path}: " if key else f"{path}: "
+    label = f"{shown(f'{key}={path}')}: " if key else f"{shown(str(path))}: "
     if role.name not in theirs:
         raise GymwrightError(f"{label}{saved['path']} has no role {role.name!r} (its roles: {', '.join(theirs)})",
                              path=where, hint="use a run trained on a spec with this role")
