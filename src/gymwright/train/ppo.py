@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from gymwright.atomic import write_atomic
+from gymwright.diagnostic import shown
 from gymwright.errors import GymwrightError
 from gymwright.train import checkpoint as ck
 from gymwright.train.boundary import StepCheck
@@ -63,14 +64,16 @@ class TrainResult:
 
 
 def check_config(cfg: TrainConfig) -> None:
+    """What TrainConfig does not check when it is made: the names (algo, activation), demos with
+    their weight, the copies of each config, the device. Its numbers (each count at least 1,
+    imitation_coef at least 0, at most one minibatch per sample) TrainConfig refuses itself
+    (`gymwright.train.config`: RANGES and combination_problems)."""
     if cfg.algo not in ALGOS:
-        raise GymwrightError(f"unknown algo {cfg.algo!r}", path="algo", hint=f"choose one of {', '.join(ALGOS)}")
+        raise GymwrightError(f"unknown algo {shown(repr(cfg.algo))}", path="algo", hint=f"choose one of {', '.join(ALGOS)}")
     if cfg.activation not in ACTIVATIONS:
-        raise GymwrightError(f"unknown activation {cfg.activation!r}", path="activation", hint=f"choose one of {', '.join(ACTIVATIONS)}")
-    for name in ("num_envs", "rollout_len", "epochs", "minibatches", "total_steps", "checkpoint_every", "threads"):
-        if getattr(cfg, name) < 1:
-            raise GymwrightError(f"{name} must be at least 1, got {getattr(cfg, name)}", path=name)
-    if cfg.imitation_coef < 0 or (cfg.imitation_coef > 0) != (cfg.demos is not None):
+        raise GymwrightError(f"unknown activation {shown(repr(cfg.activation))}", path="activation",
+                             hint=f"choose one of {', '.join(ACTIVATIONS)}")
+    if (cfg.imitation_coef > 0) != (cfg.demos is not None):
         raise GymwrightError(f"imitation_coef {cfg.imitation_coef} with demos {cfg.demos}", path="imitation_coef",
                              hint="give both demos (a Demos .npz) and a positive imitation_coef, or neither")
     if cfg.copies is not None:
@@ -79,8 +82,6 @@ def check_config(cfg: TrainConfig) -> None:
             raise GymwrightError(f"copies {counts} for {n} param configs and {cfg.num_envs} env copies", path="copies",
                                  hint=f"give {n} whole numbers of at least 1 (one per config) summing to num_envs, "
                                       "or leave copies out for equal blocks")
-    if cfg.minibatches > cfg.num_envs * cfg.rollout_len:
-        raise GymwrightError(f"{cfg.minibatches} minibatches for {cfg.num_envs * cfg.rollout_len} samples", path="minibatches")
     check_device(cfg.device)
 
 
