@@ -55,6 +55,7 @@ from gymwright.engineer.guard import KEEP, REVERT, ROLLBACK, judge, judge_aim
 from gymwright.engineer.mixture import Mixture
 from gymwright.engineer.space import ConfigSpace
 from gymwright.errors import GymwrightError
+from gymwright.evaluate.difficulty import check_band
 from gymwright.evaluate.failures import failure_metrics, gather
 from gymwright.evaluate.scorecard import default_task_metric
 from gymwright.evaluate.trajectories import record
@@ -235,10 +236,7 @@ def _check_levers(spec: Any, metric: str, opts: CurriculumOptions) -> None:
     if metric not in spec.metrics:
         raise GymwrightError(f"task metric {metric!r} is not a metric of {spec.name}", path="task_metric",
                              hint=f"the spec's metrics: {', '.join(spec.metrics)}")
-    low, high = opts.band
-    if not (math.isfinite(low) and math.isfinite(high) and low <= high):
-        raise GymwrightError(f"{low:g} {high:g} is not a band: give two finite numbers, the lower first", path="band",
-                             hint=f"the target range of {metric}, e.g. 0.4 0.8")
+    check_band(opts.band, "band", metric)
     unknown = [k for k in opts.knobs or () if k not in spec.params]
     if unknown:
         raise GymwrightError(f"knob {unknown[0]!r} is not a param of {spec.name}", path="knobs",
