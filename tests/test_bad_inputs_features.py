@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 import yaml
-from typer.testing import CliRunner, Result
+from cli_clean import assert_clean, invoke
+from click.testing import Result
 
-from gymwright.cli import app
 from gymwright.compile import compile_spec
 from gymwright.engineer import LLMEngineer
 from gymwright.engineer.edits import SpecEdit, apply_patch, edit_from_reply, realize_edit
@@ -39,22 +39,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CAKE, _ = read_data("cake_negotiation")
 BROKEN = {"op": "add", "path": "/metrics/long_game", "value": {"expr": "roundz >= 2", "reduce": "last"}}
 QUICK = ["--total-steps", "64", "--num-envs", "4", "--rollout-len", "4"]  # were anything to train, it would be short
-
-
-def invoke(*args: Any) -> Result:
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
-def assert_clean(result: Result, *fragments: str, code: int = 1) -> str:
-    """Exit `code`, no exception and no traceback, every fragment said; the output, on one line."""
-    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    assert result.exit_code == code, result.output
-    flat = " ".join(result.output.replace("│", " ").split())  # typer boxes usage errors
-    assert "Traceback" not in flat and "this is a gymwright bug" not in flat
-    for fragment in fragments:
-        assert fragment in flat, (fragment, flat)
-    return flat
 
 
 def config(tmp_path: Path, text: str | bytes, name: str = "cfg.yaml") -> Path:

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from cli_clean import assert_clean, invoke
+from click.testing import Result
 
-from gymwright.cli import app
 from gymwright.cli.config_options import save_config
 from gymwright.evaluate import assess
 from gymwright.report import read_cohort, read_run, records
@@ -34,22 +34,6 @@ from gymwright.train import TrainConfig, train
 from gymwright.train import checkpoint as ck
 
 IPD = ("iterated_prisoners_dilemma", {"rounds": 1})
-
-
-def invoke(*args: Any) -> Result:
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
-def assert_clean(result: Result, *fragments: str, code: int = 1) -> str:
-    """Exit `code`, no exception and no traceback, every fragment said; the output, on one line."""
-    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    assert result.exit_code == code, result.output
-    flat = " ".join(result.output.replace("│", " ").split())  # typer boxes usage errors
-    assert "Traceback" not in flat and "this is a gymwright bug" not in flat
-    for fragment in fragments:
-        assert fragment in flat, (fragment, flat)
-    return flat
 
 
 def one_json_error(result: Result, *fragments: str, code: int = 1) -> dict[str, Any]:
