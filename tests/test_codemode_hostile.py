@@ -177,6 +177,7 @@ def test_each_hostile_case_is_refused_or_contained_and_reported(name: str, world
     assert_no_escape(world, text)
 
 
+@pytest.mark.slow  # the kernel battery (tests/test_codemode_kernel.py) has the same attacks and more by default
 @pytest.mark.parametrize("name", list(UNVETTED))
 def test_the_runtime_layers_hold_without_vetting(name: str, world: World) -> None:
     code = hostile("reset", UNVETTED[name], world)

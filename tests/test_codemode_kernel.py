@@ -35,11 +35,9 @@ USER = "gwbattery"
 KERNEL = isolation.kernel()
 # one case of each kind for the default suite; the slow tests run all of them
 SPREAD = ["hook tables emptied by setattr, realpath replaced, then a secret read", "refusal reporter cleared, then a socket",
-          "read a secret in the home folder", "read the parent's environment in /proc",
-          "write the parent's memory through /proc", "create a file in the home folder", "truncate a file",
-          "connect to a loopback TCP port", "connect to a unix socket file", "exec a shell",
-          "kill a process of the same user", "ptrace a process of the same user", "fork bomb", "memory bomb",
-          "CPU limit raised, then an endless loop", "a frame that claims 4 GB", "unshare a user namespace"]
+          "read the parent's environment in /proc", "create a file in the home folder",
+          "connect to a unix socket file", "exec a shell", "kill a process of the same user",
+          "ptrace a process of the same user", "CPU limit raised, then an endless loop"]
 
 
 def test_the_battery_has_at_least_sixty_cases_and_the_spread_is_in_it() -> None:

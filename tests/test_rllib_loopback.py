@@ -145,7 +145,8 @@ def _shut_down_ray() -> None:
 
 # --------------------------------------------------------------------------- a local Ray
 @needs_proc
-@pytest.mark.filterwarnings(RAY_WARNING)  # about 15 s (Ray's start, one PPO iteration): in the default suite
+@pytest.mark.filterwarnings(RAY_WARNING)
+@pytest.mark.slow  # a Ray start (10-15 s); CI runs it with -m slow
 def test_an_rllib_run_listens_on_loopback_only(tmp_path: Path) -> None:
     pytest.importorskip("ray.rllib")
     from gymwright.train.rllib import train_rllib
