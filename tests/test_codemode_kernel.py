@@ -67,18 +67,32 @@ def ensure_user() -> pwd.struct_passwd:
         return pwd.getpwnam(USER)
 
 
+def closed_ancestors(paths: list[str]) -> list[str]:
+    """The outermost folders above `paths` that others may not enter (`/root`, a clone in a
+    `mktemp -d` folder): a normal user could not reach the interpreter or the tests through them."""
+    found: set[str] = set()
+    for path in paths:
+        for folder in reversed(Path(path).parents):
+            if str(folder) != "/" and not folder.stat().st_mode & 0o001:
+                found.add(str(folder))
+                break
+    return sorted(f for f in found if not any(f.startswith(g + "/") for g in found))
+
+
 def as_user(argv: list[str]) -> list[str]:
-    """`argv` run as the test's normal user. Where the interpreter lies under a folder that user
-    may not enter (`/root/.pyenv` here), a private mount namespace puts a world-readable tmpfs on
-    /root with only those folders bound back: the host's /root is unchanged."""
+    """`argv` run as the test's normal user. Where the interpreter or the tests lie under a folder
+    that user may not enter (`/root/.pyenv` here), a private mount namespace puts a world-readable
+    tmpfs on that folder with only what is needed bound back: the host's folders are unchanged."""
     user = ensure_user()
-    hidden = [r for r in roots() if r.startswith("/root/")]
+    needed = [*roots(), str(HERE)]
     lines = ["set -e"]
-    if hidden:
-        lines += ['keep=$(mktemp -d)', 'mount --bind /root "$keep"', "mount -t tmpfs -o mode=0755 tmpfs /root"]
-        for r in hidden:
-            rel = shlex.quote(r[len("/root/"):])
-            lines += [f"mkdir -p /root/{rel}", f'mount --bind "$keep"/{rel} /root/{rel}']
+    for closed in closed_ancestors(needed):
+        lines += ['keep=$(mktemp -d)', f'mount --bind {shlex.quote(closed)} "$keep"',
+                  f"mount -t tmpfs -o mode=0755 tmpfs {shlex.quote(closed)}"]
+        for path in needed:
+            if path.startswith(closed + "/"):
+                rel = shlex.quote(path[len(closed) + 1:])
+                lines += [f"mkdir -p {shlex.quote(closed)}/{rel}", f'mount --bind "$keep"/{rel} {shlex.quote(closed)}/{rel}']
         lines += ['umount -l "$keep"']
     env = "env -i PATH=/usr/bin:/bin HOME=/tmp OMP_NUM_THREADS=1 LC_ALL=C.UTF-8"
     lines.append(f"exec setpriv --reuid={user.pw_uid} --regid={user.pw_gid} --clear-groups -- {env} "
