@@ -370,9 +370,5 @@ def main() -> None:
         scene.close()
 
 
-def as_dict(line: str) -> dict[str, Any]:
-    return json.loads(line)  # type: ignore[no-any-return]
-
-
 if __name__ == "__main__":
     main()
