@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from gymwright.spec.expr.functions import FUNCTIONS
@@ -78,3 +79,55 @@ def test_the_readme_layout_names_every_module_and_nothing_else() -> None:
     top = " ".join(sections.get("", "").split())
     for f in sorted(src.glob("*.py")):
         assert f.name == "__init__.py" or f.name in top, f.name
+
+
+_LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def _markdown_files() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "benchmarks").rglob("*.md"))]
+
+
+def _prose(path: Path) -> list[str]:
+    """The file's lines, those inside fenced code blocks blanked out (numbers stay the file's)."""
+    lines, fenced = [], False
+    for line in path.read_text().splitlines():
+        fence = line.lstrip().startswith("```")
+        fenced ^= fence
+        lines.append("" if fenced or fence else line)
+    return lines
+
+
+def _anchors(path: Path) -> set[str]:
+    """The anchors GitHub makes for the file's headings (github-slugger: lower case, punctuation
+    but `-` and `_` dropped, spaces to `-`, a repeated slug numbered -1, -2, ...)."""
+    repeats: dict[str, int] = {}
+    anchors = set()
+    for line in _prose(path) if path.suffix == ".md" else []:
+        m = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        heading = m.group(1)
+        text = _LINK.sub(lambda link: link.group(1), heading)
+        slug = re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+        repeats[slug] = repeats.get(slug, -1) + 1
+        anchors.add(f"{slug}-{repeats[slug]}" if repeats[slug] else slug)
+    return anchors
+
+
+def test_every_relative_link_and_anchor_in_the_docs_resolves() -> None:
+    broken = []
+    for doc in _markdown_files():
+        for number, line in enumerate(_prose(doc), 1):
+            for match in _LINK.finditer(re.sub(r"`[^`]*`", "``", line)):  # not in code spans
+                target = match.group(2)
+                if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto:: not ours to check
+                    continue
+                file_part, _, anchor = target.partition("#")
+                path = (doc.parent / file_part).resolve() if file_part else doc
+                where = f"{doc.relative_to(ROOT)}:{number}: ({target})"
+                if not path.exists():
+                    broken.append(f"{where}: no file {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+                elif anchor and anchor not in _anchors(path):
+                    broken.append(f"{where}: no heading in {path.relative_to(ROOT)} makes the anchor #{anchor}")
+    assert not broken, "links that lead nowhere (fix the link, or the heading it names):\n" + "\n".join(broken)
