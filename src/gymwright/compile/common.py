@@ -1,14 +1,13 @@
-"""What both backends' generators share: the env class name, the spec hash, the step rules' groups,
-a baseline rule's action text and the generated check of a baseline name."""
+"""What both backends' generators share: the env class name, the spec hash and versioned name,
+the step rules' groups, a baseline rule's action text and the generated check of a baseline name."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 from gymwright.compile.inline import runtime
 from gymwright.spec.checked import CheckedSpec, CRule
+from gymwright.store.records import spec_hash as store_spec_hash
 
 
 def class_name(spec_name: str) -> str:
@@ -27,9 +26,24 @@ def check_baseline_name(w: Any) -> None:
         w("raise ValueError(f'no scripted baseline {name!r}; this spec declares: {\", \".join(BASELINES) or \"none\"}')")
 
 
+def spec_sha(cs: CheckedSpec) -> str:
+    """The spec's content hash: sha256 (hex) of its canonical JSON after schema validation (every
+    default written out), by the function that addresses specs in the store (`spec_hash` of
+    store/records, which the store applies to a spec as given). It names what the spec says, not
+    how its file is written: key order, layout, comments and omitted defaults do not change it,
+    and it is the same in every process and on every machine."""
+    return store_spec_hash(cs.spec.model_dump(mode="json", by_alias=True))
+
+
 def spec_hash(cs: CheckedSpec) -> str:
-    data = json.dumps(cs.spec.model_dump(mode="json"), sort_keys=True)
-    return hashlib.sha256(data.encode()).hexdigest()[:16]
+    """`spec_sha`, shortened to 16 hex digits (the module's `SPEC_HASH`)."""
+    return spec_sha(cs)[:16]
+
+
+def versioned_name(cs: CheckedSpec) -> str:
+    """The env's versioned name, `metadata['name']` of its module: `<spec name>_v<first 8 hex
+    digits of spec_sha>` (PettingZoo's `rps_v2`, with the version read off the content)."""
+    return f"{cs.spec.name}_v{spec_sha(cs)[:8]}"
 
 
 def baseline_action_text(rule: Any) -> str:
