@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from gymwright.compile.tidy import drop_unread_locals
+from gymwright.compile.tidy import tidy
 from gymwright.compile.wrap import wrap_source
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
@@ -161,5 +161,5 @@ def assemble(docstring: str, body: str, extra_imports: tuple[Imported, ...] = ()
     except SyntaxError:  # the audit refuses the module and says where; inline everything meanwhile
         used = set(runtime()[0])
     imports, runtime_block = inline(used, extra_imports)
-    body = wrap_source(drop_unread_locals(body))
+    body = wrap_source(tidy(body, frozenset(runtime()[0])))
     return f'"""{docstring}"""\n\n{imports}\n\n\n{runtime_block}\n\n\n{MARKER}\n{body}'

@@ -1,15 +1,34 @@
-"""Drop what generated code computes and never reads: the `p, v = self.p, self.v` preamble of a
-method that reads neither, and the like (`me = AGENT_INDEX[agent]` where no role reads `me`).
+"""Tidy generated code, as a person would, without changing what it does: the passes `tidy` runs.
 
-The generators write these preambles uniformly; this pass removes the unread ones from the
-finished source, so the module reads like code a person wrote. Only plain assignments of names
-from `self.<attr>` or a subscript are touched, and only when no later statement of the same
-function reads the name.
+`drop_unread_locals` drops what generated code computes and never reads: the
+`p, v = self.p, self.v` preamble of a method that reads neither, and the like
+(`me = AGENT_INDEX[agent]` where no role reads `me`). The generators write these preambles
+uniformly; this pass removes the unread ones from the finished source. Only plain assignments
+of names from `self.<attr>` or a subscript are touched, and only when no later statement of the
+same function reads the name.
+
+`write_tables_once` (compile/hoist.py) names each literal table the code repeats once, as a
+module constant.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+
+from gymwright.compile.hoist import write_tables_once
+
+
+def tidy(source: str, taken: frozenset[str] = frozenset()) -> str:
+    """`source` (the generated part of a module) after every pass of `PASSES`, in order; `taken`:
+    names the module binds outside it (its runtime), which no new name may take."""
+    for one_pass in PASSES:
+        source = one_pass(source, taken)
+    return source
+
+
+def _unread(source: str, taken: frozenset[str]) -> str:
+    return drop_unread_locals(source)
 
 
 def drop_unread_locals(source: str) -> str:
@@ -65,3 +84,7 @@ def _plain(node: ast.expr) -> bool:
     if isinstance(node, ast.Attribute):
         return isinstance(node.value, ast.Name) and node.value.id == "self"
     return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Name)
+
+
+PASSES: tuple[Callable[[str, frozenset[str]], str], ...] = (_unread, write_tables_once)
+"""The tidying passes, in order: unread preambles go first, so a table only they held is not shared."""

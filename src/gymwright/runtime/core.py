@@ -114,30 +114,33 @@ def rt_close(unknown, known) -> str:
 
 def rt_param(name: str, kind: str, x, lo=None, hi=None):
     """A param value of type `kind` ('bool', 'int' or 'float') in its range [lo, hi] (None: no bound),
-    or ValueError naming the param. NaN and infinities are refused: they compare false against
-    every range, so no range check could catch them later."""
+    or ValueError naming the param, the value, the range and what to give instead. NaN and
+    infinities are refused: they compare false against every range, so no range check could catch
+    them later."""
     if kind == "bool":
         if isinstance(x, bool | np.bool_):
             return bool(x)
-        raise ValueError(f"param `{name}` must be a bool, got {x!r}")
+        raise ValueError(f"param `{name}` must be a bool, got {x!r} ({type(x).__name__}); give True or False")
     article = "an" if kind == "int" else "a"
+    span = f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
     if isinstance(x, bool | np.bool_) or not isinstance(x, int | float | np.integer | np.floating):
-        raise ValueError(f"param `{name}` must be {article} {kind}, got {x!r}")
+        raise ValueError(f"param `{name}` must be {article} {kind}, got {x!r} ({type(x).__name__}); "
+                         f"give {article} {kind} in {span}")
     try:
         finite = math.isfinite(x)
     except OverflowError:  # an int too large for a float
         finite = kind == "int"
     if not finite:
         raise ValueError(f"param `{name}` = {x!r} is not a finite number (NaN and infinities compare false "
-                         f"against every range); give a finite {kind} in [{lo}, {hi}]")
+                         f"against every range); give a finite {kind} in {span}")
     if kind == "int":
         if not isinstance(x, int | np.integer) and not float(x).is_integer():
-            raise ValueError(f"param `{name}` must be an int, got {x!r}")
+            raise ValueError(f"param `{name}` must be an int, got {x!r}; give a whole number in {span}")
         x = int(x)
     else:
         x = float(x)
     if (lo is not None and x < lo) or (hi is not None and x > hi):
-        raise ValueError(f"param `{name}` = {x!r} is out of its range [{lo}, {hi}]")
+        raise ValueError(f"param `{name}` = {x!r} is out of its range {span}; give {article} {kind} in {span}")
     return x
 
 
