@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import ast
 import copy
+import importlib.util
 import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+from gymwright.cli import app
 from gymwright.compile import compile_spec, export_source
 from gymwright.compile.build import check
 from gymwright.compile.common import spec_sha, versioned_name
@@ -286,3 +290,16 @@ def _pythonpath() -> dict[str, str]:
     import os
 
     return {k: v for k, v in os.environ.items() if k in ("PYTHONPATH", "HOME", "OMP_NUM_THREADS")}
+
+
+def test_the_export_command_says_the_env_name(tmp_path: Path) -> None:
+    target = tmp_path / "env.py"
+    result = CliRunner().invoke(app, ["export", "cake_negotiation", "-o", str(target), "--json"])
+    assert result.exit_code == 0, result.output
+    name = versioned_name(check("cake_negotiation"))
+    assert json.loads(result.stdout)["name"] == name
+    loaded = importlib.util.spec_from_file_location("exported_env", target)
+    assert loaded is not None and loaded.loader is not None
+    module = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(module)
+    assert module.parallel_env().metadata["name"] == module.env().metadata["name"] == name

@@ -30,7 +30,7 @@ from gymwright.cli.common import (
     summary_table,
     to_json,
 )
-from gymwright.compile import export_source
+from gymwright.compile.build import export_module
 from gymwright.diagnostic import Diagnostic, Severity
 from gymwright.errors import SpecError
 from gymwright.spec.loader import library_names, load_spec
@@ -276,17 +276,20 @@ def export(
     if raw and not str(spec).endswith(".py"):
         fail(["--raw: applies to a code-mode module (SPEC ending in .py) only"],
              "A spec compiles to generated code that needs no sandbox: drop --raw.", path="--raw")
+    name = None  # the env's versioned name (a spec's export)
     with domain_errors(spec):
         if str(spec).endswith(".py"):
             from gymwright.codemode.export import exported_module
 
             source = exported_module(Path(spec), raw=raw)
         else:
-            source = export_source(spec, params)
+            exported = export_module(spec, params)
+            source, name = exported.source, exported.name
         write_atomic(output, source)
     if as_json:
         typer.echo(to_json({"output": str(output), "lines": len(source.splitlines()), "params": params,
-                            "import": import_hint(output), "solved_pools": "SOLVED_POOLS = {\n" in source}))
+                            "name": name, "import": import_hint(output),
+                            "solved_pools": "SOLVED_POOLS = {\n" in source}))
         return
     if str(spec).endswith(".py") and raw:
         out.print(f"Wrote {output} ({len(source.splitlines())} lines): the model's module itself (it passed the "
@@ -300,8 +303,8 @@ def export(
         return
     given = ", ".join(f"{k}={v}" for k, v in params.items())
     out.print(
-        f"Wrote {output} ({len(source.splitlines())} lines)"
-        + (f" with param defaults {given}." if given else ".")
+        f"Wrote {output} ({len(source.splitlines())} lines): the env `{name}`"
+        + (f", with param defaults {given}." if given else ".") + " Its docstring is the env's card."
     )
     out.print(
         Text(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gymwright.compile.common import versioned_name
 from gymwright.compile.python_backend import generate
 from gymwright.diagnostic import Diagnostic, has_errors
 from gymwright.errors import SpecError
@@ -86,16 +87,29 @@ def load_module(source: str, name: str) -> types.ModuleType:
     return module
 
 
-def export_source(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | None = None) -> str:
-    """The standalone module source (runs with numpy, gymnasium and pettingzoo only).
+@dataclass(frozen=True)
+class Exported:
+    """A standalone module: its source and its env's versioned name (`metadata['name']`)."""
+
+    source: str
+    name: str
+
+
+def export_module(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | None = None) -> Exported:
+    """The standalone module (runs with numpy, gymnasium and pettingzoo only) and its name.
 
     A spec whose grid has `solve:` carries the solved layout pool of `params` (solved here, once,
     by gymwright's MAPF solver): at other values of the pool's params the module needs gymwright.
     """
     cs = check(spec, params)
     if cs.grid is None or cs.grid.wait_ratio is None:
-        return generate(cs)
+        return Exported(generate(cs), versioned_name(cs))
     from gymwright.mapf.bake import solved_pools  # only MAPF exports need the solver
 
     env = compile_checked(cs, params).parallel_env()
-    return generate(cs, solved_pools=solved_pools(env))
+    return Exported(generate(cs, solved_pools=solved_pools(env)), versioned_name(cs))
+
+
+def export_source(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | None = None) -> str:
+    """`export_module`'s source."""
+    return export_module(spec, params).source

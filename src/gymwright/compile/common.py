@@ -7,7 +7,7 @@ from typing import Any
 
 from gymwright.compile.inline import runtime
 from gymwright.spec.checked import CheckedSpec, CRule
-from gymwright.store.records import spec_hash as store_spec_hash
+from gymwright.spec.digest import spec_hash as store_spec_hash
 
 
 def class_name(spec_name: str) -> str:
@@ -29,7 +29,7 @@ def check_baseline_name(w: Any) -> None:
 def spec_sha(cs: CheckedSpec) -> str:
     """The spec's content hash: sha256 (hex) of its canonical JSON after schema validation (every
     default written out), by the function that addresses specs in the store (`spec_hash` of
-    store/records, which the store applies to a spec as given). It names what the spec says, not
+    spec/digest, which the store applies to a spec as given). It names what the spec says, not
     how its file is written: key order, layout, comments and omitted defaults do not change it,
     and it is the same in every process and on every machine."""
     return store_spec_hash(cs.spec.model_dump(mode="json", by_alias=True))

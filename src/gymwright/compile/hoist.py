@@ -29,6 +29,9 @@ _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "
                        "resize", "setflags", "put", "itemset"})
 
 
+_LITERAL = (ast.Constant, ast.UnaryOp, ast.List, ast.Tuple)  # what a table's items are written as
+
+
 class _NotTable(Exception):
     """A literal holds something other than numbers, strings and bools (a dict, None, ...)."""
 
@@ -65,12 +68,15 @@ def write_tables_once(source: str, taken: frozenset[str] = frozenset()) -> str:
         tree = ast.parse(source)
     except SyntaxError:
         return source
+    groups = _groups(tree)
+    if not groups:
+        return source
     lines = source.split("\n")
-    bound = taken | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    homes = _homes(tree)
+    names, homes = _homes(tree)
+    bound = taken | names
     edits: list[tuple[int, int, int, int, str]] = []  # (line, col, end line, end col: bytes; new text)
     new: dict[int, list[str]] = {}  # line -> new constants to write before it
-    for key, uses in _groups(tree).items():
+    for key, uses in groups.items():
         if key in homes:
             name, at, literal = homes[key]
             chosen = [(u, form) for u in uses if u.deferred or u.top > at if (form := u.reads(literal))]
@@ -113,6 +119,7 @@ def _groups(tree: ast.Module) -> dict[str, list[_Use]]:
 
 
 def _collect(node: ast.AST, top: int, deferred: bool, parents: list[ast.AST], found: dict[str, list[_Use]]) -> None:
+    """Every table under `node` into `found` (`parents`: its ancestors, as a stack)."""
     if isinstance(node, ast.List | ast.Tuple) and isinstance(node.ctx, ast.Load):
         value = _table(node)
         if value is not None:
@@ -121,12 +128,17 @@ def _collect(node: ast.AST, top: int, deferred: bool, parents: list[ast.AST], fo
             found.setdefault(repr(value), []).append(_Use(node, top, deferred, copied, _context([*parents, node]), named))
             return
     inner = deferred or isinstance(node, ast.FunctionDef | ast.Lambda)
+    parents.append(node)
     for child in ast.iter_child_nodes(node):
-        _collect(child, top, inner, [*parents, node], found)
+        if isinstance(child, ast.AST) and not isinstance(child, ast.expr_context | ast.operator | ast.cmpop):
+            _collect(child, top, inner, parents, found)
+    parents.pop()
 
 
 def _table(node: ast.List | ast.Tuple) -> tuple[Any, ...] | None:
     """The literal's value with every list made a tuple, when it is a table (else None)."""
+    if len(node.elts) < 2 or not all(isinstance(x, _LITERAL) for x in node.elts):
+        return None
     try:
         frozen = _freeze(ast.literal_eval(node))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, _NotTable):
@@ -183,14 +195,24 @@ def _is_np_array_call(node: ast.Call) -> bool:
 
 
 # ----------------------------------------------------------------------------- existing constants
-def _homes(tree: ast.Module) -> dict[str, tuple[str, int, ast.List | ast.Tuple]]:
-    """Tables written as a module constant: frozen repr -> (name, statement index, its literal),
-    for names assigned once in the module and never changed in place."""
+def _homes(tree: ast.Module) -> tuple[set[str], dict[str, tuple[str, int, ast.List | ast.Tuple]]]:
+    """(every name the code names, the tables written as a module constant: frozen repr -> (name,
+    statement index, its literal)), for constants assigned once and never changed in place
+    (`x[i] = ...`, `x += ...`, `x.append(...)`)."""
+    names: set[str] = set()
     assigned: dict[str, int] = {}
+    changed: set[str] = set()
     for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
-            assigned[n.id] = assigned.get(n.id, 0) + 1
-    changed = _changed_in_place(tree)
+        if isinstance(n, ast.Name):
+            names.add(n.id)
+            if isinstance(n.ctx, ast.Store | ast.Del):
+                assigned[n.id] = assigned.get(n.id, 0) + 1
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store | ast.Del) and isinstance(n.value, ast.Name):
+            changed.add(n.value.id)
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            changed.add(n.target.id)
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.attr in _MUTATORS:
+            changed.add(n.value.id)
     out: dict[str, tuple[str, int, ast.List | ast.Tuple]] = {}
     for top, stmt in enumerate(tree.body):
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
@@ -199,20 +221,7 @@ def _homes(tree: ast.Module) -> dict[str, tuple[str, int, ast.List | ast.Tuple]]
         name, value = stmt.targets[0].id, _table(stmt.value)
         if value is not None and assigned.get(name) == 1 and name not in changed:
             out.setdefault(repr(value), (name, top, stmt.value))
-    return out
-
-
-def _changed_in_place(tree: ast.Module) -> set[str]:
-    """Names whose value some statement may change: `x[i] = ...`, `x += ...`, `x.append(...)`."""
-    out: set[str] = set()
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store | ast.Del) and isinstance(n.value, ast.Name):
-            out.add(n.value.id)
-        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
-            out.add(n.target.id)
-        elif (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.attr in _MUTATORS):
-            out.add(n.value.id)
-    return out
+    return names, out
 
 
 # ----------------------------------------------------------------------------- writing

@@ -1,28 +1,19 @@
-"""What the store holds, as plain dataclasses, and the canonical JSON that addresses specs."""
+"""What the store holds, as plain dataclasses; specs are addressed by `spec_hash`, the sha256 of
+their canonical JSON (`gymwright.spec.digest`, re-exported here)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from gymwright.llm.base import Usage
+from gymwright.spec.digest import canonical_json as canonical_json
+from gymwright.spec.digest import spec_hash as spec_hash
 
 STATUSES = ("running", "passed", "failed", "interrupted", "error")
 # "unfit" (verified, but the task-fit review says it does not fit) is stored as "failed" with
 # both verdicts in the design's result, and read back as "unfit" (old stores stay readable).
 FINAL_STATUSES = (*STATUSES[1:], "unfit")
-
-
-def canonical_json(obj: Any) -> str:
-    """One text per value: keys sorted, no spaces, UTF-8 kept as is."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def spec_hash(spec: dict[str, Any]) -> str:
-    """sha256 (hex) of the spec's canonical JSON: the spec's address in the store."""
-    return hashlib.sha256(canonical_json(spec).encode("utf-8")).hexdigest()
 
 
 @dataclass
