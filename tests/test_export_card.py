@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gymwright.cli import app
@@ -23,6 +25,7 @@ from gymwright.compile.build import check
 from gymwright.compile.common import spec_sha, versioned_name
 from gymwright.compile.hoist import write_tables_once
 from gymwright.compile.inline import MARKER
+from gymwright.compile.writer import docstring_text
 from gymwright.runtime.core import rt_param
 from gymwright.spec.checker import check_spec
 from gymwright.spec.loader import library_names, load_spec, read_data
@@ -303,3 +306,13 @@ def test_the_export_command_says_the_env_name(tmp_path: Path) -> None:
     module = importlib.util.module_from_spec(loaded)
     loaded.loader.exec_module(module)
     assert module.parallel_env().metadata["name"] == module.env().metadata["name"] == name
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(['"', "\\", "a", "'", "\n", "N", "{", "x"]), max_size=24))
+def test_a_docstring_reads_back_as_its_text_and_a_lone_quote_as_itself(text: str) -> None:
+    escaped = docstring_text(text)
+    tree = ast.parse(f'"""{escaped}"""\n')
+    assert len(tree.body) == 1
+    assert ast.get_docstring(tree, clean=False) == "\n".join(text.splitlines())
+    assert '""' not in escaped.replace('\\"', "")  # escaped only where quotes meet, or at the end

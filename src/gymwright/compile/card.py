@@ -71,7 +71,8 @@ def _about(cs: CheckedSpec) -> str:
 
 
 def _usage(cs: CheckedSpec) -> str:
-    example = ", ".join(f"{k}={v!r}" for k, v in list(_defaults(cs).items())[:2])
+    tunable = [(k, v) for k, v in _defaults(cs).items() if k not in cs.structural]  # what a caller may change
+    example = ", ".join(f"{k}={v!r}" for k, v in tunable[:2])
     example = f", {example}" if example else ""
     solved = cs.grid is not None and cs.grid.wait_ratio is not None
     return "\n".join([

@@ -234,7 +234,7 @@ def _fresh(context: str, bound: frozenset[str]) -> str:
     return name
 
 
-def _span(node: ast.AST) -> tuple[int, int, int, int]:
+def _span(node: ast.expr) -> tuple[int, int, int, int]:
     return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0
 
 
@@ -243,8 +243,8 @@ def _apply(source: str, edits: list[tuple[int, int, int, int, str]]) -> str:
     as `ast` gives them; a column of -1 inserts the text before that line)."""
     text = source.encode()
     starts = [0]
-    for line in source.split("\n"):
-        starts.append(starts[-1] + len(line.encode()) + 1)
+    for row in source.split("\n"):
+        starts.append(starts[-1] + len(row.encode()) + 1)
     for line, col, end_line, end_col, new in sorted(edits, reverse=True):
         if col < 0:
             at = starts[line - 1]

@@ -25,14 +25,25 @@ def one_line(text: str) -> str:
 
 
 def docstring_text(text: str) -> str:
-    """`text` safe inside a `\"\"\"` docstring: backslashes doubled (no `\\N{`, `\\x` escapes), quotes
-    that could close it escaped, and every non-printable character except the newline escaped.
-    Lines are split on every separator `str.splitlines` knows and joined with `\\n`."""
-    lines = []
-    for line in str(text).splitlines():
-        line = line.replace("\\", "\\\\").replace('"', '\\"')
-        lines.append("".join(ch if ch.isprintable() else _escape(ch).replace("\\", "\\\\") for ch in line))
-    return "\n".join(lines)
+    """`text` safe inside a `\"\"\"` docstring: backslashes doubled (no `\\N{`, `\\x` escapes), the
+    quotes that could close it escaped (each of a run of two or more, and one that ends the text:
+    a lone quote inside reads as itself), and every non-printable character except the newline
+    escaped. Lines are split on every separator `str.splitlines` knows and joined with `\\n`."""
+    lines = str(text).splitlines()
+    out = []
+    for k, line in enumerate(lines):
+        line = _quotes(line.replace("\\", "\\\\"), last=k == len(lines) - 1)
+        out.append("".join(ch if ch.isprintable() else _escape(ch).replace("\\", "\\\\") for ch in line))
+    return "\n".join(out)
+
+
+def _quotes(line: str, last: bool) -> str:
+    """`line` with each `"` escaped that has a `"` beside it, or ends the text (`last`): no
+    unescaped quote then touches another, so three never meet (the docstring's own included)."""
+    n = len(line)
+    return "".join('\\"' if ch == '"' and ((i > 0 and line[i - 1] == '"') or (i + 1 < n and line[i + 1] == '"')
+                                         or (last and i == n - 1)) else ch
+                   for i, ch in enumerate(line))
 
 
 class Writer:
