@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gymwright.compile.common import spec_sha, versioned_name
+from gymwright.compile.common import render_modes, spec_sha, versioned_name
 from gymwright.spec.checked import CChoice, CheckedSpec
 
 SHOWN_VALUES = 8  # an argument with more values is shown as its first and last few
@@ -34,7 +34,6 @@ def _title(cs: CheckedSpec) -> str:
 
 
 def _facts(cs: CheckedSpec) -> str:
-    modes = "ansi, rgb_array, human" if cs.grid else "ansi, human"
     rows = [
         ("Name", f"`{versioned_name(cs)}` (`metadata['name']`)"),
         ("Spec hash", f"sha256 `{spec_sha(cs)}`"),
@@ -46,7 +45,7 @@ def _facts(cs: CheckedSpec) -> str:
          + ", masked (`infos[agent]['action_mask']`)"),
         ("Observation space", "; ".join(f"{r.name}: Box(float32, ({r.obs_dim},))" for r in cs.roles)),
         *_mechanics(cs),
-        ("Render modes", modes),
+        ("Render modes", ", ".join(render_modes(cs))),
         ("Parallel API", "yes"),
     ]
     return _table(("Fact", "Value"), rows)

@@ -1,5 +1,6 @@
 """What both backends' generators share: the env class name, the spec hash and versioned name,
-the step rules' groups, a baseline rule's action text and the generated check of a baseline name."""
+the render modes, the step rules' groups, a baseline rule's action text and the generated check
+of a baseline name."""
 
 from __future__ import annotations
 
@@ -44,6 +45,11 @@ def versioned_name(cs: CheckedSpec) -> str:
     """The env's versioned name, `metadata['name']` of its module: `<spec name>_v<first 8 hex
     digits of spec_sha>` (PettingZoo's `rps_v2`, with the version read off the content)."""
     return f"{cs.spec.name}_v{spec_sha(cs)[:8]}"
+
+
+def render_modes(cs: CheckedSpec) -> list[str]:
+    """The env's render modes (`metadata['render_modes']`): an RGB frame for a grid spec."""
+    return ["ansi", "rgb_array", "human"] if cs.grid else ["ansi", "human"]
 
 
 def baseline_action_text(rule: Any) -> str:

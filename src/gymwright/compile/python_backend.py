@@ -19,7 +19,7 @@ import numpy as np
 
 from gymwright.compile.audit import audit_module
 from gymwright.compile.card import card_text
-from gymwright.compile.common import versioned_name
+from gymwright.compile.common import render_modes, versioned_name
 from gymwright.compile.inline import GENERATED_IMPORTS, assemble
 from gymwright.compile.mechanics import PYTHON
 from gymwright.compile.pygen.actions import ActionsGen
@@ -61,8 +61,8 @@ class _Gen(ConstantsGen, StepGen, ActionsGen, RewardsGen, ObserveGen, BaselinesG
         with w.block(f"class {self.cls}(ParallelEnv):"):
             w(f'"""{cs.spec.name} as a PettingZoo ParallelEnv."""')
             w("")
-            modes = ["ansi", "rgb_array", "human"] if cs.grid else ["ansi", "human"]
-            w(f"metadata = {{'name': {versioned_name(cs)!r}, 'render_modes': {modes!r}, 'is_parallelizable': True}}")
+            w(f"metadata = {{'name': {versioned_name(cs)!r}, 'render_modes': {render_modes(cs)!r}, "
+              "'is_parallelizable': True}")
             w("")
             self.init()
             self.spaces()
