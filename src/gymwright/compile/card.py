@@ -10,6 +10,7 @@ reaches the source only through `docstring_text` (a spec's text is never code).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ from gymwright.compile.common import render_modes, spec_sha, versioned_name
 from gymwright.spec.checked import CChoice, CheckedSpec
 
 SHOWN_VALUES = 8  # an argument with more values is shown as its first and last few
+WIDTH = 96  # prose is wrapped at this width (a table row is one line, however long)
 
 
 def card_text(cs: CheckedSpec) -> str:
@@ -41,8 +43,8 @@ def _facts(cs: CheckedSpec) -> str:
         ("Agents", f"{cs.n_agents}: " + ", ".join(f"`{a}`" for a in cs.agent_ids)),
         ("Roles", ", ".join(f"{r.name} x {r.count}" for r in cs.roles)),
         ("Turns", f"one agent at a time (`{cs.active.source}`)" if cs.active is not None else "simultaneous"),
-        ("Action space", "; ".join(f"{r.name}: Discrete({r.n_actions})" for r in cs.roles)
-         + ", masked (`infos[agent]['action_mask']`)"),
+        ("Action space", "; ".join(f"{r.name}: Discrete({r.n_actions})" for r in cs.roles)),
+        ("Action masks", "`infos[agent]['action_mask']`, `action_mask(agent)`"),
         ("Observation space", "; ".join(f"{r.name}: Box(float32, ({r.obs_dim},))" for r in cs.roles)),
         *_mechanics(cs),
         ("Render modes", ", ".join(render_modes(cs))),
@@ -65,7 +67,7 @@ def _about(cs: CheckedSpec) -> str:
     doc, task = cs.spec.doc.strip(), cs.spec.description.strip()
     parts = [doc] if doc else []
     if task and task != doc:
-        parts.append(f"Task: {task}" if doc else task)
+        parts.append(_prose(f"Task: {task}" if doc else task))
     return "\n\n".join(parts)
 
 
@@ -82,12 +84,12 @@ def _usage(cs: CheckedSpec) -> str:
         "    obs, infos = par.reset(seed=0)",
         "    aec = env()  # the AEC form, with PettingZoo's wrappers",
         "",
-        "It needs numpy, gymnasium and pettingzoo only" + (
+        _prose("It needs numpy, gymnasium and pettingzoo only" + (
             " at the params it was generated with: it carries their solved layouts, and at other values of "
-            "the layout pool's params it needs gymwright's solver." if solved else "."),
-        "A param it does not have, or a value outside a param's range, is refused with a ValueError that "
-        "names the param, the value and the range. `reset(seed=...)` makes an episode reproducible; "
-        "`max_cycles=N` caps its steps.",
+            "the layout pool's params it needs gymwright's solver." if solved else ".")
+            + " A param it does not have, or a value outside a param's range, is refused with a ValueError "
+            "that names the param, the value and the range. `reset(seed=...)` makes an episode "
+            "reproducible; `max_cycles=N` caps its steps."),
     ])
 
 
@@ -98,8 +100,8 @@ def _agents(cs: CheckedSpec) -> str:
 
 def _actions(cs: CheckedSpec) -> str:
     parts = ["## Actions", "",
-             "One flat index per action; a choice with arguments takes one index per combination of "
-             "their values (the last argument varies fastest)."]
+             _prose("One flat index per action; a choice with arguments takes one index per combination of "
+                    "their values (the last argument varies fastest).")]
     for r in cs.roles:
         rows = [(_indices(c), c.name, _choice_args(c), _choice_doc(cs, c)) for c in r.choices]
         parts += ["", f"### {r.name}: Discrete({r.n_actions})", "", _table(("Index", "Choice", "Arguments", "Doc"), rows)]
@@ -108,8 +110,8 @@ def _actions(cs: CheckedSpec) -> str:
 
 def _observations(cs: CheckedSpec) -> str:
     parts = ["## Observations", "",
-             "Per role, a float32 vector: the features in order (bounds at the params this module "
-             "was generated for)."]
+             _prose("Per role, a float32 vector: the features in order (bounds at the params this module "
+                    "was generated for).")]
     for r in cs.roles:
         rows, start = [], 0
         for k, f in enumerate(r.features):
@@ -126,8 +128,9 @@ def _rewards(cs: CheckedSpec) -> str:
             for r in cs.roles for k, t in enumerate(r.terms)]
     if not rows:
         return "## Rewards\n\nNone: every reward is 0."
-    return ("## Rewards\n\nAn agent's reward is the sum of its role's terms, each times its weight; each term "
-            "is in `infos[agent]['reward_terms']`.\n\n" + _table(("Role", "Term", "Weight", "Expression", "Doc"), rows))
+    return "\n\n".join(["## Rewards", _prose("An agent's reward is the sum of its role's terms, each times its weight; "
+                                              "each term is in `infos[agent]['reward_terms']`."),
+                        _table(("Role", "Term", "Weight", "Expression", "Doc"), rows)])
 
 
 def _params(cs: CheckedSpec) -> str:
@@ -137,9 +140,10 @@ def _params(cs: CheckedSpec) -> str:
     rows = [(name, p.type or "float", repr(defaults[name]), _range(p.type or "float", p.min, p.max),
              "fixed" if name in cs.structural else "", _one_line(p.doc))
             for name, p in cs.spec.params.items()]
-    return ("## Params\n\nKeyword arguments of `parallel_env`, `env` and `raw_env`. A `fixed` param sizes arrays or "
-            "counts agents: this module takes only its value here (export again for another).\n\n"
-            + _table(("Param", "Type", "Default", "Range", "Fixed", "Doc"), rows))
+    return "\n\n".join(["## Params", _prose("Keyword arguments of `parallel_env`, `env` and `raw_env`. A `fixed` "
+                                             "param sizes arrays or counts agents: this module takes only its value "
+                                             "here (export again for another)."),
+                        _table(("Param", "Type", "Default", "Range", "Fixed", "Doc"), rows)])
 
 
 def _metrics(cs: CheckedSpec) -> str:
@@ -148,9 +152,10 @@ def _metrics(cs: CheckedSpec) -> str:
     specs = cs.spec.metrics
     rows = [(m.name, m.reduce, specs[m.name].kind if m.name in specs else "", f"`{m.expr.source}`",
              _one_line(specs[m.name].doc) if m.name in specs else "") for m in cs.metrics]
-    return ("## Metrics\n\nTask measures (not rewards), reduced over the episode: `infos[agent]['metrics']` at its last "
-            "step, `episode_metrics()` of the ParallelEnv at any time."
-            "\n\n" + _table(("Metric", "Reduce", "Kind", "Expression", "Doc"), rows))
+    return "\n\n".join(["## Metrics", _prose("Task measures (not rewards), reduced over the episode: "
+                                              "`infos[agent]['metrics']` at its last step, `episode_metrics()` of "
+                                              "the ParallelEnv at any time."),
+                        _table(("Metric", "Reduce", "Kind", "Expression", "Doc"), rows)])
 
 
 def _episode_end(cs: CheckedSpec) -> str:
@@ -219,6 +224,11 @@ def _term_doc(cs: CheckedSpec, role: str, k: int) -> str:
 
 
 # ----------------------------------------------------------------------------- Markdown
+def _prose(text: str) -> str:
+    """A paragraph wrapped at WIDTH (words are never broken: a long name stays whole)."""
+    return textwrap.fill(_one_line(text), width=WIDTH, break_long_words=False, break_on_hyphens=False)
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
