@@ -13,10 +13,11 @@ Results equal the per-agent code's exactly: the same numpy/IEEE operations, elem
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from gymwright.spec.expr.check import Symbol
-from gymwright.spec.expr.types import Info
+from gymwright.spec.expr.types import draws, info_of
 
 _BIN = {ast.Add: "np.add", ast.Sub: "np.subtract", ast.Mult: "np.multiply", ast.Div: "np.true_divide"}
 _CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
@@ -26,9 +27,6 @@ _SCALAR_KINDS = {"param", "const", "builtin", "state", "t"}
 class NotOnAxis(Exception):
     """The expression is outside what the agent-axis lowering covers."""
 
-
-def _info(node: ast.AST) -> Info:
-    return node.gw  # type: ignore[attr-defined,no-any-return]
 
 
 class AxisEmitter:
@@ -48,7 +46,7 @@ class AxisEmitter:
         self.windows: dict[str, tuple[str, str, str | None]] = {}  # local -> (centres, radius, values or None)
 
     def emit(self, node: ast.AST) -> tuple[str, bool]:
-        if hasattr(node, "gw_site"):
+        if draws(node):
             raise NotOnAxis("random draw")
         handler = _NODES.get(type(node))
         if handler is None:
@@ -58,20 +56,20 @@ class AxisEmitter:
     def num(self, node: ast.AST) -> tuple[str, bool]:
         """The operand as a number (bool arrays become int64: numpy's bool arithmetic is logical)."""
         code, axis = self.emit(node)
-        if _info(node).dtype == "bool":
+        if info_of(node).dtype == "bool":
             return (f"{code}.astype(np.int64)" if axis else f"int({code})"), axis
         return code, axis
 
     def truth(self, node: ast.AST) -> tuple[str, bool]:
         code, axis = self.emit(node)
-        if _info(node).dtype == "bool":
+        if info_of(node).dtype == "bool":
             return code, axis
         return (f"({code} != 0)" if axis else f"bool({code})"), axis
 
-    def same_rank(self, nodes: list[ast.AST], axes: list[bool]) -> None:
+    def same_rank(self, nodes: Sequence[ast.AST], axes: list[bool]) -> None:
         """Operands combine elementwise: agent-axis values of one type shape, shared ones scalar."""
-        shapes = {_info(n).shape for n, a in zip(nodes, axes, strict=True) if a}
-        if len(shapes) > 1 or any(not a and _info(n).shape for n, a in zip(nodes, axes, strict=True)):
+        shapes = {info_of(n).shape for n, a in zip(nodes, axes, strict=True) if a}
+        if len(shapes) > 1 or any(not a and info_of(n).shape for n, a in zip(nodes, axes, strict=True)):
             raise NotOnAxis("operands of different shapes")
 
     def share(self, code: str) -> str:
@@ -150,7 +148,7 @@ class AxisEmitter:
         if len(node.ops) != 1:
             raise NotOnAxis("chained comparison")
         nodes = [node.left, node.comparators[0]]
-        vals = [self.num(n) if _info(n).dtype == "bool" else self.emit(n) for n in nodes]
+        vals = [self.num(n) if info_of(n).dtype == "bool" else self.emit(n) for n in nodes]
         self.same_rank(nodes, [a for _, a in vals])
         if not any(a for _, a in vals):
             raise NotOnAxis("no agent axis")
@@ -185,7 +183,7 @@ def _two(np_fn: str) -> Callable[[AxisEmitter, ast.Call], tuple[str, bool]]:
 
 def _manhattan(e: AxisEmitter, node: ast.Call) -> tuple[str, bool]:
     a, b = node.args
-    if not (_info(a).shape == _info(b).shape == (2,) and _info(a).dtype == _info(b).dtype == "int"):
+    if not (info_of(a).shape == info_of(b).shape == (2,) and info_of(a).dtype == info_of(b).dtype == "int"):
         raise NotOnAxis("manhattan of non-cells")
     (ca, x), (cb, y) = e.emit(a), e.emit(b)
     if not (x and y):
@@ -197,7 +195,7 @@ def _window(helper: str) -> Callable[[AxisEmitter, ast.Call], tuple[str, bool]]:
     def emit(e: AxisEmitter, node: ast.Call) -> tuple[str, bool]:
         center, radius = node.args
         (cc, x), (cr, y) = e.emit(center), e.emit(radius)
-        if not x or y or _info(center).shape != (2,):
+        if not x or y or info_of(center).shape != (2,):
             raise NotOnAxis("window")
         if helper == "rt_agents_view_rows":
             return e.share_window(cc, cr, None), True
@@ -208,7 +206,7 @@ def _window(helper: str) -> Callable[[AxisEmitter, ast.Call], tuple[str, bool]]:
 def _agents_view_of(e: AxisEmitter, node: ast.Call) -> tuple[str, bool]:
     center, radius, x = node.args
     (cc, on), (cr, r_on), (cx, x_on) = e.emit(center), e.emit(radius), e.emit(x)
-    if not on or r_on or x_on or _info(center).shape != (2,):
+    if not on or r_on or x_on or info_of(center).shape != (2,):
         raise NotOnAxis("window of values")
     return e.share_window(cc, cr, cx), True
 
@@ -224,13 +222,15 @@ CALLS: dict[str, Callable[[AxisEmitter, ast.Call], tuple[str, bool]]] = {
     "agents_view_of": _agents_view_of,
 }
 
-_NODES: dict[type, Callable[[AxisEmitter, ast.AST], tuple[str, bool]]] = {
-    ast.Constant: AxisEmitter.constant,  # type: ignore[dict-item]
-    ast.Name: AxisEmitter.name,  # type: ignore[dict-item]
-    ast.Subscript: AxisEmitter.subscript,  # type: ignore[dict-item]
-    ast.BinOp: AxisEmitter.binop,  # type: ignore[dict-item]
-    ast.UnaryOp: AxisEmitter.unary,  # type: ignore[dict-item]
-    ast.BoolOp: AxisEmitter.boolop,  # type: ignore[dict-item]
-    ast.Compare: AxisEmitter.compare,  # type: ignore[dict-item]
-    ast.Call: AxisEmitter.call,  # type: ignore[dict-item]
+# Each handler takes the node type it is listed under, a pairing a dict's type cannot state: the
+# node is typed Any here, and `emit` looks the handler up by the node's own type.
+_NODES: dict[type, Callable[[AxisEmitter, Any], tuple[str, bool]]] = {
+    ast.Constant: AxisEmitter.constant,
+    ast.Name: AxisEmitter.name,
+    ast.Subscript: AxisEmitter.subscript,
+    ast.BinOp: AxisEmitter.binop,
+    ast.UnaryOp: AxisEmitter.unary,
+    ast.BoolOp: AxisEmitter.boolop,
+    ast.Compare: AxisEmitter.compare,
+    ast.Call: AxisEmitter.call,
 }

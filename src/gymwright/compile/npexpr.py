@@ -10,13 +10,14 @@ spec's type broadcasting. Dispatch is a table on node type; calls go through `CA
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gymwright.compile.tables import TABLES, literal
 from gymwright.errors import CompileError
 from gymwright.spec.expr.check import Checked, Symbol
-from gymwright.spec.expr.types import Info
+from gymwright.spec.expr.types import info_of, site_of
 
 _BIN = {ast.Add: "np.add", ast.Sub: "np.subtract", ast.Mult: "np.multiply", ast.Div: "np.true_divide",
         ast.FloorDiv: "np.floor_divide", ast.Mod: "np.mod"}
@@ -26,9 +27,6 @@ WIDEN_MAX_AGENTS = 4  # a per-copy value meeting up to this many agents is copie
 POW_TABLE_MAX = 64  # `param ** e` is looked up in a table of the param's powers up to this many exponents
 INF = float("inf")
 
-
-def _info(node: ast.AST) -> Info:
-    return node.gw  # type: ignore[attr-defined,no-any-return]
 
 
 @dataclass
@@ -84,17 +82,17 @@ class NpEmitter:
     def emit(self, node: ast.AST) -> V:
         shared = self.shared.get(id(node))
         if shared is not None:
-            info = _info(node)
+            info = info_of(node)
             return V(shared[0], shared[1], info.shape, info.dtype)
         handler = _NODES.get(type(node))
         if handler is None:
             raise CompileError(f"cannot lower `{type(node).__name__}` to batch code")
-        info = _info(node)
+        info = info_of(node)
         code, kind = handler(self, node)
         return V(code, kind, info.shape, info.dtype)
 
     # -- helpers
-    def aligned(self, nodes: list[ast.AST], rank: int | None = None, numeric: bool = False,
+    def aligned(self, nodes: Sequence[ast.AST], rank: int | None = None, numeric: bool = False,
                 with_floats: bool = False) -> tuple[list[str], int]:
         """Codes of the nodes padded to one prefix kind; `numeric`: bools as int64, except with
         `with_floats` where another operand is a float (a numpy operator then takes a bool as
@@ -153,7 +151,7 @@ class NpEmitter:
         return f"np.stack(np.broadcast_arrays({', '.join(codes)}), axis={PREFIX[kind]})", kind
 
     def binop(self, node: ast.BinOp) -> tuple[str, int]:
-        codes, kind = self.aligned([node.left, node.right], len(_info(node).shape), numeric=True, with_floats=True)
+        codes, kind = self.aligned([node.left, node.right], len(info_of(node).shape), numeric=True, with_floats=True)
         op = type(node.op)
         if op is ast.Pow:
             table = self.int_power(node, codes)
@@ -167,8 +165,8 @@ class NpEmitter:
         left, right = node.left, node.right
         if self.powers is None or not isinstance(left, ast.Name) or left.id in self.overrides:
             return None
-        sym, e = self.symbols.get(left.id), _info(right)
-        if sym is None or sym.kind != "param" or self.kinds.get(left.id) != 1 or _info(left).shape:
+        sym, e = self.symbols.get(left.id), info_of(right)
+        if sym is None or sym.kind != "param" or self.kinds.get(left.id) != 1 or info_of(left).shape:
             return None
         if e.dtype != "int" or e.shape or not -INF < e.lo <= e.hi < INF or e.hi - e.lo + 1 > POW_TABLE_MAX:
             return None
@@ -185,7 +183,7 @@ class NpEmitter:
         return (f"np.negative({code})" if isinstance(node.op, ast.USub) else code), v.kind
 
     def boolop(self, node: ast.BoolOp) -> tuple[str, int]:
-        rank = len(_info(node).shape)
+        rank = len(info_of(node).shape)
         vals = [self.emit(n) for n in node.values]
         kind = max(v.kind for v in vals)
         fn = "np.logical_and" if isinstance(node.op, ast.And) else "np.logical_or"
@@ -200,7 +198,7 @@ class NpEmitter:
         mine = self.is_me(node)
         if mine is not None:
             return mine, 2
-        codes, kind = self.aligned(items, len(_info(node).shape), numeric=True)
+        codes, kind = self.aligned(items, len(info_of(node).shape), numeric=True)
         parts = [f"({codes[i]} {_CMP[type(op)]} {codes[i + 1]})" for i, op in enumerate(node.ops)]
         return " & ".join(parts) if len(parts) > 1 else parts[0], kind
 
@@ -221,7 +219,7 @@ class NpEmitter:
         return code if isinstance(node.ops[0], ast.Eq) else f"np.logical_not({code})"
 
     def ifexp(self, node: ast.IfExp) -> tuple[str, int]:
-        rank = len(_info(node).shape)
+        rank = len(info_of(node).shape)
         return self.where(self.emit(node.test), self.emit(node.body), self.emit(node.orelse), rank)
 
     def subscript(self, node: ast.Subscript) -> tuple[str, int]:
@@ -231,11 +229,11 @@ class NpEmitter:
         if not dynamic:
             parts = [":"] * base.kind
             for ix in idx:
-                parts.append(_slice(ix, self) if isinstance(ix, ast.Slice) else repr(ix.value))  # type: ignore[attr-defined]
+                parts.append(_static_index(ix, self))
             return f"{base.code}[{', '.join(parts)}]", base.kind
         return self.gather(base, idx)
 
-    def own_slice(self, base: V, idx: list[ast.AST]) -> tuple[str, int] | None:
+    def own_slice(self, base: V, idx: Sequence[ast.AST]) -> tuple[str, int] | None:
         """`x[me, ...]` with static further indices: the role's agents are a contiguous range,
         so this is a basic slice (a view) of the agent axis, not a gather."""
         first = idx[0]
@@ -244,14 +242,13 @@ class NpEmitter:
                 or not base.shape or base.shape[0] < self.me_range[1]
                 or not all(isinstance(ix, ast.Constant | ast.Slice) for ix in idx[1:])):
             return None
-        rest = "".join(", " + (_slice(ix, self) if isinstance(ix, ast.Slice) else repr(ix.value))  # type: ignore[attr-defined]
-                       for ix in idx[1:])
+        rest = "".join(", " + _static_index(ix, self) for ix in idx[1:])
         lo, hi = self.me_range
         if base.kind == 0:
             return f"{base.code}[None, {lo}:{hi}{rest}]", 2
         return f"{base.code}[:, {lo}:{hi}{rest}]", 2
 
-    def gather(self, base: V, idx: list[ast.AST]) -> tuple[str, int]:
+    def gather(self, base: V, idx: Sequence[ast.AST]) -> tuple[str, int]:
         """Advanced indexing with per-copy (and per-agent) index arrays."""
         own = self.own_slice(base, idx)
         if own is not None:
@@ -291,17 +288,27 @@ def _slice(s: ast.Slice, e: NpEmitter) -> str:
     return f"{lo}:{hi}"
 
 
-_NODES: dict[type, Callable[[NpEmitter, ast.AST], tuple[str, int]]] = {
-    ast.Constant: NpEmitter.constant,  # type: ignore[dict-item]
-    ast.Name: NpEmitter.name,  # type: ignore[dict-item]
-    ast.List: NpEmitter.list_,  # type: ignore[dict-item]
-    ast.BinOp: NpEmitter.binop,  # type: ignore[dict-item]
-    ast.UnaryOp: NpEmitter.unary,  # type: ignore[dict-item]
-    ast.BoolOp: NpEmitter.boolop,  # type: ignore[dict-item]
-    ast.Compare: NpEmitter.compare,  # type: ignore[dict-item]
-    ast.IfExp: NpEmitter.ifexp,  # type: ignore[dict-item]
-    ast.Subscript: NpEmitter.subscript,  # type: ignore[dict-item]
-    ast.Call: NpEmitter.call,  # type: ignore[dict-item]
+def _static_index(ix: ast.AST, e: NpEmitter) -> str:
+    """Code of an index known when generating: a slice or a literal (callers pick only those)."""
+    if isinstance(ix, ast.Slice):
+        return _slice(ix, e)
+    assert isinstance(ix, ast.Constant), "a static index is a slice or a literal"
+    return repr(ix.value)
+
+
+# Each handler takes the node type it is listed under, a pairing a dict's type cannot state: the
+# node is typed Any here, and `emit` looks the handler up by the node's own type.
+_NODES: dict[type, Callable[[NpEmitter, Any], tuple[str, int]]] = {
+    ast.Constant: NpEmitter.constant,
+    ast.Name: NpEmitter.name,
+    ast.List: NpEmitter.list_,
+    ast.BinOp: NpEmitter.binop,
+    ast.UnaryOp: NpEmitter.unary,
+    ast.BoolOp: NpEmitter.boolop,
+    ast.Compare: NpEmitter.compare,
+    ast.IfExp: NpEmitter.ifexp,
+    ast.Subscript: NpEmitter.subscript,
+    ast.Call: NpEmitter.call,
 }
 
 
@@ -309,7 +316,7 @@ _NODES: dict[type, Callable[[NpEmitter, ast.AST], tuple[str, int]]] = {
 
 def _elementwise(fn: str, numeric: bool = True) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
     def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
-        codes, kind = e.aligned(list(node.args), len(_info(node).shape), numeric=numeric)
+        codes, kind = e.aligned(list(node.args), len(info_of(node).shape), numeric=numeric)
         return f"{fn}({', '.join(codes)})", kind
     return emit
 
@@ -318,7 +325,7 @@ def _nary(fn: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
     def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
         if len(node.args) == 1:
             return _reduce(fn.replace("maximum", "max").replace("minimum", "min"))(e, node)
-        codes, kind = e.aligned(list(node.args), len(_info(node).shape), numeric=True)
+        codes, kind = e.aligned(list(node.args), len(info_of(node).shape), numeric=True)
         out = codes[0]
         for c in codes[1:]:
             out = f"{fn}({out}, {c})"
@@ -333,7 +340,7 @@ def _reduce(fn: str, numeric: bool = True) -> Callable[[NpEmitter, ast.Call], tu
         p = PREFIX[x.kind]
         axis_node = e.kw(node, "axis")
         if axis_node is not None:
-            a = int(axis_node.gw.value) % len(x.shape)  # type: ignore[attr-defined]
+            a = int(info_of(axis_node).value) % len(x.shape)
             axis = str(p + a)
         else:
             axis = repr(tuple(range(p, p + len(x.shape)))) if fn not in ("np.argmax", "np.argmin") else str(p)
@@ -368,8 +375,8 @@ def _folded(fn: str, x: V, code: str, axis: str) -> str | None:
 
 def _random(kind_of_draw: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
     def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
-        info = _info(node)
-        site = node.gw_site  # type: ignore[attr-defined]
+        info = info_of(node)
+        site = site_of(node)
         n = 1
         for d in info.shape:
             n *= d
@@ -400,19 +407,19 @@ def _choice(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
     a = e.emit(node.args[0])
     kind = max(a.kind, 2 if e.per_agent else 1)
     me = "ME_IDX" if e.per_agent else "None"
-    return f"b_choice({pad(a, kind, 1)}, b_draw(r, {node.gw_site}, {me}, 1))", kind  # type: ignore[attr-defined]
+    return f"b_choice({pad(a, kind, 1)}, b_draw(r, {site_of(node)}, {me}, 1))", kind
 
 
 def _permutation(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
-    n = _info(node).shape[0]
+    n = info_of(node).shape[0]
     me = "ME_IDX" if e.per_agent else "None"
-    return f"b_permutation(b_draw(r, {node.gw_site}, {me}, {n}))", (2 if e.per_agent else 1)  # type: ignore[attr-defined]
+    return f"b_permutation(b_draw(r, {site_of(node)}, {me}, {n}))", (2 if e.per_agent else 1)
 
 
 def _const_call(template: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
     def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
         args = [e.emit(a).code for a in node.args]
-        return template.format(*args, shape=_info(node).shape), 0
+        return template.format(*args, shape=info_of(node).shape), 0
     return emit
 
 
@@ -516,7 +523,7 @@ CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
     "onehot": lambda e, n: (lambda x: (f"b_onehot({x.code}, {e.emit(n.args[1]).code})", x.kind))(e.emit(n.args[0])),
     "push": _push,
     "roll": _roll,
-    **{name: lambda e, n: (literal(_info(n).value), 0) for name in TABLES},
+    **{name: lambda e, n: (literal(info_of(n).value), 0) for name in TABLES},
     "uniform": _random("uniform"),
     "normal": _random("normal"),
     "randint": _random("randint"),
@@ -533,7 +540,7 @@ CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
 
 
 def _where(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
-    rank = len(_info(node).shape)
+    rank = len(info_of(node).shape)
     c, a, b = (e.emit(x) for x in node.args)
     return e.where(c, a, b, rank)
 

@@ -8,19 +8,17 @@ actions), `me`, and to runtime helpers; nothing else is reachable.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from gymwright.compile.tables import TABLES, literal
 from gymwright.errors import CompileError
 from gymwright.spec.expr.check import Checked, Symbol
-from gymwright.spec.expr.types import Info
+from gymwright.spec.expr.types import draws, info_of, site_of
 
 _BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
 _CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 
-
-def _info(node: ast.AST) -> Info:
-    return node.gw  # type: ignore[attr-defined,no-any-return]
 
 
 class PyEmitter:
@@ -50,14 +48,14 @@ class PyEmitter:
     def num(self, node: ast.AST) -> str:
         """The operand as a number: bools become ints (numpy bool arithmetic is logical)."""
         code = self.emit(node)
-        info = _info(node)
+        info = info_of(node)
         if info.dtype != "bool":
             return code
         return f"{code}.astype(np.int64)" if info.shape else f"int({code})"
 
     def truth(self, node: ast.AST) -> str:
         code = self.emit(node)
-        info = _info(node)
+        info = info_of(node)
         if info.dtype == "bool":
             return code
         return f"({code} != 0)" if info.shape else f"bool({code})"
@@ -83,11 +81,11 @@ class PyEmitter:
     def binop(self, node: ast.BinOp) -> str:
         op = type(node.op)
         a, b = self.num(node.left), self.num(node.right)
-        scalar = not _info(node.left).shape and not _info(node.right).shape
+        scalar = not info_of(node.left).shape and not info_of(node.right).shape
         if op is ast.Pow:
             return f"rt_pow_s({a}, {b})" if scalar else f"rt_pow({a}, {b})"
         if op in (ast.Div, ast.FloorDiv, ast.Mod):
-            rinfo = _info(node.right)
+            rinfo = info_of(node.right)
             if isinstance(node.right, ast.Constant) and rinfo.value not in (0, 0.0, False) or \
                     scalar and isinstance(node.right, ast.Name) and node.right.id in self.nonzero:
                 return f"({a} {_BIN[op]} {b})"
@@ -98,13 +96,13 @@ class PyEmitter:
     def unary(self, node: ast.UnaryOp) -> str:
         if isinstance(node.op, ast.Not):
             x = self.truth(node.operand)
-            return f"np.logical_not({x})" if _info(node.operand).shape else f"(not {x})"
+            return f"np.logical_not({x})" if info_of(node.operand).shape else f"(not {x})"
         sign = "-" if isinstance(node.op, ast.USub) else "+"
         return f"({sign}{self.num(node.operand)})"
 
     def boolop(self, node: ast.BoolOp) -> str:
         parts = [self.truth(v) for v in node.values]
-        if _info(node).shape:
+        if info_of(node).shape:
             fn = "np.logical_and" if isinstance(node.op, ast.And) else "np.logical_or"
             out = parts[0]
             for p in parts[1:]:
@@ -115,22 +113,22 @@ class PyEmitter:
 
     def compare(self, node: ast.Compare) -> str:
         items = [node.left, *node.comparators]
-        codes = [self.num(i) if _info(i).dtype == "bool" and _info(i).shape else self.emit(i) for i in items]
+        codes = [self.num(i) if info_of(i).dtype == "bool" and info_of(i).shape else self.emit(i) for i in items]
         parts = [f"({codes[i]} {_CMP[type(op)]} {codes[i + 1]})" for i, op in enumerate(node.ops)]
         if len(parts) == 1:
             return parts[0]
-        joiner = " & " if _info(node).shape else " and "
+        joiner = " & " if info_of(node).shape else " and "
         return "(" + joiner.join(parts) + ")"
 
     def ifexp(self, node: ast.IfExp) -> str:
-        out = _info(node)
+        out = info_of(node)
         c = self.truth(node.test)
         a, b = self.emit(node.body), self.emit(node.orelse)
-        if _info(node.test).shape:
+        if info_of(node.test).shape:
             return f"np.where({c}, {a}, {b})"
-        if _info(node.body).shape != out.shape:
+        if info_of(node.body).shape != out.shape:
             a = f"np.broadcast_to({a}, {out.shape!r})"
-        if _info(node.orelse).shape != out.shape:
+        if info_of(node.orelse).shape != out.shape:
             b = f"np.broadcast_to({b}, {out.shape!r})"
         return f"({a} if {c} else {b})"
 
@@ -170,24 +168,26 @@ class PyEmitter:
         return self.overrides.get("me", "me") if self.per_agent else "0"
 
 
-_NODES: dict[type, Callable[[PyEmitter, ast.AST], str]] = {
-    ast.Constant: PyEmitter.constant,  # type: ignore[dict-item]
-    ast.Name: PyEmitter.name,  # type: ignore[dict-item]
-    ast.List: PyEmitter.list_,  # type: ignore[dict-item]
-    ast.BinOp: PyEmitter.binop,  # type: ignore[dict-item]
-    ast.UnaryOp: PyEmitter.unary,  # type: ignore[dict-item]
-    ast.BoolOp: PyEmitter.boolop,  # type: ignore[dict-item]
-    ast.Compare: PyEmitter.compare,  # type: ignore[dict-item]
-    ast.IfExp: PyEmitter.ifexp,  # type: ignore[dict-item]
-    ast.Subscript: PyEmitter.subscript,  # type: ignore[dict-item]
-    ast.Call: PyEmitter.call,  # type: ignore[dict-item]
+# Each handler takes the node type it is listed under, a pairing a dict's type cannot state: the
+# node is typed Any here, and `emit` looks the handler up by the node's own type.
+_NODES: dict[type, Callable[[PyEmitter, Any], str]] = {
+    ast.Constant: PyEmitter.constant,
+    ast.Name: PyEmitter.name,
+    ast.List: PyEmitter.list_,
+    ast.BinOp: PyEmitter.binop,
+    ast.UnaryOp: PyEmitter.unary,
+    ast.BoolOp: PyEmitter.boolop,
+    ast.Compare: PyEmitter.compare,
+    ast.IfExp: PyEmitter.ifexp,
+    ast.Subscript: PyEmitter.subscript,
+    ast.Call: PyEmitter.call,
 }
 
 
 # --------------------------------------------------------------------------- calls
 
 def _array_any(node: ast.Call) -> bool:
-    return any(_info(a).shape for a in node.args)
+    return any(info_of(a).shape for a in node.args)
 
 
 def _elementwise(scalar: str, array: str) -> Callable[[PyEmitter, ast.Call], str]:
@@ -223,7 +223,7 @@ def _reduce(fn: str, wrap: str = "") -> Callable[[PyEmitter, ast.Call], str]:
         axis = e.kw(node, "axis")
         if axis is not None:
             return f"{fn}({x}, axis={axis})"
-        shape = _info(node.args[0]).shape
+        shape = info_of(node.args[0]).shape
         if fn in ("np.any", "np.all") and len(shape) == 1 and shape[0] <= SHORT:
             return f"{fn[3:]}({x}.tolist())"
         call = f"{x}.{fn[3:]}()" if fn in _METHODS else f"{fn}({x})"  # method form: less overhead
@@ -236,8 +236,8 @@ _METHODS = {"np.sum", "np.mean", "np.any", "np.all", "np.argmax", "np.argmin"}
 
 def _random(fn: str) -> Callable[[PyEmitter, ast.Call], str]:
     def emit(e: PyEmitter, node: ast.Call) -> str:
-        site = node.gw_site  # type: ignore[attr-defined]
-        shape = _info(node).shape
+        site = site_of(node)
+        shape = info_of(node).shape
         args = "".join(", " + e.emit(a) for a in node.args)
         return f"{fn}(v._rng, {site}, {e.index()}, {shape!r}{args})"
     return emit
@@ -255,7 +255,7 @@ def _bool_call(e: PyEmitter, node: ast.Call) -> str:
 
 def _float_call(e: PyEmitter, node: ast.Call) -> str:
     x = e.emit(node.args[0])
-    return f"np.asarray({x}, dtype=np.float64)" if _info(node.args[0]).shape else f"float({x})"
+    return f"np.asarray({x}, dtype=np.float64)" if info_of(node.args[0]).shape else f"float({x})"
 
 
 def _clip(e: PyEmitter, node: ast.Call) -> str:
@@ -271,7 +271,7 @@ def _where(e: PyEmitter, node: ast.Call) -> str:
 
 def _filled(value: str) -> Callable[[PyEmitter, ast.Call], str]:
     def emit(e: PyEmitter, node: ast.Call) -> str:
-        return f"np.full({_info(node).shape!r}, {value})"
+        return f"np.full({info_of(node).shape!r}, {value})"
     return emit
 
 
@@ -307,17 +307,17 @@ CALLS: dict[str, Callable[[PyEmitter, ast.Call], str]] = {
     "onehot": _simple("rt_onehot({0}, {1})"),
     "push": _simple("rt_push({0}, {1})"),
     "roll": _simple("rt_roll({0}, {1})"),
-    **{name: lambda e, n: literal(_info(n).value) for name in TABLES},
+    **{name: lambda e, n: literal(info_of(n).value) for name in TABLES},
     "uniform": _random("draw_uniform"),
     "normal": _random("draw_normal"),
     "randint": _random("draw_randint"),
     "bernoulli": _random("draw_bernoulli"),
-    "choice": lambda e, n: f"draw_choice(v._rng, {n.gw_site}, {e.index()}, {e.emit(n.args[0])})",  # type: ignore[attr-defined]
-    "permutation": lambda e, n: f"draw_permutation(v._rng, {n.gw_site}, {e.index()}, {e.emit(n.args[0])})",  # type: ignore[attr-defined]
-    "tile": lambda e, n: (f"rt_tile1(v.tiles, {e.emit(n.args[0])})" if _info(n.args[0]).shape == (2,)
+    "choice": lambda e, n: f"draw_choice(v._rng, {site_of(n)}, {e.index()}, {e.emit(n.args[0])})",
+    "permutation": lambda e, n: f"draw_permutation(v._rng, {site_of(n)}, {e.index()}, {e.emit(n.args[0])})",
+    "tile": lambda e, n: (f"rt_tile1(v.tiles, {e.emit(n.args[0])})" if info_of(n.args[0]).shape == (2,)
                           else f"rt_tile(v.tiles, {e.emit(n.args[0])})"),
     "manhattan": lambda e, n: (f"rt_manhattan1({e.emit(n.args[0])}, {e.emit(n.args[1])})"
-                               if _info(n.args[0]).shape == _info(n.args[1]).shape == (2,)
+                               if info_of(n.args[0]).shape == info_of(n.args[1]).shape == (2,)
                                else f"rt_manhattan({e.emit(n.args[0])}, {e.emit(n.args[1])})"),
     "in_bounds": _simple("rt_in_bounds(v.tiles, {0})"),
     "view": _simple("rt_view(v, {0}, {1})"),
@@ -338,7 +338,7 @@ def hoistable(node: ast.AST) -> bool:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and sub.id == "me":
             return False
-        if hasattr(sub, "gw_site") or isinstance(sub, ast.Subscript) or isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div | ast.FloorDiv | ast.Mod | ast.Pow):
+        if draws(sub) or isinstance(sub, ast.Subscript) or isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div | ast.FloorDiv | ast.Mod | ast.Pow):
             return False
     return True
 
@@ -349,14 +349,14 @@ def _invariant(node: ast.AST) -> bool:
     if not isinstance(node, ast.BinOp):
         return False
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and sub.id == "me" or hasattr(sub, "gw_site") or isinstance(sub, ast.Subscript):
+        if isinstance(sub, ast.Name) and sub.id == "me" or draws(sub) or isinstance(sub, ast.Subscript):
             return False
         if isinstance(sub, ast.Call) and not hoistable(sub):
             return False
     return True
 
 
-def hoist(emitter: PyEmitter, trees: list[ast.AST], prefix: str = "h") -> list[tuple[str, str]]:
+def hoist(emitter: PyEmitter, trees: Sequence[ast.AST], prefix: str = "h") -> list[tuple[str, str]]:
     """Plan loop-invariant parts of `trees`: returns (local, code) pairs to compute first.
 
     Reductions are hoisted wherever they are; invariant arithmetic only where it always runs

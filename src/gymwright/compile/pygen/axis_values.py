@@ -15,18 +15,20 @@ one call less per read, and `v.pos` itself to the window helpers, which keep the
 from __future__ import annotations
 
 import ast
+from typing import TypeGuard
 
 from gymwright.compile.agent_axis import AxisEmitter, NotOnAxis
 from gymwright.compile.pyexpr import PyEmitter
 from gymwright.spec.expr.check import Symbol
+from gymwright.spec.expr.types import draws, info_of
 
 
-def _call_of(node: ast.AST, name: str) -> bool:
+def _call_of(node: ast.AST, name: str) -> TypeGuard[ast.Call]:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name and not node.keywords
 
 
 def _same_for_every_agent(node: ast.AST) -> bool:
-    return not any(isinstance(n, ast.Name) and n.id == "me" or hasattr(n, "gw_site") for n in ast.walk(node))
+    return not any(isinstance(n, ast.Name) and n.id == "me" or draws(n) for n in ast.walk(node))
 
 
 class ValuesAxisEmitter(AxisEmitter):
@@ -42,18 +44,18 @@ class ValuesAxisEmitter(AxisEmitter):
         if isinstance(node, ast.Subscript):
             return self.agents_of(node)
         if _call_of(node, "manhattan"):
-            return self.manhattan(node)  # type: ignore[arg-type]
+            return self.manhattan(node)
         if not (_call_of(node, "agents_view_of") and len(node.args) == 3 and _same_for_every_agent(node.args[2])):
             return super().emit(node)
         center, radius, x = node.args
         (cc, on), (cr, r_on) = self.emit(center), self.emit(radius)
-        if not on or r_on or center.gw.shape != (2,):  # type: ignore[attr-defined]
+        if not on or r_on or info_of(center).shape != (2,):
             raise NotOnAxis("window of values")
         return self.share_window(cc, cr, self.values.emit(x)), True
 
     def manhattan(self, node: ast.Call) -> tuple[str, bool]:
         """`manhattan(a, b)` of two integer cells per agent: (n,) int64."""
-        if len(node.args) != 2 or not all(n.gw.shape == (2,) and n.gw.dtype == "int" for n in node.args):  # type: ignore[attr-defined]
+        if len(node.args) != 2 or not all(info_of(n).shape == (2,) and info_of(n).dtype == "int" for n in node.args):
             raise NotOnAxis("manhattan of non-cells")
         (ca, x), (cb, y) = self.emit(node.args[0]), self.emit(node.args[1])
         if not (x and y):

@@ -3,60 +3,60 @@
 from __future__ import annotations
 
 from contextlib import nullcontext
-from typing import Any
 
 from gymwright.compile.common import baseline_action_text, check_baseline_name
-from gymwright.compile.pygen.base import PyGenBase, as_bool
+from gymwright.compile.pygen.base import as_bool
+from gymwright.compile.pygen.context import GenContext
+from gymwright.spec.checked import CBaselineRule
 
 
-class BaselinesGen(PyGenBase):
-    """`scripted_action` and the baselines' rules."""
-
-    def baselines(self) -> None:
-        """`scripted_action(name, agent)`: the spec's scripted baselines, rule by rule."""
-        cs, w = self.cs, self.w
-        with w.block("def scripted_action(self, name, agent, with_rule=False):"):
-            w('"""The action scripted baseline `name` (spec `baselines:`) has `agent` play now.')
-            w("")
-            w("The action of the first rule of the agent's role whose `when` holds and whose action is")
-            w("legal; None when no rule applies (always so when the agent has no legal action): the")
-            w("baseline then plays a uniformly random legal action, which the caller draws (see")
-            w("gymwright.train.baselines; the env draws only from its seeded stream).")
-            w("`with_rule=True` returns (action, index of the rule in the role's list, -1 for none).")
-            w('"""')
-            check_baseline_name(w)
-            with w.block("if agent not in AGENT_INDEX:"):
-                w("raise ValueError(f'unknown agent {agent!r}; agents: {AGENTS}')")
-            scripts = ", ".join(f"{b.name!r}: self._script_{b.name}" for b in cs.baselines)
-            w(f"a, k = {{{scripts}}}[name](AGENT_INDEX[agent])")
-            w("a = None if a < 0 else a")
-            w("return (a, k) if with_rule else a")
+def baselines(g: GenContext) -> None:
+    """`scripted_action(name, agent)`: the spec's scripted baselines, rule by rule."""
+    cs, w = g.cs, g.w
+    with w.block("def scripted_action(self, name, agent, with_rule=False):"):
+        w('"""The action scripted baseline `name` (spec `baselines:`) has `agent` play now.')
         w("")
-        for b in cs.baselines:
-            with w.block(f"def _script_{b.name}(self, me):"):
-                w(f'"""baselines.{b.name}: (action, rule) of agent `me`; (-1, -1) when none applies."""')
-                w("p, v = self.p, self.v")
-                w("m = self._masks[me]")
-                for r in cs.roles:
-                    rules = b.rules.get(r.name)
-                    if not rules:
-                        continue
-                    with w.block(f"if {r.start} <= me < {r.start + r.count}:", comment=f"baselines.{b.name}.{r.name}"):
-                        for k, rule in enumerate(rules):
-                            self.baseline_rule(rule, k)
-                w("return -1, -1")
-            w("")
+        w("The action of the first rule of the agent's role whose `when` holds and whose action is")
+        w("legal; None when no rule applies (always so when the agent has no legal action): the")
+        w("baseline then plays a uniformly random legal action, which the caller draws (see")
+        w("gymwright.train.baselines; the env draws only from its seeded stream).")
+        w("`with_rule=True` returns (action, index of the rule in the role's list, -1 for none).")
+        w('"""')
+        check_baseline_name(w)
+        with w.block("if agent not in AGENT_INDEX:"):
+            w("raise ValueError(f'unknown agent {agent!r}; agents: {AGENTS}')")
+        scripts = ", ".join(f"{b.name!r}: self._script_{b.name}" for b in cs.baselines)
+        w(f"a, k = {{{scripts}}}[name](AGENT_INDEX[agent])")
+        w("a = None if a < 0 else a")
+        w("return (a, k) if with_rule else a")
+    w("")
+    for b in cs.baselines:
+        with w.block(f"def _script_{b.name}(self, me):"):
+            w(f'"""baselines.{b.name}: (action, rule) of agent `me`; (-1, -1) when none applies."""')
+            w("p, v = self.p, self.v")
+            w("m = self._masks[me]")
+            for r in cs.roles:
+                rules = b.rules.get(r.name)
+                if not rules:
+                    continue
+                with w.block(f"if {r.start} <= me < {r.start + r.count}:", comment=f"baselines.{b.name}.{r.name}"):
+                    for k, rule in enumerate(rules):
+                        baseline_rule(g, rule, k)
+            w("return -1, -1")
+        w("")
 
-    def baseline_rule(self, rule: Any, k: int) -> None:
-        w, c = self.w, rule.choice
-        ctx = w.block(f"if {as_bool(self.em(per_agent=True)(rule.when))}:", comment=f"{rule.path}.when: {rule.when.source}") \
-            if rule.when is not None else nullcontext()
-        with ctx:
-            flat, stride = [str(c.offset)] if c.offset or not rule.args else [], c.n
-            for a, value in rule.args:
-                stride //= len(a.values)
-                nearest = f"int(np.abs(SCRIPT_VALUES_{c.role}__{c.name}__{a.name} - float({self.em(per_agent=True)(value)})).argmin())"
-                flat.append(nearest if stride == 1 else f"{nearest} * {stride}")
-            w(f"a = {' + '.join(flat)}", comment=f"{rule.path}.action: {baseline_action_text(rule)}")
-            with w.block("if m[a]:"):
-                w(f"return a, {k}")
+
+def baseline_rule(g: GenContext, rule: CBaselineRule, k: int) -> None:
+    """Rule `k` of a baseline: its action, where its `when` holds and the action is legal."""
+    w, c = g.w, rule.choice
+    ctx = w.block(f"if {as_bool(g.em(per_agent=True)(rule.when))}:", comment=f"{rule.path}.when: {rule.when.source}") \
+        if rule.when is not None else nullcontext()
+    with ctx:
+        flat, stride = [str(c.offset)] if c.offset or not rule.args else [], c.n
+        for a, value in rule.args:
+            stride //= len(a.values)
+            nearest = f"int(np.abs(SCRIPT_VALUES_{c.role}__{c.name}__{a.name} - float({g.em(per_agent=True)(value)})).argmin())"
+            flat.append(nearest if stride == 1 else f"{nearest} * {stride}")
+        w(f"a = {' + '.join(flat)}", comment=f"{rule.path}.action: {baseline_action_text(rule)}")
+        with w.block("if m[a]:"):
+            w(f"return a, {k}")

@@ -3,21 +3,37 @@
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 from gymwright.compile.agent_axis import NotOnAxis
 from gymwright.compile.pyexpr import PyEmitter
 from gymwright.compile.pygen.axis_values import ValuesAxisEmitter
-from gymwright.compile.pygen.base import PyGenBase, unconditional
+from gymwright.compile.pygen.base import unconditional
+from gymwright.compile.pygen.context import GenContext
 from gymwright.compile.sharing import repeated_calls
-from gymwright.spec.checked import CRole
+from gymwright.spec.checked import CFeature, CRole
+from gymwright.spec.expr.types import draws
+
+# A feature lowered over the agent axis: the feature, its first column in the observation, and its
+# code (a list of codes, one per column, for a list literal written out).
+AxisFeature = tuple[CFeature, int, str | list[str]]
 
 
-class ObserveGen(PyGenBase):
-    """`observe`, `_observe_<role>`, `_observe_all__<role>` and `state`."""
+class Observations:
+    """`observe`, `_observe_<role>`, `_observe_all__<role>` and `state`; and the code of the
+    observations an unrolled step writes out (`observe_all_calls`, `obs_code`). It keeps, per
+    role, how that role is observed (over the agent axis, in one loop, or agent by agent)."""
+
+    AXIS_MIN_AGENTS = 3  # roles this large with array features observe all their agents at once
+
+    def __init__(self, g: GenContext) -> None:
+        self.g = g
+        self._axis: dict[str, list[AxisFeature] | None] = {}  # role -> its features over the agent axis
+        self._axis_shared: dict[str, dict[str, str]] = {}  # role -> shared call code -> local
+        self._axis_windows: dict[str, dict[str, tuple[str, str, str | None]]] = {}  # role -> AxisEmitter.windows
+        self._loop: dict[str, list[ast.AST]] = {}  # role -> parts of its features the same for every agent
 
     def observe(self) -> None:
-        cs, w = self.cs, self.w
+        cs, w = self.g.cs, self.g.w
         with w.block("def observe(self, agent):"):
             w('"""The current observation of `agent`: a float32 vector (with action_mask_in_obs, a dict with its mask)."""')
             w("i = AGENT_INDEX[agent]")
@@ -32,21 +48,19 @@ class ObserveGen(PyGenBase):
             elif self.loop_invariants(r):
                 self.observe_loop(r)
 
-    AXIS_MIN_AGENTS = 3  # roles this large with array features observe all their agents at once
-
-    def axis_features(self, r: CRole) -> list[tuple[Any, int, str | list[str]]] | None:
+    def axis_features(self, r: CRole) -> list[AxisFeature] | None:
         """Every feature of `r` lowered over the role's agent axis (`agent_axis`), or None where
         that does not pay (few agents, only scalar features) or is not covered."""
         if r.name not in self._axis:
             self._axis[r.name] = self._axis_features(r)
         return self._axis[r.name]
 
-    def _axis_features(self, r: CRole) -> list[tuple[Any, int, str | list[str]]] | None:
-        if not self.unrolled or r.count < self.AXIS_MIN_AGENTS or all(not f.expr.info.shape for f in r.features):
+    def _axis_features(self, r: CRole) -> list[AxisFeature] | None:
+        if not self.g.unrolled or r.count < self.AXIS_MIN_AGENTS or all(not f.expr.info.shape for f in r.features):
             return None
-        em = ValuesAxisEmitter(self.cs.symbols, r.start, r.start + r.count, self.n, self.nonzero,
-                               self.em(per_agent=True))
-        out: list[tuple[Any, int, str | list[str]]] = []
+        em = ValuesAxisEmitter(self.g.cs.symbols, r.start, r.start + r.count, self.g.n, self.g.nonzero,
+                               self.g.em(per_agent=True))
+        out: list[AxisFeature] = []
         at = 0
         try:
             for f in r.features:
@@ -68,7 +82,7 @@ class ObserveGen(PyGenBase):
     def observe_all(self, r: CRole) -> None:
         """`_observe_all__<role>()`: the observations of all the role's agents, one row each,
         computed over the agent axis (same values as `_observe_<role>(me)` for each agent)."""
-        w = self.w
+        w = self.g.w
         feats = self.axis_features(r)
         assert feats is not None
         with w.block(f"def _observe_all__{r.name}(self):"):
@@ -91,7 +105,7 @@ class ObserveGen(PyGenBase):
         """The calls that `_observe_all__<role>` computes once, in order; the windows over the
         agents around the same centres and radius (counts and sums of values) as one
         `rt_agents_windows_rows` call, where the first of them was."""
-        w = self.w
+        w = self.g.w
         windows = self._axis_windows[r.name]
         groups: dict[tuple[str, str], list[str]] = {}
         for name, (centres, radius, _) in windows.items():
@@ -118,26 +132,26 @@ class ObserveGen(PyGenBase):
     def observe_all_calls(self) -> None:
         """Locals `obs_<role>` for the roles observed all at once, and the spec paths of the roles
         whose observations are written out (see `obs_code`)."""
-        for r in self.cs.roles:
+        for r in self.g.cs.roles:
             if self.observed_together(r):
-                self.w(f"obs_{r.name} = self._observe_all__{r.name}()")
+                self.g.w(f"obs_{r.name} = self._observe_all__{r.name}()")
             elif self.written_out(r):
-                self.w("", comment="; ".join(f.path for f in r.features) + f" (as _observe_{r.name}, per agent)")
+                self.g.w("", comment="; ".join(f.path for f in r.features) + f" (as _observe_{r.name}, per agent)")
 
     def obs_code(self, i: int) -> str:
-        r = self.cs.role_of(i)
+        r = self.g.cs.role_of(i)
         if self.observed_together(r):
             return f"obs_{r.name}[{i - r.start}]"
         if self.written_out(r):
-            return self.obs_array(r, self.em(per_agent=True, me=str(i)))
+            return self.obs_array(r, self.g.em(per_agent=True, me=str(i)))
         return f"self._observe_{r.name}({i})"
 
     def written_out(self, r: CRole) -> bool:
         """Whether an unrolled step writes the observation of each agent of `r` out (one
         `np.array` of its scalar features, as `_observe_<role>` returns), saving a call per
         agent: where every feature is a scalar and no call is shared between features."""
-        return (self.unrolled and all(not f.expr.info.shape for f in r.features)
-                and not self.shared_calls(self.em(per_agent=True), r))
+        return (self.g.unrolled and all(not f.expr.info.shape for f in r.features)
+                and not self.shared_calls(self.g.em(per_agent=True), r))
 
     @staticmethod
     def obs_array(r: CRole, em: PyEmitter) -> str:
@@ -151,7 +165,7 @@ class ObserveGen(PyGenBase):
         there are none, or the role is observed over its axis)."""
         if r.name not in self._loop:
             found: list[ast.AST] = []
-            if self.axis_features(r) is None and self.unrolled and r.count >= self.AXIS_MIN_AGENTS:
+            if self.axis_features(r) is None and self.g.unrolled and r.count >= self.AXIS_MIN_AGENTS:
                 for f in r.features:
                     found += _invariant_parts(f.expr.tree.body)
             self._loop[r.name] = found
@@ -160,8 +174,8 @@ class ObserveGen(PyGenBase):
     def observe_loop(self, r: CRole) -> None:
         """`_observe_all__<role>()` as one loop over the role's agents: the same rows as
         `_observe_<role>(me)`, with `loop_invariants` computed before the loop."""
-        w = self.w
-        em = self.em(per_agent=True)
+        w = self.g.w
+        em = self.g.em(per_agent=True)
         with w.block(f"def _observe_all__{r.name}(self):"):
             w("p, v = self.p, self.v")
             names: dict[str, str] = {}
@@ -184,8 +198,8 @@ class ObserveGen(PyGenBase):
         w("")
 
     def observe_role(self, r: CRole) -> None:
-        w = self.w
-        em = self.em(per_agent=True)
+        w = self.g.w
+        em = self.g.em(per_agent=True)
         with w.block(f"def _observe_{r.name}(self, me):"):
             w("p, v = self.p, self.v")
             for name, code in self.shared_calls(em, r):
@@ -201,8 +215,8 @@ class ObserveGen(PyGenBase):
                 w("return o")
         w("")
 
-    def feature(self, em: PyEmitter, f: Any, at: int) -> None:
-        w = self.w
+    def feature(self, em: PyEmitter, f: CFeature, at: int) -> None:
+        w = self.g.w
         body = f.expr.tree.body
         shape = f.expr.info.shape
         comment = f"{f.path}: {f.expr.source}"
@@ -228,7 +242,7 @@ class ObserveGen(PyGenBase):
         return out
 
     def state(self) -> None:
-        cs, w = self.cs, self.w
+        cs, w = self.g.cs, self.g.w
         with w.block("def state(self):"):
             w('"""Global state for centralized critics: every variable, flattened, as float32."""')
             w("v = self.v")
@@ -248,7 +262,7 @@ def _invariant_parts(tree: ast.AST) -> list[ast.AST]:
 
     def free(node: ast.AST) -> bool:
         names = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
-        drawn = any(hasattr(n, "gw_site") for n in ast.walk(node))
+        drawn = any(draws(n) for n in ast.walk(node))
         return "me" not in names and not drawn and any(n not in ("True", "False") for n in names)
 
     def visit(node: ast.AST) -> None:

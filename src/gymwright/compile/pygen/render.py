@@ -4,65 +4,66 @@ from __future__ import annotations
 
 from typing import Any
 
-from gymwright.compile.pygen.base import PyGenBase
+from gymwright.compile.mechanics.grid import PyGrid
+from gymwright.compile.pygen.context import GenContext
 
 
-class RenderGen(PyGenBase):
-    """`render`, `render_text`, `text_observation`, `close`."""
+def render(g: GenContext) -> None:
+    """`render`, `render_text`, `text_observation` and `close`."""
+    cs, w = g.cs, g.w
+    with w.block("def render(self):"):
+        with w.block("if self.render_mode is None:"):
+            w("gymnasium.logger.warn('render() called without a render_mode; pass render_mode=\"ansi\"')")
+            w("return None")
+        if cs.grid:
+            with w.block("if self.render_mode == 'rgb_array':"):
+                w(f"return render_rgb(self.v.tiles, GRID_COLORS, self.v.pos, {PyGrid(g).goals()})")
+        with w.block("if self.render_mode == 'human':"):
+            frame = f"lambda: render_rgb(self.v.tiles, GRID_COLORS, self.v.pos, {PyGrid(g).goals()}, 4)" if cs.grid else "None"
+            w(f"rt_show(self.render_text(), {frame})", comment="prints; the frame only on a terminal")
+            w("return None")
+        w("return self.render_text()")
+    w("")
+    with w.block("def render_text(self):"):
+        w('"""A text picture of the current state."""')
+        w("p, v = self.p, self.v")
+        if cs.text_render:
+            w(f"lines = [{template(g, cs.text_render)}]", comment="text.render")
+        else:
+            fields = ["'t=' + str(v.t)"] + [f"{x.name + '='!r} + _fmt(v.{x.name})" for x in cs.state if not x.shape]
+            w(f"lines = ['  '.join([{', '.join(fields)}])]")
+        if cs.grid:
+            w(f"lines.append(render_ansi(v.tiles, GRID_CHARS, v.pos, {PyGrid(g).goals()}))")
+        shown = [x for x in cs.agent_state if not x.shape and not x.builtin]
+        with w.block("for i, agent in enumerate(AGENTS):"):
+            parts = ["f'{agent}: {_action_text(ROLE_OF[i], self._last[i])}'", "f'reward={self._last_reward[i]:.3g}'"]
+            parts += [f"{x.name + '='!r} + _fmt(v.{x.name}[i])" for x in shown]
+            w(f"lines.append('  '.join([{', '.join(parts)}]))")
+        w("return '\\n'.join(lines)")
+    w("")
+    with w.block("def text_observation(self, agent):"):
+        w('"""The text observation of `agent` (spec `text.observe`), or the rendering."""')
+        w("p, v = self.p, self.v")
+        w("me = AGENT_INDEX[agent]")
+        for r in cs.roles:
+            if r.text_observe:
+                with w.block(f"if ROLE_OF[me] == {r.name!r}:"):
+                    w(f"return {template(g, r.text_observe, per_agent=True)}")
+        w("return self.render_text()")
+    w("")
+    w("def close(self):")
+    w("    pass")
+    w("")
 
-    def render(self) -> None:
-        cs, w = self.cs, self.w
-        with w.block("def render(self):"):
-            with w.block("if self.render_mode is None:"):
-                w("gymnasium.logger.warn('render() called without a render_mode; pass render_mode=\"ansi\"')")
-                w("return None")
-            if cs.grid:
-                with w.block("if self.render_mode == 'rgb_array':"):
-                    w(f"return render_rgb(self.v.tiles, GRID_COLORS, self.v.pos, {self.goals()})")
-            with w.block("if self.render_mode == 'human':"):
-                frame = f"lambda: render_rgb(self.v.tiles, GRID_COLORS, self.v.pos, {self.goals()}, 4)" if cs.grid else "None"
-                w(f"rt_show(self.render_text(), {frame})", comment="prints; the frame only on a terminal")
-                w("return None")
-            w("return self.render_text()")
-        w("")
-        with w.block("def render_text(self):"):
-            w('"""A text picture of the current state."""')
-            w("p, v = self.p, self.v")
-            if cs.text_render:
-                w(f"lines = [{self.template(cs.text_render)}]", comment="text.render")
-            else:
-                fields = ["'t=' + str(v.t)"] + [f"{x.name + '='!r} + _fmt(v.{x.name})" for x in cs.state if not x.shape]
-                w(f"lines = ['  '.join([{', '.join(fields)}])]")
-            if cs.grid:
-                w(f"lines.append(render_ansi(v.tiles, GRID_CHARS, v.pos, {self.goals()}))")
-            shown = [x for x in cs.agent_state if not x.shape and not x.builtin]
-            with w.block("for i, agent in enumerate(AGENTS):"):
-                parts = ["f'{agent}: {_action_text(ROLE_OF[i], self._last[i])}'", "f'reward={self._last_reward[i]:.3g}'"]
-                parts += [f"{x.name + '='!r} + _fmt(v.{x.name}[i])" for x in shown]
-                w(f"lines.append('  '.join([{', '.join(parts)}]))")
-            w("return '\\n'.join(lines)")
-        w("")
-        with w.block("def text_observation(self, agent):"):
-            w('"""The text observation of `agent` (spec `text.observe`), or the rendering."""')
-            w("p, v = self.p, self.v")
-            w("me = AGENT_INDEX[agent]")
-            for r in cs.roles:
-                if r.text_observe:
-                    with w.block(f"if ROLE_OF[me] == {r.name!r}:"):
-                        w(f"return {self.template(r.text_observe, per_agent=True)}")
-            w("return self.render_text()")
-        w("")
-        w("def close(self):")
-        w("    pass")
-        w("")
 
-    def template(self, parts: list[Any], per_agent: bool = False) -> str:
-        em = self.em(per_agent=per_agent)
-        out = []
-        for part in parts:
-            if isinstance(part, str):
-                out.append(repr(part))
-            else:
-                c, fmt = part
-                out.append(f"format({em(c)}, {fmt!r})" if fmt else f"_fmt({em(c)})")
-        return f"''.join([{', '.join(out)}])" if len(out) > 1 else (out[0] if out else "''")
+def template(g: GenContext, parts: list[Any], per_agent: bool = False) -> str:
+    """Code of a text template: its literal parts and its (expression, format) parts joined."""
+    em = g.em(per_agent=per_agent)
+    out = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(repr(part))
+        else:
+            c, fmt = part
+            out.append(f"format({em(c)}, {fmt!r})" if fmt else f"_fmt({em(c)})")
+    return f"''.join([{', '.join(out)}])" if len(out) > 1 else (out[0] if out else "''")

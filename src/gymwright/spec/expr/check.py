@@ -1,7 +1,7 @@
 """Static checking of one expression: name resolution, dtype, shape and value interval.
 
-`check(source, scope)` parses, whitelists and annotates every node with an `Info` (stored
-as `node.gw`); random calls get a draw-site number (`node.gw_site`) unique in the spec, so
+`check(source, scope)` parses, whitelists and annotates every node with an `Info` (read back
+with `types.info_of`); random calls get a draw-site number (`types.site_of`) unique in the spec, so
 that every backend draws the same numbers. Errors quote the source with a caret.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import difflib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,10 +23,13 @@ from gymwright.spec.expr.types import (
     INF,
     Info,
     broadcast,
+    found_info,
     interval_div,
     interval_mul,
     numeric,
     promote,
+    set_info,
+    set_site,
     union,
 )
 
@@ -108,7 +111,7 @@ class _Checker:
             raise self.err(node, f"`{type(node).__name__}` is not allowed here")
         info = handler(self, node)
         self.check_size(node, info.shape)
-        node.gw = info  # type: ignore[attr-defined]
+        set_info(node, info)
         return info
 
     def check_size(self, node: ast.AST, shape: tuple[int, ...]) -> None:
@@ -119,6 +122,7 @@ class _Checker:
     # -- leaves
     def constant(self, node: ast.Constant) -> Info:
         v = node.value
+        assert isinstance(v, int | float), "parse.py lets only number and bool literals through"
         dtype = "bool" if isinstance(v, bool) else "int" if isinstance(v, int) else "float"
         return Info(dtype, (), float(v), float(v), True, v)
 
@@ -272,11 +276,11 @@ class _Checker:
         out = (*(lead or ()), *shape, *base.shape[len(idx):])
         if any(isinstance(ix, ast.Slice) for ix in idx) and lead:
             raise self.err(node, "mixing index arrays and slices is not supported")
-        const = base.const and all(getattr(ix, "gw", base).const for ix in idx if not isinstance(ix, ast.Slice))
+        const = base.const and all((found_info(ix) or base).const for ix in idx if not isinstance(ix, ast.Slice))
         return Info(base.dtype, tuple(out), base.lo, base.hi, const, _index_value(base, idx) if const else None)
 
     def _slice_len(self, s: ast.Slice, size: int) -> int:
-        bounds = []
+        bounds: list[int | None] = []
         for part in (s.lower, s.upper):
             if part is None:
                 bounds.append(None)
@@ -331,7 +335,7 @@ class _Checker:
         except ArgError as e:
             raise self.err(node, f"{fname}(): {e}", f"signature: {func.signature}") from None
         if func.random:
-            node.gw_site = self.scope.next_site()  # type: ignore[attr-defined]
+            set_site(node, self.scope.next_site())
         if info.const and func.impl is not None and all(a.value is not None for a in args):
             try:
                 with np.errstate(all="ignore"):
@@ -345,7 +349,7 @@ class _Checker:
         if isinstance(kw.value, ast.Tuple):
             items = [self.visit(e) for e in kw.value.elts]
             info = Info("int", (len(items),), const=all(i.const for i in items))
-            kw.value.gw = info  # type: ignore[attr-defined]
+            set_info(kw.value, info)
             return info
         return self.visit(kw.value)
 
@@ -388,17 +392,17 @@ def _fold_all(items: list[Info], fn: Callable[..., Any]) -> Any:
     return out.item() if out.shape == () else out
 
 
-def _index_value(base: Info, idx: list[ast.AST]) -> Any:
+def _index_value(base: Info, idx: Sequence[ast.AST]) -> Any:
     """The value of a constant subscript (its base and indices known), else None."""
     if base.value is None:
         return None
     key: list[Any] = []
     for ix in idx:
         if isinstance(ix, ast.Slice):
-            bounds = [None if b is None else getattr(b, "gw", Info("int")).value for b in (ix.lower, ix.upper)]
+            bounds = [None if b is None else (found_info(b) or Info("int")).value for b in (ix.lower, ix.upper)]
             key.append(slice(*bounds))
             continue
-        v = getattr(ix, "gw", Info("int")).value
+        v = (found_info(ix) or Info("int")).value
         if v is None:
             return None
         key.append(np.asarray(v))
@@ -427,7 +431,7 @@ def const_eval(node: ast.AST) -> Any:
     if isinstance(node, ast.Tuple):
         vals = [const_eval(e) for e in node.elts]
         return None if any(v is None for v in vals) else tuple(vals)
-    info: Info | None = getattr(node, "gw", None)
+    info = found_info(node)
     if info is None or not info.const:
         return None
     if info.value is not None:

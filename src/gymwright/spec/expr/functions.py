@@ -613,7 +613,9 @@ def _window(c: CallInfo) -> tuple[Any, tuple[int, int]]:
     if p.shape != (2,):
         raise ArgError("p must be one position (shape 2), e.g. pos[me]")
     r = _const_int(c, 1, "r")
-    return g, _check_size((2 * r + 1, 2 * r + 1))  # type: ignore[return-value]
+    side = 2 * r + 1
+    _check_size((side, side))
+    return g, (side, side)
 
 
 @_register("view", "view(p, r)", "the (2r+1)x(2r+1) window of tile kinds around p (-1 outside)", "grid", (2, 2))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import math
 from dataclasses import dataclass, replace
 from typing import Any
@@ -82,3 +83,41 @@ def interval_div(a: Info, b: Info) -> tuple[float, float]:
 
 def union(a: Info, b: Info) -> tuple[float, float]:
     return min(a.lo, b.lo), max(a.hi, b.hi)
+
+
+# A checked tree carries what `spec/expr/check.py` found: an `Info` on each expression node and a
+# draw-site number on each random call, read by every backend. They are attributes that `ast`
+# does not declare, so they are set and read here only, under these names.
+_INFO = "gw"
+_SITE = "gw_site"
+
+
+def set_info(node: ast.AST, info: Info) -> None:
+    setattr(node, _INFO, info)
+
+
+def info_of(node: ast.AST) -> Info:
+    """The `Info` the checker put on `node` (AttributeError on a node it did not type)."""
+    info: Info = getattr(node, _INFO)
+    return info
+
+
+def found_info(node: ast.AST) -> Info | None:
+    """The `Info` on `node`, or None where the checker put none (a slice, a keyword's tuple)."""
+    info: Info | None = getattr(node, _INFO, None)
+    return info
+
+
+def set_site(node: ast.AST, site: int) -> None:
+    setattr(node, _SITE, site)
+
+
+def site_of(node: ast.AST) -> int:
+    """The draw-site number of a random call (AttributeError on any other node)."""
+    site: int = getattr(node, _SITE)
+    return site
+
+
+def draws(node: ast.AST) -> bool:
+    """Whether `node` is a random call (one with a draw site)."""
+    return hasattr(node, _SITE)
