@@ -119,6 +119,41 @@ class FixedPlayers:
                 for d in self.describe() for a in d["agents"]}
 
 
+class FixedAgents:
+    """A run's fixed-policy agents as the trainer uses them (`players`: None when every agent is
+    trained): which agents they are, their actions put in place of the policy's, and what the
+    checkpoint and the run's result say of them."""
+
+    def __init__(self, players: FixedPlayers | None, n_agents: int, device: torch.device) -> None:
+        self.players = players if players else None
+        self.fixed_np = self.players.fixed if self.players else np.zeros(n_agents, dtype=bool)
+        self.fixed = torch.from_numpy(self.fixed_np).to(device)  # (N,): agents a fixed policy plays (no gradient)
+
+    def trained(self, roles: list[Role]) -> list[torch.Tensor]:
+        """Per role: bool over its agents, those the run trains."""
+        return [~self.fixed[r.agents] for r in roles]
+
+    def reseed(self, seed: int, update: int) -> None:
+        """Bit-for-bit on resume: the fixed players' choices are seeded by the update."""
+        if self.players:
+            self.players.reseed(seed, update)
+
+    def substitute(self, actions: torch.Tensor, obs: np.ndarray, masks: np.ndarray) -> None:
+        """Put the NPCs' actions in place of the policy's in `actions` (B, N) (their columns leave the loss)."""
+        if self.players:
+            actions[:, self.fixed] = torch.from_numpy(self.players.act(obs, masks)[:, self.fixed_np]).to(actions.device)
+
+    def describe(self) -> list[dict[str, Any]]:
+        return self.players.describe() if self.players else []
+
+    def by_agent(self) -> dict[str, str]:
+        return self.players.by_agent() if self.players else {}
+
+    def marked(self) -> np.ndarray | None:
+        """bool per agent (the fixed ones) for the log's trained and NPC returns; None without NPCs."""
+        return self.fixed_np if self.players else None
+
+
 class Team:
     """A trained policy plus its NPCs: one `act` for every agent (the NPCs' columns overwritten)."""
 
