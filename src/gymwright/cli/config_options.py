@@ -462,17 +462,6 @@ STAGE_FIELDS = tuple(f.name for f in FIELDS if f.name not in ("spec", "params", 
 STAGE_SHOWN = {"num_envs": "256 (the curriculum's)"}
 
 
-def stage_settings(choice: ConfigChoice | None, folder: Path, command: str) -> tuple[int, int, dict[str, Any]]:
-    """(num_envs, first seed, the other TrainConfig fields) for every stage of a curriculum; saves
-    the resolved settings in FOLDER/config.yaml."""
-    from gymwright.engineer.curriculum import CurriculumOptions
-
-    values = (choice or ConfigChoice()).values()
-    num_envs, seed = values.pop("num_envs", CurriculumOptions.num_envs), values.pop("seed", CurriculumOptions.seed)
-    save_config(folder, {**resolved(STAGE_FIELDS, values), "num_envs": num_envs, "seed": seed}, command)
-    return num_envs, seed, values
-
-
 def check_device_of(choice: ConfigChoice | None) -> None:
     """`GymwrightError` now (before any work) if the chosen --device cannot be used here."""
     from gymwright.train.config import check_device
