@@ -188,7 +188,7 @@ def read_fields(cls: type = TrainConfig) -> tuple[ConfigField, ...]:
 def field_docs(cls: type) -> dict[str, str]:
     """The docstring under each field of class `cls` (the string after `name: type = default`),
     on one line: Python does not keep these, so they are read from the class's source."""
-    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body  # type: ignore[attr-defined]
+    body = next(n for n in ast.parse(textwrap.dedent(inspect.getsource(cls))).body if isinstance(n, ast.ClassDef)).body
     docs = {}
     for node, nxt in zip(body, [*body[1:], None], strict=True):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(nxt, ast.Expr) \

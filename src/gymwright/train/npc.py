@@ -220,32 +220,38 @@ def _agents_of(key: str, roles: list[Role], where: str) -> tuple[Role, tuple[int
         raise GymwrightError(f"{label}: the spec has no role {shown(repr(name))}", path=where,
                              hint=f"its roles: {', '.join(f'{r.name} ({r.count} agents)' for r in roles)}")
     r = by_name[name]
-    local = list(range(r.count))
     if sel is None:
-        return r, tuple(r.start + i for i in local)
+        return r, tuple(r.start + i for i in range(r.count))
+    picked = _picked(sel, r, label, where)
+    if not picked:
+        raise GymwrightError(f"{label}: selects none of role {name}'s {r.count} agents", path=where,
+                             hint="pick indices within the role")
+    return r, tuple(sorted({r.start + i for i in picked}))
+
+
+def _picked(sel: str, r: Role, label: str, where: str) -> list[int]:
+    """The role's agents (local indices) that `sel` names: I, I,J,... or a slice I:J."""
+    local = list(range(r.count))
     try:
         if ":" in sel:
             parts = [p.strip() for p in sel.split(":")]
             if len(parts) != 2 or any(p and not INDEX.match(p) for p in parts):
                 raise ValueError
-            picked = local[slice(*(int(p) if p else None for p in parts))]
-        else:
-            items = [p.strip() for p in sel.split(",")]
-            if not all(INDEX.match(p) for p in items):
-                raise ValueError
-            picked = []
-            for p in items:
-                if not -r.count <= int(p) < r.count:
-                    raise GymwrightError(f"{label}: role {name} has {r.count} agents ({name}[0] .. {name}[{r.count - 1}])",
-                                         path=where, hint="pick indices within the role")
-                picked.append(local[int(p)])
+            return local[slice(*(int(p) if p else None for p in parts))]
+        items = [p.strip() for p in sel.split(",")]
+        if not all(INDEX.match(p) for p in items):
+            raise ValueError
+        return [local[_within(int(p), r, label, where)] for p in items]  # int: ValueError past 4,300 digits
     except ValueError:
         raise GymwrightError(f"{label}: {shown(repr(sel))} is not an agent index, a list I,J or a slice I:J", path=where,
                              hint=SYNTAX) from None
-    if not picked:
-        raise GymwrightError(f"{label}: selects none of role {name}'s {r.count} agents", path=where,
-                             hint="pick indices within the role")
-    return r, tuple(sorted({r.start + i for i in picked}))
+
+
+def _within(i: int, r: Role, label: str, where: str) -> int:
+    if not -r.count <= i < r.count:
+        raise GymwrightError(f"{label}: role {r.name} has {r.count} agents ({r.name}[0] .. {r.name}[{r.count - 1}])",
+                             path=where, hint="pick indices within the role")
+    return i
 
 
 def _player(key: str, player: str, role: Role, agents: tuple[int, ...], baselines: list[str], where: str) -> Npc:

@@ -45,7 +45,7 @@ def start_of(cfg: TrainConfig, out: Path, sha: str, roles: list[Any], params: li
         ck.restore_rng(saved["rng"])
         return Start(saved["update"], saved["env_steps"], saved["history"], dict(saved["clock"]))
     if cfg.init_from is not None:
-        warm_start(cfg, model, norms, sha, roles)
+        warm_start(cfg.init_from, cfg, model, norms, sha, roles)
     return Start()
 
 
@@ -61,9 +61,11 @@ def check_resume(saved: dict[str, Any], cfg: TrainConfig, sha: str, roles: list[
         raise ck.CheckpointError(f"{saved['path']} has hidden layers {saved['hidden']}, not {list(cfg.hidden)}")
 
 
-def warm_start(cfg: TrainConfig, model: ActorCritic, norms: list[ValueNorm], sha: str, roles: list[Any]) -> None:
-    """Load a previous stage's policy and value normalizers (same spec and roles; any params)."""
-    saved = ck.load(cfg.init_from)  # type: ignore[arg-type]
+def warm_start(source: str | Path, cfg: TrainConfig, model: ActorCritic, norms: list[ValueNorm], sha: str,
+               roles: list[Any]) -> None:
+    """Load a previous stage's policy and value normalizers from `source` (a checkpoint or run
+    folder of the same spec and roles; any params)."""
+    saved = ck.load(source)
     # another agent count is fine where no network reads the agent's index (IPPO, agent_index off)
     ck.check_fits(saved, sha, roles, any_count=not (cfg.agent_index or cfg.algo == "mappo" or saved.get("agent_index", True)))
     if list(saved["hidden"]) != list(cfg.hidden) or saved["algo"] != cfg.algo:
