@@ -62,7 +62,7 @@ def curriculum(method: str, seed: int, steps: int, out: Path, model: str | None)
     what it trained on and what the engineer did)."""
     import yaml
 
-    from gymwright.engineer.curriculum import CurriculumOptions, evolve
+    from gymwright.curriculum import CurriculumOptions, evolve
 
     opts = CurriculumOptions(stages=STAGES, steps_per_stage=steps, band=(0.4, 0.8), task_metric="agreed", knobs=(),
                              eval_episodes=200, num_envs=128, seed=seed, record_episodes=10, train={"gamma": 1.0})

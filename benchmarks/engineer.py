@@ -10,7 +10,7 @@ configuration, and held-out cells (what the final policy is judged on):
 - `generalization`: start with 2 agents on 4x4; the methods may use 2 or 3 agents and sizes 3-5;
   held out: 5x5 lakes with 3, 4 and 5 agents at wait ratios 0.25, 0.5 and 0.75.
 
-Methods, all in the same curriculum runner (`gymwright.engineer.curriculum.evolve`), with the
+Methods, all in the same curriculum runner (`gymwright.curriculum.evolve`), with the
 same stages and the same total env-step budget, the same frozen base learner (`LEARNER`):
 
 - `fixed`: the start configuration every stage;
@@ -52,15 +52,16 @@ from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from gymwright.engineer.compare import HELD_OUT_FAMILY, HELD_OUT_SEED  # noqa: E402 (torch after the thread count)
-from gymwright.engineer.compare import HELD_OUT_POOL as HELD_OUT_SIZE  # noqa: E402
+from gymwright.curriculum.compare import HELD_OUT_SEED  # noqa: E402 (torch after the thread count)
+from gymwright.curriculum.mapf_goal import HELD_OUT_FAMILY  # noqa: E402
+from gymwright.curriculum.mapf_goal import HELD_OUT_POOL as HELD_OUT_SIZE  # noqa: E402
 
 SPEC = "mapf_frozenlake"
 TRAIN_FIXED = {"max_steps": 30, "view_radius": 2}
 HELD_FIXED = {"max_steps": 40, "view_radius": 2}
 HELD_OUT_POOL = {"layout_pool": HELD_OUT_SIZE, "layout_seed": HELD_OUT_FAMILY}
 """The pools the held-out cells are judged on, as the demo's comparison judges them
-(`gymwright.engineer.compare`): 200 solved instances a cell from another family of pools
+(`gymwright.curriculum.compare`): 200 solved instances a cell from another family of pools
 (`layout_seed` 1) than every pool a method trains or validates on (seed 0), so no judged
 instance was ever trained on (pools of one family share instances across sizes and wait ratios)"""
 LEARNER: dict[str, Any] = {"hidden": (64, 64), "ent_coef": 0.01, "rollout_len": 16, "lr": 1e-3}
@@ -160,7 +161,7 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
     """Train one method on one experiment and seed, then judge its final policy on the held-out cells."""
     import torch
 
-    from gymwright.engineer.curriculum import CurriculumOptions, evolve
+    from gymwright.curriculum import CurriculumOptions, evolve
 
     torch.set_num_threads(1)
     exp = EXPERIMENTS[exp_name]
@@ -543,7 +544,7 @@ def imitate(spec: Any, params: Any, episodes: int, seed: int, out: Path, exclude
     with `exclude_held_out`, no demonstration is on a layout of the judged held-out pools."""
     from mapf_demos import make_demos
 
-    from gymwright.engineer.demonstrations import DEMO_SEED
+    from gymwright.curriculum.demonstrations import DEMO_SEED
     from gymwright.train.imitation import clone
 
     demos = make_demos(spec, params, episodes, DEMO_SEED + episodes * seed,

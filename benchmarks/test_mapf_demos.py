@@ -93,7 +93,7 @@ def test_an_excluded_layout_is_passed_over() -> None:
 
 
 def test_cbs_plans_demonstrate_a_mixture_by_share_and_the_imitating_variants_keep_their_demos(tmp_path) -> None:
-    from gymwright.engineer.demonstrations import demonstrate
+    from gymwright.curriculum.demonstrations import demonstrate
     from gymwright.engineer.mixture import Bucket, Mixture
     from gymwright.train.imitation import Demos
 

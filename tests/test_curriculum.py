@@ -11,8 +11,8 @@ import torch
 from typer.testing import CliRunner
 
 from gymwright.cli import app
+from gymwright.curriculum import CurriculumOptions, evolve
 from gymwright.engineer import FixedEngineer, HeuristicEngineer
-from gymwright.engineer.curriculum import CurriculumOptions, evolve
 from gymwright.store import Store
 from gymwright.train import TrainConfig, train
 from gymwright.train.checkpoint import CheckpointError, load

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gymwright.curriculum import CurriculumOptions, evolve
 from gymwright.engineer import HeuristicEngineer, LLMEngineer
-from gymwright.engineer.curriculum import CurriculumOptions, evolve
 from gymwright.llm.client import LLM
 from gymwright.llm.scripted import ScriptedProvider
 from gymwright.spec.loader import read_data

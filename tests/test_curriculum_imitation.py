@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from gymwright.compile import compile_spec
+from gymwright.curriculum import CurriculumOptions, evolve
 from gymwright.engineer import FixedEngineer
-from gymwright.engineer.curriculum import CurriculumOptions, evolve
 from gymwright.engineer.mixture import Bucket, Mixture
 from gymwright.errors import GymwrightError
 from gymwright.train import load_policy

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from gymwright.curriculum import CurriculumOptions
+from gymwright.curriculum.compare import compare, goal_for
 from gymwright.engineer import FixedEngineer, HeuristicEngineer
-from gymwright.engineer.compare import compare, goal_for
-from gymwright.engineer.curriculum import CurriculumOptions
 
 MAPF = {"size": 3, "n_agents": 2, "max_steps": 12, "view_radius": 1}
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gymwright.curriculum import CurriculumOptions, evolve
 from gymwright.engineer import FixedEngineer, HeuristicEngineer, LLMEngineer
-from gymwright.engineer.curriculum import CurriculumOptions, evolve
 from gymwright.engineer.evidence import Evidence, Knob, StageEvidence
 from gymwright.engineer.mixture import Bucket, Mixture
 from gymwright.errors import GymwrightError
@@ -166,7 +166,7 @@ def test_the_step_mode_moves_no_knob_without_a_measurable_effect(tmp_path: Path)
 
 
 def test_training_figures_per_bucket_come_from_the_last_half_of_the_log() -> None:
-    from gymwright.engineer.curriculum import _train_stats
+    from gymwright.curriculum.measure import _train_stats
 
     two = Mixture.over("size", [3, 4], BASE)
     log = [{"config0/metrics/valid": 0.0, "config1/metrics/valid": 0.0},  # the first half is left out
@@ -181,7 +181,7 @@ def test_training_figures_per_bucket_come_from_the_last_half_of_the_log() -> Non
 
 def test_training_figures_per_bucket_from_an_rllib_log_of_copies() -> None:
     """RLlib logs each env copy (`config{copy}`): a bucket's figure is the mean over its copies."""
-    from gymwright.engineer.curriculum import _train_stats
+    from gymwright.curriculum.measure import _train_stats
 
     two = Mixture.over("n_agents", [2, 3], {"size": 4})  # 4 copies: 0-1 two walkers, 2-3 three
     row = {"config0/metrics/valid": 0.9, "config1/metrics/valid": 0.7, "config2/metrics/valid": 0.1,

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
+from gymwright.curriculum.guard import KEEP, REVERT, ROLLBACK, judge, judge_aim
 from gymwright.engineer import (
     ConfigSpace,
     DomainRandomization,
@@ -18,7 +19,6 @@ from gymwright.engineer import (
     PrioritizedReplay,
 )
 from gymwright.engineer.evidence import Evidence, StageEvidence, Validation
-from gymwright.engineer.guard import KEEP, REVERT, ROLLBACK, judge, judge_aim
 from gymwright.engineer.mixture import Bucket, Mixture
 from gymwright.engineer.ued import level_label, replay_distribution
 from gymwright.errors import GymwrightError
@@ -182,7 +182,7 @@ def test_past_four_buckets_the_easiest_mastered_is_dropped_and_a_failing_bucket_
 
 
 def test_a_miss_of_the_band_is_not_undone_when_validation_rose_beyond_noise() -> None:
-    from gymwright.engineer.curriculum import _improved
+    from gymwright.curriculum.guard import _improved
 
     before = Validation({"a": 0.27}, 0.27, 0.03)
     assert _improved(before, Validation({"a": 0.43}, 0.43, 0.03))  # the objective moved: keep the change

@@ -16,9 +16,9 @@ import typer
 from typer.testing import CliRunner, Result
 
 from gymwright.cli.report import report_command
+from gymwright.curriculum import StageRecord
 from gymwright.design.designer import DesignResult
 from gymwright.diagnostic import warning
-from gymwright.engineer.curriculum import StageRecord
 from gymwright.evaluate import assess
 from gymwright.report import ReportError, read_run, write_report
 from gymwright.train import TrainConfig, load_policy, train

@@ -22,7 +22,8 @@ from test_report import assert_renders, chromium  # noqa: F401  (chromium: the f
 from typer.testing import CliRunner, Result
 
 from gymwright.cli.config_options import save_config
-from gymwright.cli.evaluate import play_command, whole_history
+from gymwright.cli.evaluate import whole_history
+from gymwright.cli.play import play_command
 from gymwright.cli.report import report_command
 from gymwright.compile import compile_spec
 from gymwright.evaluate import assess
@@ -196,8 +197,8 @@ def test_group_by_names_the_grouping(four: list[Path], tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_curricula_of_two_engineers_are_grouped_by_engineer(tmp_path: Path, chromium: str) -> None:  # noqa: F811
+    from gymwright.curriculum import CurriculumOptions, evolve
     from gymwright.engineer import FixedEngineer, HeuristicEngineer
-    from gymwright.engineer.curriculum import CurriculumOptions, evolve
 
     opts = CurriculumOptions(stages=2, steps_per_stage=2048, num_envs=32, eval_episodes=20, record_episodes=4)
     start = {"size": 3, "n_agents": 2, "max_steps": 12}

@@ -263,8 +263,8 @@ def test_a_curriculum_of_mixtures_of_agent_counts_trains_on_rllib(tmp_path: Path
     """Buckets of 2 and 3 walkers spread over RLlib's envs; the policy carries over; the log has
     each copy's figures, which the curriculum's training evidence reads."""
     pytest.importorskip("ray.rllib")
+    from gymwright.curriculum import CurriculumOptions, evolve
     from gymwright.engineer import FixedEngineer
-    from gymwright.engineer.curriculum import CurriculumOptions, evolve
     from gymwright.engineer.mixture import Mixture
     from gymwright.train.logger import read_log
 

@@ -2,19 +2,19 @@
 
 `common` holds the app, the consoles, the shared options and errors at the command boundary
 (`GymwrightError` and `SpecError` become short bullets on stderr and exit 1); `spec` the commands
-on one spec (library, validate, verify, run, export, schema); `design`, `train`, `evaluate`
-(evaluate, play), `evolve`, `report` and `demo` one group each. Nothing outside this package
+on one spec (library, validate, verify, run, export, schema); `design`, `train`, `play`,
+`evaluate`, `evolve`, `report` and `demo` one group each. Nothing outside this package
 imports it.
 """
 
-from gymwright.cli import demo, design, evaluate, evolve, report, spec, train
+from gymwright.cli import demo, design, evaluate, evolve, play, report, spec, train
 from gymwright.cli.common import app
 
 app.command("design")(design.design_command)
 app.command("designs")(design.designs_command)
 app.command("show")(design.show_command)
 app.command("train")(train.train_command)
-app.command("play")(evaluate.play_command)  # train.play_command plus --gif
+app.command("play")(play.play_command)
 app.command("evaluate")(evaluate.evaluate_command)
 app.command("evolve")(evolve.evolve_command)
 app.command("report")(report.report_command)

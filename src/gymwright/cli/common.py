@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import numpy as np
 import typer
@@ -27,6 +27,9 @@ from gymwright.compile import compile_spec
 from gymwright.diagnostic import Diagnostic, Severity, error, shown
 from gymwright.errors import GymwrightError, SpecError
 from gymwright.runtime.core import SEED_LIMIT
+
+if TYPE_CHECKING:
+    from gymwright.train.trainers import Trainer
 
 JSON_ERRORS: ContextVar[bool] = ContextVar("JSON_ERRORS", default=False)
 
@@ -98,6 +101,15 @@ def fail(lines: list[str], next_step: str = "", *, diagnostics: list[Diagnostic]
     if next_step:
         err.print(Text(next_step))
     raise typer.Exit(1)
+
+
+def chosen_trainer(backend: str) -> Trainer:
+    """The trainer `--backend` names (`gymwright.train.trainers.TRAINERS`); exit 1 naming the choices otherwise."""
+    from gymwright.train.trainers import TRAINERS
+
+    if backend not in TRAINERS:
+        fail([f"unknown --backend {shown(repr(backend))}; choose one of {', '.join(TRAINERS)}"], path="--backend")
+    return TRAINERS[backend]
 
 
 def next_step(diags: list[Diagnostic], spec: str) -> str:

@@ -3,9 +3,10 @@
 Every field of the dataclass in `gymwright/train/config.py` becomes an option named after it
 (`ent_coef` -> `--ent-coef`; bools get `--x/--no-x`), whose help is the field's docstring and
 whose default is the field's default, as CleanRL's `Args` does. The table is read from the
-module's source with `ast`, so building the CLI does not import torch (which the train package
-pulls in). A new field needs nothing here, unless its type is new: then `KINDS` needs an entry,
-and importing this module fails until it has one.
+dataclass itself (`gymwright.train.config` imports without torch): its fields' types and
+defaults, and their docstrings (which Python keeps only in the source). A new field needs nothing
+here, unless its type is new: then `KINDS` needs an entry, and importing this module fails until
+it has one.
 
 Precedence: the dataclass default < the config file < an option given on the command line.
 """
@@ -13,11 +14,13 @@ Precedence: the dataclass default < the config file < an option given on the com
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import functools
 import inspect
 import math
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,15 +29,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 import yaml
 
-import gymwright
 from gymwright.diagnostic import shown
 from gymwright.errors import GymwrightError, SpecError
+from gymwright.train.config import TrainConfig, combination_problems, value_problem
 
 if TYPE_CHECKING:
     from gymwright.train.rllib_settings import Settings
 
-SOURCE = Path(gymwright.__file__).parent / "train" / "config.py"
-CLASS = "TrainConfig"
+CLASS = TrainConfig.__name__
 NO_DEFAULT = object()  # a field with a default_factory: the dataclass makes it
 
 
@@ -170,23 +172,29 @@ class ConfigField:
         return str(self.default).lower() if isinstance(self.default, bool) else str(self.default)
 
 
-def read_fields(source: str = "", cls: str = CLASS) -> tuple[ConfigField, ...]:
-    """The fields of dataclass `cls` in `source` (default: gymwright/train/config.py), in order."""
-    tree = ast.parse(source or SOURCE.read_text())
-    body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls).body
-    fields = []
-    for i, node in enumerate(body):
-        if not isinstance(node, ast.AnnAssign) or not isinstance(node.target, ast.Name):
-            continue
-        nxt = body[i + 1] if i + 1 < len(body) else None
-        doc = nxt.value.value if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) else ""
-        annotation = ast.unparse(node.annotation)
+def read_fields(cls: type = TrainConfig) -> tuple[ConfigField, ...]:
+    """The fields of dataclass `cls` (default: `TrainConfig`), in order: each one's type (as
+    written: the module defers annotations), default and docstring."""
+    kinds = {f.name: f.type if isinstance(f.type, str) else getattr(f.type, "__name__", repr(f.type))
+             for f in dataclasses.fields(cls)}
+    for name, annotation in kinds.items():
         if annotation not in KINDS:
-            raise TypeError(f"{cls}.{node.target.id}: no CLI kind for {annotation!r}; add one to KINDS")
-        default = NO_DEFAULT if isinstance(node.value, ast.Call) else ast.literal_eval(node.value)  # type: ignore[arg-type]
-        fields.append(ConfigField(node.target.id, annotation, default, " ".join(str(doc).split()),
-                                  KINDS[annotation]))
-    return tuple(fields)
+            raise TypeError(f"{cls.__name__}.{name}: no CLI kind for {annotation!r}; add one to KINDS")
+    docs = field_docs(cls)
+    return tuple(ConfigField(f.name, kinds[f.name], NO_DEFAULT if f.default is dataclasses.MISSING else f.default,
+                             docs.get(f.name, ""), KINDS[kinds[f.name]]) for f in dataclasses.fields(cls))
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each field of class `cls` (the string after `name: type = default`),
+    on one line: Python does not keep these, so they are read from the class's source."""
+    body = next(n for n in ast.parse(textwrap.dedent(inspect.getsource(cls))).body if isinstance(n, ast.ClassDef)).body
+    docs = {}
+    for node, nxt in zip(body, [*body[1:], None], strict=True):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(nxt, ast.Expr) \
+                and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str):
+            docs[node.target.id] = " ".join(nxt.value.value.split())
+    return docs
 
 
 FIELDS = read_fields()
@@ -273,13 +281,8 @@ def _check_key(key: str, value: Any, allowed: tuple[str, ...], owner: str) -> An
 
 
 def _range_problem(name: str, value: Any) -> str | None:
-    """`TrainConfig`'s own check of a numeric field's range (imported here, when a command runs:
-    gymwright.train imports torch)."""
-    from gymwright.train.config import value_problem
-
+    """`TrainConfig`'s own check of a numeric field's range."""
     return value_problem(name, value)
-
-
 
 
 # --------------------------------------------------------------------------- the options of a command
@@ -382,7 +385,6 @@ def check_combination(choice: ConfigChoice, command: str) -> None:
     limit, more minibatches than samples), naming where each setting came from."""
     from gymwright.cli.common import fail
     from gymwright.diagnostic import error
-    from gymwright.train.config import combination_problems
 
     problems = combination_problems(resolved(tuple(BY_NAME), choice.values()))
     if problems:
@@ -460,17 +462,6 @@ def _short(value: Any) -> str:
 STAGE_FIELDS = tuple(f.name for f in FIELDS if f.name not in ("spec", "params", "copies", "total_steps", "out", "resume",
                                                                 "init_from"))
 STAGE_SHOWN = {"num_envs": "256 (the curriculum's)"}
-
-
-def stage_settings(choice: ConfigChoice | None, folder: Path, command: str) -> tuple[int, int, dict[str, Any]]:
-    """(num_envs, first seed, the other TrainConfig fields) for every stage of a curriculum; saves
-    the resolved settings in FOLDER/config.yaml."""
-    from gymwright.engineer.curriculum import CurriculumOptions
-
-    values = (choice or ConfigChoice()).values()
-    num_envs, seed = values.pop("num_envs", CurriculumOptions.num_envs), values.pop("seed", CurriculumOptions.seed)
-    save_config(folder, {**resolved(STAGE_FIELDS, values), "num_envs": num_envs, "seed": seed}, command)
-    return num_envs, seed, values
 
 
 def check_device_of(choice: ConfigChoice | None) -> None:

@@ -3,7 +3,7 @@
 A task text -> design (the offline designer unless a model is given) -> verify -> train in
 stages, the heuristic engineer redesigning the environment between them, and for the same budget
 the fixed environment (the baseline) -> evaluate the engineer's last policy (the scorecard) ->
-both final policies on held-out configurations (`gymwright.engineer.compare`) -> watch it play
+both final policies on held-out configurations (`gymwright.curriculum.compare`) -> watch it play
 -> one self-contained report.html with both curricula side by side.
 """
 
@@ -27,7 +27,8 @@ from gymwright.cli.config_options import (
     config_options,
     describe,
 )
-from gymwright.cli.evolve import BackendOpt, RayAddressOpt, check_backend
+from gymwright.cli.evolve import BackendOpt, RayAddressOpt
+from gymwright.train.trainers import DEFAULT
 
 DEMO_TASK = (
     "Three robots cross a frozen lake to their goals without falling into holes or colliding with "
@@ -93,27 +94,27 @@ def demo_verify(report: Any) -> None:
 
 
 def demo_train(spec: str, folder: Path, stages: int, steps: int, store: Path | None,
-               config: ConfigChoice | None = None, episodes: int = 150, backend: str = "builtin",
+               config: ConfigChoice | None = None, episodes: int = 150, backend: str = DEFAULT,
                ray_address: str | None = None) -> Any:
     """Step 3: train in stages with the heuristic engineer between them, then, for the same budget,
     the fixed environment; both final policies are judged on the same held-out configurations."""
-    from gymwright.cli.common import out
-    from gymwright.cli.evolve import backend_stage_settings
+    from gymwright.cli.common import chosen_trainer, out
+    from gymwright.cli.evolve import STAGE_SETTINGS
+    from gymwright.curriculum import CurriculumOptions, compare, goal_for
     from gymwright.engineer import FixedEngineer, HeuristicEngineer
-    from gymwright.engineer.compare import compare, goal_for
-    from gymwright.engineer.curriculum import CurriculumOptions
     from gymwright.store import Store
 
-    on = " on RLlib" if backend == "rllib" else ""
+    trainer = chosen_trainer(backend)
+    on = "" if trainer.takes_every_field else f" on {trainer.title}"  # the built-in goes unnamed
     out.rule(Text(f"3. train{on}: {stages} stages of {steps:,} env steps with the heuristic engineer, "
                   "and the same budget on the fixed environment", style="bold"))
     choice = config or ConfigChoice()
-    if backend == "builtin":  # the demo's learner under the user's file and options
+    if trainer.takes_every_field:  # the demo's learner under the user's file and options
         choice = ConfigChoice(choice.file, {**DEMO_LEARNER, **choice.from_file}, choice.from_cli)
-    num_envs, seed, train = backend_stage_settings(backend, choice, folder, "demo", steps)
+    num_envs, seed, train = STAGE_SETTINGS[trainer.name](choice, folder, "demo", steps)
     if settings := describe(config or ConfigChoice()):
         out.print(Text(settings, style="dim"))
-    if backend == "builtin":
+    if trainer.runs_side_by_side:
         out.print(Text(f"each arm: lr {train['lr']:g}, {num_envs} env copies, {stages * steps:,} env steps; "
                        "the two arms train side by side (one process each)", style="dim"))
     params = demo_params(spec)
@@ -185,7 +186,7 @@ def demo_command(
     episodes: Annotated[int, typer.Option("--episodes", min=10, help=(
         "Evaluation episodes per bucket, validation cell and scorecard (held out: at least "
         f"{HELD_OUT_EPISODES} a cell)."))] = 100,
-    backend: BackendOpt = "builtin",
+    backend: BackendOpt = DEFAULT,
     ray_address: RayAddressOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary on stdout (the steps' output goes to stderr).")] = False,
     config: ConfigChoice | None = None,
@@ -194,13 +195,20 @@ def demo_command(
 
     The training config options (and --config FILE.yaml) set every stage's TrainConfig."""
     from gymwright.atomic import write_atomic
-    from gymwright.cli.common import DEMO_FRAMES, domain_errors, out, play_episode, to_json
-    from gymwright.cli.train import policy_chooser
+    from gymwright.cli.common import (
+        DEMO_FRAMES,
+        chosen_trainer,
+        domain_errors,
+        out,
+        play_episode,
+        to_json,
+    )
+    from gymwright.cli.play import policy_chooser
     from gymwright.compile import compile_spec
     from gymwright.errors import GymwrightError
     from gymwright.report import write_report
 
-    check_backend(backend)
+    chosen_trainer(backend)  # before anything runs
     with domain_errors(), redirect_stdout(sys.stderr) if as_json else nullcontext():
         check_device_of(config)
         result = demo_design(task, model, store)

@@ -6,7 +6,6 @@ that need only episodes and the training log (the others n/a) and no trajectorie
 
 from __future__ import annotations
 
-import inspect
 import re
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,7 +15,6 @@ from rich.table import Table
 from rich.text import Text
 
 from gymwright.cli.common import out  # an inert console (gymwright.cli.inert)
-from gymwright.cli.inert import inert
 
 STYLE = {"ok": "green", "warning": "yellow", "fail": "red", "n/a": "dim"}
 
@@ -87,82 +85,3 @@ def policies_table(card: Any) -> Table:
         cells = [f"{r.returns[role]:.4g} ± {r.ci95[role]:.2g}" for role in card.trained.returns]
         table.add_row(label, *cells, *([f"{r.metrics.get(metric, float('nan')):.4g}"] if metric else []))
     return table
-
-
-# --------------------------------------------------------------------------- play, with --gif
-def play_command(*, gif: Path | None = None, **given: Any) -> None:
-    """Watch a trained policy play (the spec must be the one it was trained on), or a scripted
-    baseline; --gif PATH also writes the episodes as an animated GIF with a colour legend (grid specs)."""
-    from gymwright.cli import train
-
-    if gif is None:
-        train.play_command(**given)
-        return
-    play_gif(gif, **given)
-
-
-def _play_signature() -> inspect.Signature:
-    """`gymwright play`'s options (cli/train.py's `play_command`) and --gif."""
-    from gymwright.cli import train
-
-    sig = inspect.signature(train.play_command, eval_str=True)
-    gif = inspect.Parameter("gif", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
-        Path | None, typer.Option("--gif", metavar="PATH", help="Also write the episodes (all of them, one after the "
-                                  "other) as an animated GIF with a colour legend: which colour is which agent (grid specs).")])
-    return sig.replace(parameters=[*(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in sig.parameters.values()), gif])
-
-
-play_command.__signature__ = _play_signature()  # type: ignore[attr-defined]
-play_command.__annotations__ = {}
-
-
-def play_gif(gif: Path, *, spec: str, policy_path: Path, episodes: int, seed: int, param: list[str] | None,
-             render: bool, deterministic: bool, max_steps: int, as_json: bool) -> None:
-    """Play a trained policy with the evaluator's recorder (`gymwright.evaluate.record`) and write
-    the frames of the episodes it played, above their colour legend, to `gif`."""
-    from gymwright.cli.common import (
-        Episode,
-        check_seeds,
-        domain_errors,
-        fail,
-        parse_params,
-        print_episode,
-    )
-    from gymwright.cli.train import show_results
-    from gymwright.codemode.source import is_code_source
-    from gymwright.compile import compile_spec
-    from gymwright.evaluate.trajectories import frame_images, legend, record, write_gif
-    from gymwright.train import checkpoint as ck
-    from gymwright.train.npc import team_from
-
-    check_seeds(seed, episodes)  # as plain `play` does
-    if is_code_source(spec):
-        fail([f"--gif {gif}: {spec} is a code-mode module; its frames are not drawn over the sandbox's pipe"],
-             f"drop --gif: `gymwright play {spec} --policy {policy_path}`", path="--gif")
-    if str(policy_path).startswith("scripted:"):
-        fail([f"--gif draws a trained policy's episodes, not a scripted baseline's ({policy_path})"],
-             f"pass --policy RUN (a run folder or checkpoint.pt), or drop --gif: `gymwright play {spec} --policy {policy_path}`")
-    if render and as_json:
-        fail(["--render and --json both write to stdout; choose one"], f"e.g. `gymwright play {spec} --policy {policy_path} --gif {gif}`")
-    if not gif.parent.is_dir():
-        fail([f"--gif {gif}: folder {gif.parent} does not exist"], "create it first or choose another path")
-    with domain_errors(spec):
-        saved = ck.load(policy_path)
-        ck.check_fits(saved, ck.spec_identity(spec)[0], None)
-        params = {**saved["params"][0], **parse_params(param)}
-        compiled = compile_spec(spec, params)
-        if compiled.checked.grid is None:
-            fail([f"--gif {gif}: {spec} has no grid, so its episodes have no frames to draw"],
-                 f"watch its text frames instead: `gymwright play {spec} --policy {policy_path} --render`")
-        trajs = record(spec, params, team_from(saved), episodes, seed, deterministic, frames=True, max_steps=max_steps)
-    results = []
-    for i, tr in enumerate(trajs):
-        results.append(Episode(tr.seed, len(tr.steps), dict(tr.returns), dict(tr.metrics), len(tr.steps) < max_steps))
-        if render:
-            out.print(Text(inert("\n\n".join(s.text for s in tr.steps))))
-        if not as_json:
-            print_episode(i + 1, results[-1])
-    images = frame_images([f for tr in trajs for f in tr.frames])
-    write_gif(images, gif, legend_entries=legend(compiled))
-    show_results(results, f"policy {saved['path']} (update {saved['update']}), {len(results)} episodes; "
-                          f"GIF: {gif} ({len(images)} frames)", as_json)

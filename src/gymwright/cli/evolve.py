@@ -3,6 +3,7 @@ stages (registered in `gymwright.cli`). A task text is designed first (the defau
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,14 +20,13 @@ from gymwright.cli.config_options import (
     check_device_of,
     config_options,
     describe,
+    resolved,
     rllib_settings,
     save_config,
-    stage_settings,
 )
-from gymwright.diagnostic import shown
+from gymwright.train.trainers import DEFAULT, TRAINERS
 
 ENGINEERS = ("heuristic", "fixed", "llm")
-BACKENDS = ("builtin", "rllib")  # gymwright.engineer.curriculum.BACKENDS (imported lazily)
 BackendOpt = Annotated[str, typer.Option("--backend", help="builtin (PPO on the batch backend) or rllib (each stage an "
                                                            "RLlib run on Ray, warm-started from the stage before).")]
 RayAddressOpt = Annotated[str | None, typer.Option("--ray-address", help="Ray cluster address for --backend rllib "
@@ -83,7 +83,7 @@ def evolve_command(
     knob: Annotated[list[str] | None, typer.Option("--knob", help="A param the engineer may move (repeat; default: every bounded numeric param that keeps the shapes).")] = None,
     edits: Annotated[bool, typer.Option("--edits", help="Let the engineer change the game when its knobs cannot: a verified variant (heuristic) or the model's spec edit (llm), verified and repaired before the next stage, which trains on it with the policy carried over by name.")] = False,
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default runs/evolve-SPEC).")] = None,
-    backend: BackendOpt = "builtin",
+    backend: BackendOpt = DEFAULT,
     ray_address: RayAddressOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
     config: ConfigChoice | None = None,
@@ -94,8 +94,8 @@ def evolve_command(
     is seeded --seed + k. The resolved settings are saved in OUT/config.yaml."""
     from dataclasses import asdict
 
-    from gymwright.cli.common import domain_errors, parse_params, to_json
-    from gymwright.engineer.curriculum import CurriculumOptions, evolve
+    from gymwright.cli.common import chosen_trainer, domain_errors, parse_params, to_json
+    from gymwright.curriculum import CurriculumOptions, evolve
     from gymwright.errors import GymwrightError
     from gymwright.store import Store
 
@@ -103,7 +103,7 @@ def evolve_command(
         if not as_json:
             err.print(Text(line, style="dim"))
 
-    check_backend(backend)
+    trainer = chosen_trainer(backend)
     with domain_errors(spec_or_task):
         refuse_code_mode(spec_or_task)
         check_device_of(config)
@@ -113,7 +113,7 @@ def evolve_command(
         eng = make_engineer(engineer, model, edits)
         spec = resolve_spec(spec_or_task, say)
         folder = output or Path("runs") / f"evolve-{Path(spec).stem}-{engineer}"
-        num_envs, seed, train = backend_stage_settings(backend, config, folder, "evolve", steps)
+        num_envs, seed, train = STAGE_SETTINGS[trainer.name](config, folder, "evolve", steps)
         if settings := describe(config or ConfigChoice()):
             say(settings)
         opts = CurriculumOptions(stages=stages, steps_per_stage=steps, band=band, task_metric=metric,
@@ -126,7 +126,12 @@ def evolve_command(
         typer.echo(to_json({"spec": spec, "out": str(folder), "config": str(folder / CONFIG_FILE),
                             "stages": [asdict(r) for r in records]}))
         return
-    table = Table(title=f"curriculum: {spec}, {engineer} engineer ({folder})")
+    print_stages(records, f"curriculum: {spec}, {engineer} engineer ({folder})")
+
+
+def print_stages(records: list[Any], title: str) -> None:
+    """A curriculum's stages as a table (params or mixture, success, failures, the proposal), then its edits."""
+    table = Table(title=title)
     for col in ("stage", "params", "success", "failures", "next", "rationale"):
         table.add_column(col, overflow="fold")
     for r in records:
@@ -159,29 +164,38 @@ def refuse_code_mode(spec_or_task: str) -> None:
                  f"{spec_or_task} --policy RUN`; to evolve the task, design it in spec mode (`gymwright design \"TASK\"`)")
 
 
-def check_backend(backend: str) -> None:
-    from gymwright.cli.common import fail
-
-    if backend not in BACKENDS:
-        fail([f"unknown --backend {shown(repr(backend))}; choose one of {', '.join(BACKENDS)}"], path="--backend")
-
-
-def backend_stage_settings(backend: str, choice: ConfigChoice | None, folder: Path, command: str,
+def builtin_stage_settings(choice: ConfigChoice | None, folder: Path, command: str,
                            steps: int) -> tuple[int, int, dict[str, Any]]:
-    """(num_envs, first seed, the other TrainConfig fields) of every stage, for the built-in
-    trainer (`stage_settings`) or RLlib; saves the resolved settings in FOLDER/config.yaml."""
-    if backend == "builtin":
-        return stage_settings(choice, folder, command)
-    from gymwright.engineer.curriculum import CurriculumOptions
-    from gymwright.train.rllib_settings import resolved, training_of
+    """(num_envs, first seed, the other TrainConfig fields) of every stage on the built-in trainer;
+    saves the resolved settings in FOLDER/config.yaml."""
+    from gymwright.curriculum import CurriculumOptions
+
+    values = (choice or ConfigChoice()).values()
+    num_envs, seed = values.pop("num_envs", CurriculumOptions.num_envs), values.pop("seed", CurriculumOptions.seed)
+    save_config(folder, {**resolved(STAGE_FIELDS, values), "num_envs": num_envs, "seed": seed}, command)
+    return num_envs, seed, values
+
+
+def rllib_stage_settings(choice: ConfigChoice | None, folder: Path, command: str,
+                         steps: int) -> tuple[int, int, dict[str, Any]]:
+    """The same for RLlib: the fields it takes, checked (each stage: `steps` env steps on a local
+    Ray's batch), its resolved settings saved; num_envs are each env runner's envs."""
+    from gymwright.curriculum import CurriculumOptions
+    from gymwright.train import rllib_settings as rllib
 
     choice = choice or ConfigChoice()
     values = choice.values()
     seed = values.pop("seed", CurriculumOptions.seed)
-    settings = rllib_settings(choice, values, steps)  # each stage: `steps` env steps on a local Ray's batch
-    save_config(folder, resolved(settings, training_of(settings, steps, 0), {"seed": seed}), command)
+    settings = rllib_settings(choice, values, steps)
+    save_config(folder, rllib.resolved(settings, rllib.training_of(settings, steps, 0), {"seed": seed}), command)
     values.pop("num_envs", None)  # every stage gets it as CurriculumOptions.num_envs (RLlib's envs per runner)
     return settings.num_envs, seed, values
+
+
+STAGE_SETTINGS: dict[str, Callable[[ConfigChoice | None, Path, str, int], tuple[int, int, dict[str, Any]]]] = {
+    "builtin": builtin_stage_settings, "rllib": rllib_stage_settings}
+"""(num_envs, first seed, the other TrainConfig fields) of every stage, per trainer of `TRAINERS` by name"""
+assert set(STAGE_SETTINGS) == set(TRAINERS), "every trainer needs its stage settings here"
 
 
 def parse_mix(mix: str, base: dict[str, Any]) -> Any:

@@ -1,4 +1,4 @@
-"""The training commands of the CLI: `train` and `play` (registered in `gymwright.cli`).
+"""The training command of the CLI: `train` (registered in `gymwright.cli`; `play` is `gymwright.cli.play`).
 
 Progress goes to stderr (a rich bar with steps/s, the return per role and the spec's first
 metric), results to stdout, so `--json` output stays clean for scripts.
@@ -6,15 +6,16 @@ metric), results to stdout, so `--json` output stays clean for scripts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from gymwright.cli.common import err, out, seed_option
+from gymwright.cli.common import err, out
 from gymwright.cli.config_options import (
     BY_NAME,
     FIELDS,
@@ -29,12 +30,8 @@ from gymwright.cli.config_options import (
     save_config,
 )
 from gymwright.diagnostic import shown
-
-if TYPE_CHECKING:
-    from gymwright.train import Policy, Team
-
-ALGOS = ("ippo", "mappo")  # gymwright.train.ALGOS, imported lazily below (torch is slow to import)
-BACKENDS = ("builtin", "rllib")
+from gymwright.train.config import ALGOS
+from gymwright.train.trainers import DEFAULT, TRAINERS
 
 
 # --------------------------------------------------------------------------- train
@@ -81,7 +78,7 @@ def train_command(
     spec: Annotated[str | None, typer.Argument(metavar="SPEC", show_default=False,
                                                help="A spec file or a library spec name (default: `spec` of the --config file).")] = None,
     param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="Set a spec param (repeatable; over the file's `params`).")] = None,
-    backend: Annotated[str, typer.Option("--backend", help="builtin (PPO on the batch backend) or rllib (Ray RLlib).")] = "builtin",
+    backend: Annotated[str, typer.Option("--backend", help="builtin (PPO on the batch backend) or rllib (Ray RLlib).")] = DEFAULT,
     ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster address for --backend rllib (default: a local Ray).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
     config: ConfigChoice | None = None,
@@ -90,7 +87,7 @@ def train_command(
 
     Every field of the trainer's TrainConfig is an option below; --config FILE.yaml sets them from
     a file (options given here win), and the run folder gets the resolved config.yaml."""
-    from gymwright.cli.common import domain_errors, fail, to_json
+    from gymwright.cli.common import chosen_trainer, fail
 
     choice = config or ConfigChoice()
     values = choice.values()
@@ -104,18 +101,20 @@ def train_command(
     if algo not in ALGOS:
         fail([f"unknown --algo {shown(repr(algo))} ({choice.where('algo')}); choose one of {', '.join(ALGOS)}"],
              f"e.g. `gymwright train {label} --algo mappo`", path=choice.where("algo"))
-    if backend not in BACKENDS:
-        fail([f"unknown --backend {shown(repr(backend))}; choose one of {', '.join(BACKENDS)}"], path="--backend")
-    refuse_for_code(source, backend, values, choice)
+    trainer = chosen_trainer(backend)
+    refuse_for_code(source, trainer, values, choice)
     folder = Path(values.get("out") or default_out(source, algo, seed))
-    if backend == "rllib":
-        train_on_rllib(source, label, values, choice, folder, ray_address, as_json)
-        return
-    if not values.get("resume") and (folder / "checkpoint.pt").exists():
-        fail([f"{folder} already holds a run (checkpoint.pt)"], "pass --resume to continue it, or choose another folder with --out")
+    RUNS[trainer.name](source, label, values, choice, folder, ray_address, as_json)
 
+
+def train_builtin(source: Any, label: str, values: dict[str, Any], choice: ConfigChoice, folder: Path,
+                  ray_address: str | None, as_json: bool) -> None:
+    """`train` on the built-in PPO: every TrainConfig field, a progress bar, the run's summary."""
+    from gymwright.cli.common import domain_errors, fail, to_json
     from gymwright.train import TrainConfig, train
 
+    if not values.get("resume") and (folder / "checkpoint.pt").exists():
+        fail([f"{folder} already holds a run (checkpoint.pt)"], "pass --resume to continue it, or choose another folder with --out")
     check_combination(choice, "train")
     with domain_errors(label):
         check_device_of(choice)
@@ -158,16 +157,16 @@ def next_step(label: str, checkpoint: Any) -> str:
     return f"Next: `gymwright play {label} --policy {checkpoint} --render --episodes 1`."
 
 
-def refuse_for_code(source: Any, backend: str, values: dict[str, Any], choice: ConfigChoice) -> None:
-    """A code-mode module (SPEC ending in .py) trains on the built-in trainer only, without NPCs:
-    the RLlib adapter and the NPCs are built on a spec, which a code-mode design has not."""
+def refuse_for_code(source: Any, trainer: Any, values: dict[str, Any], choice: ConfigChoice) -> None:
+    """A code-mode module (SPEC ending in .py) trains on a trainer that runs one (the built-in), without
+    NPCs: the RLlib adapter and the NPCs are built on a spec, which a code-mode design has not."""
     from gymwright.cli.common import fail
     from gymwright.codemode.source import is_code_source
 
     if not is_code_source(source):
         return
-    if backend == "rllib":
-        fail([f"--backend rllib: {source} is a code-mode module; the RLlib adapter builds its envs by "
+    if not trainer.runs_code_mode:
+        fail([f"--backend {trainer.name}: {source} is a code-mode module; the {trainer.title} adapter builds its envs by "
               "compiling a spec, and a code-mode module runs only in the built-in trainer's sandbox workers"],
              f"use the built-in trainer (the default): `gymwright train {source}`", path="--backend")
     if values.get("npc"):
@@ -230,124 +229,7 @@ def train_on_rllib(source: Any, label: str, values: dict[str, Any], choice: Any,
     out.print(next_step(label, result["checkpoint"]))
 
 
-# --------------------------------------------------------------------------- play
-def policy_chooser(policy: Policy | Team, deterministic: bool) -> Any:
-    """`choose` for `gymwright.cli.play`: the policy's actions for the live agents of one env."""
-    from gymwright.evaluate.play import act_parallel
-
-    return lambda env, obs, infos, rng: act_parallel(env, policy, obs, infos, deterministic)  # binds a Team's NPCs
-
-
-def scripted_chooser(name: str) -> Any:
-    """`choose` for `gymwright.cli.play`: the spec's scripted baseline `name` (Python backend)."""
-    import numpy as np
-
-    from gymwright.train.baselines import fill_random_legal
-
-    def choose(env: Any, obs: Any, infos: Any, rng: Any) -> dict[str, int]:
-        agents = list(env.agents)
-        masks = np.zeros((len(agents), max(env.action_space(a).n for a in agents)), dtype=np.int8)
-        for i, a in enumerate(agents):
-            mask = infos.get(a, {}).get("action_mask")
-            masks[i, : env.action_space(a).n] = 1 if mask is None else mask
-        scripted = [env.scripted_action(name, a) for a in agents]
-        acts = fill_random_legal([-1 if x is None else x for x in scripted], masks, rng)
-        return {a: int(x) for a, x in zip(agents, acts, strict=True) if x >= 0}
-    return choose
-
-
-def play_command(
-    spec: Annotated[str, typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False)],
-    policy_path: Annotated[Path, typer.Option("--policy", help="A checkpoint (checkpoint.pt) or a run folder, or `scripted:NAME` for a scripted baseline of the spec.")],
-    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 3,
-    seed: Annotated[int, seed_option("Seed of the first episode, then +1.")] = 0,
-    param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="Override a param the policy was trained with.")] = None,
-    render: Annotated[bool, typer.Option("--render", help="Print the ansi frame after every step.")] = False,
-    deterministic: Annotated[bool, typer.Option("--deterministic", help="Play the most likely action, not a sample.")] = False,
-    max_steps: Annotated[int, typer.Option("--max-steps", min=1, help="Cut episodes this long.")] = 1000,
-    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
-) -> None:
-    """Watch a trained policy play (the spec must be the one it was trained on), or a scripted baseline."""
-
-    from gymwright.cli.common import check_seeds, domain_errors, fail, parse_params, play
-    from gymwright.codemode.source import is_code_source
-    from gymwright.train import checkpoint as ck
-    from gymwright.train.npc import team_from
-    from gymwright.train.policy import roles_of
-    from gymwright.train.rollout import make_env
-
-    check_seeds(seed, episodes)
-    if render and as_json:
-        fail(["--render and --json both write to stdout; choose one"], f"e.g. `gymwright play {spec} --policy {policy_path} --render`")
-    if str(policy_path).startswith("scripted:"):
-        play_scripted(spec, str(policy_path).removeprefix("scripted:"), episodes=episodes, seed=seed, param=param,
-                      frames=-1 if render else 0, max_steps=max_steps, as_json=as_json)
-        return
-    with domain_errors(spec):
-        saved = ck.load(policy_path)
-        sha = ck.spec_identity(spec)[0]
-        ck.check_fits(saved, sha, None)
-        params = {**saved["params"][0], **parse_params(param)}
-        ck.check_fits(saved, sha, roles_of(make_env(spec, [params], 1)))
-        policy = team_from(saved, seed)
-        player = play_code if is_code_source(spec) else play
-        results = player(spec, params, episodes=episodes, seed=seed, frames=-1 if render else 0,
-                         max_steps=max_steps, quiet=as_json, choose=policy_chooser(policy, deterministic))
-    npcs = policy.players.by_agent() if hasattr(policy, "players") else {}
-    fixed = ", ".join(f"{a} by {p}" for a, p in npcs.items())
-    show_results(results, f"policy {saved['path']} (update {saved['update']}), {len(results)} episodes"
-                 + (f"; fixed: {fixed}" if fixed else ""), as_json)
-
-
-def play_code(spec: str, params: dict[str, Any], *, episodes: int, seed: int, frames: int, max_steps: int,
-              quiet: bool, choose: Any) -> list[Any]:
-    """`cli.common.play` for a code-mode module: one instance in a sandbox worker (no frames)."""
-    from gymwright.cli.common import fail, play_episode, print_episode, warn_unended
-    from gymwright.codemode.source import check_no_params, parallel_env
-
-    if frames:
-        fail([f"--render: {spec} is a code-mode module; its frames are not drawn over the sandbox's pipe"],
-             f"drop --render: `gymwright play {spec} --policy RUN`")
-    check_no_params(spec, [params])
-    env = parallel_env(spec)
-    try:
-        results = [play_episode(env, seed + i, frames=0, max_steps=max_steps, choose=choose, name=spec)
-                   for i in range(episodes)]
-    finally:
-        env.close()
-    for i, ep in enumerate(results):
-        if not ep.ended:
-            warn_unended(ep, max_steps)
-        if not quiet:
-            print_episode(i + 1, ep)
-    return results
-
-
-def show_results(results: list[Any], title: str, as_json: bool) -> None:
-    """Played episodes as JSON on stdout, or as a titled summary table."""
-    from dataclasses import asdict
-
-    from gymwright.cli.common import summary_table, to_json
-
-    if as_json:
-        typer.echo(to_json([asdict(ep) for ep in results]))
-        return
-    table = summary_table(results)
-    table.title = title
-    out.print(table)
-
-
-def play_scripted(spec: str, name: str, *, episodes: int, seed: int, param: list[str] | None, frames: int,
-                  max_steps: int, as_json: bool) -> None:
-    """`gymwright play SPEC --policy scripted:NAME`: the spec's scripted baseline NAME."""
-
-    from gymwright.cli.common import domain_errors, parse_params, play
-    from gymwright.train.baselines import baseline_names, unknown_baseline
-
-    with domain_errors(spec):
-        names = baseline_names(spec)
-        if name not in names:
-            raise unknown_baseline(name, names)
-        results = play(spec, parse_params(param), episodes=episodes, seed=seed, frames=frames,
-                       max_steps=max_steps, quiet=as_json, choose=scripted_chooser(name))
-    show_results(results, f"scripted baseline {name}, {len(results)} episodes", as_json)
+RUNS: dict[str, Callable[[Any, str, dict[str, Any], ConfigChoice, Path, str | None, bool], None]] = {
+    "builtin": train_builtin, "rllib": train_on_rllib}
+"""`train` on each trainer of `gymwright.train.trainers.TRAINERS`, by its name"""
+assert set(RUNS) == set(TRAINERS), "every trainer needs its `train` run here"

@@ -126,26 +126,34 @@ def _apply_op(data: Any, op: dict[str, Any], where: str) -> None:
     if kind != "remove" and "value" not in op:
         raise PatchError(f"`{kind}` needs a `value`", path=where)
     if isinstance(node, list):
-        if kind == "add" and last == "-":
-            node.append(op["value"])
-            return
-        i = _index(last, len(node), path, where, end=kind == "add")
-        if kind == "add":
-            node.insert(i, op["value"])
-        elif kind == "remove":
-            node.pop(i)
-        else:
-            node[i] = op["value"]
+        _apply_to_list(node, kind, last, op.get("value"), path, where)
     elif isinstance(node, dict):
-        if kind != "add" and last not in node:
-            raise PatchError(f"{shown(path)} does not exist in the spec", path=where,
-                             hint="`add` a new key; `remove` and `replace` need an existing one")
-        if kind == "remove":
-            del node[last]
-        else:
-            node[last] = op["value"]
+        _apply_to_dict(node, kind, last, op.get("value"), path, where)
     else:
         raise PatchError(f"{shown(path)}: its parent is a value, not a list or a mapping", path=where)
+
+
+def _apply_to_list(node: list[Any], kind: str, last: str, value: Any, path: str, where: str) -> None:
+    if kind == "add" and last == "-":
+        node.append(value)
+        return
+    i = _index(last, len(node), path, where, end=kind == "add")
+    if kind == "add":
+        node.insert(i, value)
+    elif kind == "remove":
+        node.pop(i)
+    else:
+        node[i] = value
+
+
+def _apply_to_dict(node: dict[str, Any], kind: str, last: str, value: Any, path: str, where: str) -> None:
+    if kind != "add" and last not in node:
+        raise PatchError(f"{shown(path)} does not exist in the spec", path=where,
+                         hint="`add` a new key; `remove` and `replace` need an existing one")
+    if kind == "remove":
+        del node[last]
+    else:
+        node[last] = value
 
 
 def apply_patch(spec: dict[str, Any], patch: list[dict[str, Any]]) -> dict[str, Any]:

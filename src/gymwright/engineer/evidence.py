@@ -193,19 +193,26 @@ class StageEvidence:
                      "are a few recorded separately, so their share of failures differs from the rate by sampling "
                      "noise; the training rate is the same policy sampled during the stage, while it still learned.")
         for b, e in self.buckets:
-            lines.append(f"\n## Bucket {b.label} (share of the data {b.share:.2f})")
-            train = "".join(f"; training {k} {v:.3f}" for k, v in e.train_stats.items())
-            lines.append(f"params {b.params}; {self.task_metric} {e.success:.3f}{train}")
-            if e.failures:
-                lines.append(e.failures.to_prompt(max_examples=1))
-            if e.knobs:
-                lines += [f"- knob {k.name} = {k.value:g} in [{k.low:g}, {k.high:g}], step {k.step:g}: "
-                          f"{k.effect:+.3f} +/- {k.ci95:.3f} on {self.task_metric} per step up" for k in e.knobs]
+            lines += self._bucket_lines(b, e)
         if with_history and self.history:
-            lines.append("\n## Earlier stages")
-            for h in self.history:
-                per = "; ".join(f"{x['label']} share {x['share']:.2f} params {x['params']}: {x.get('success', 0):.3f} "
-                                f"failures {x.get('failures', {})}" for x in h["mixture"])
-                val = f"; validation {h['validation']:.3f}" if h.get("validation") is not None else ""
-                lines.append(f"- stage {h['index'] + 1}: {per}{val}")
+            lines += self._history_lines()
         return "\n".join(lines)
+
+    def _bucket_lines(self, b: Bucket, e: Evidence) -> list[str]:
+        train = "".join(f"; training {k} {v:.3f}" for k, v in e.train_stats.items())
+        lines = [f"\n## Bucket {b.label} (share of the data {b.share:.2f})",
+                 f"params {b.params}; {self.task_metric} {e.success:.3f}{train}"]
+        if e.failures:
+            lines.append(e.failures.to_prompt(max_examples=1))
+        lines += [f"- knob {k.name} = {k.value:g} in [{k.low:g}, {k.high:g}], step {k.step:g}: "
+                  f"{k.effect:+.3f} +/- {k.ci95:.3f} on {self.task_metric} per step up" for k in e.knobs or []]
+        return lines
+
+    def _history_lines(self) -> list[str]:
+        lines = ["\n## Earlier stages"]
+        for h in self.history:
+            per = "; ".join(f"{x['label']} share {x['share']:.2f} params {x['params']}: {x.get('success', 0):.3f} "
+                            f"failures {x.get('failures', {})}" for x in h["mixture"])
+            val = f"; validation {h['validation']:.3f}" if h.get("validation") is not None else ""
+            lines.append(f"- stage {h['index'] + 1}: {per}{val}")
+        return lines

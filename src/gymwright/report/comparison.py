@@ -1,5 +1,5 @@
 """The report's comparison of curricula (`comparison.json`, written by `gymwright demo` through
-`gymwright.engineer.compare`): each curriculum's stages, its training curve of the task metric
+`gymwright.curriculum.compare`): each curriculum's stages, its training curve of the task metric
 next to the others', and the held-out table with 95% intervals and the difference."""
 
 from __future__ import annotations

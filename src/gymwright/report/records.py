@@ -292,7 +292,7 @@ class Edit(_Record):
 
 
 class StageLine(_Record):
-    """One line of `curriculum.jsonl` (`gymwright.engineer.curriculum.StageRecord`); every field
+    """One line of `curriculum.jsonl` (`gymwright.curriculum.StageRecord`); every field
     may be missing (older records), none may be of another type."""
 
     index: int = 0
@@ -315,7 +315,7 @@ class StageLine(_Record):
 
 
 class ArmStage(_Record):
-    """One stage of a compared curriculum (`gymwright.engineer.compare`'s `Arm.stages`)."""
+    """One stage of a compared curriculum (`gymwright.curriculum.compare`'s `Arm.stages`)."""
 
     index: int = 0
     trained: list[Bucket] = Field(default_factory=list)
@@ -327,7 +327,7 @@ class ArmStage(_Record):
 
 
 class Arm(_Record):
-    """One compared curriculum and its held-out result (`gymwright.engineer.compare.Arm`)."""
+    """One compared curriculum and its held-out result (`gymwright.curriculum.compare.Arm`)."""
 
     name: str = ""
     engineer: str = ""
@@ -340,7 +340,7 @@ class Arm(_Record):
 
 
 class ComparisonRecord(_Record):
-    """`comparison.json` (`gymwright.engineer.compare.Comparison.to_json_dict`)."""
+    """`comparison.json` (`gymwright.curriculum.compare.Comparison.to_json_dict`)."""
 
     spec: str | None = None
     task_metric: str | None = None

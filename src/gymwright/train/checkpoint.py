@@ -26,6 +26,7 @@ import re
 import sys
 import warnings
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,30 +97,45 @@ def restore_env_state(benv: Any, state: dict[str, Any]) -> None:
     """Put a state from `env_state` back into an env of the same spec, params and size."""
     legacy_metrics = "metric_acc" in state and "metric_layout" not in state
     for k, (kind, x) in state.items():
-        if kind == "layout":
-            continue
-        if kind == "array":
-            cur = getattr(benv, k, None)
-            if k == "metric_acc" and legacy_metrics:
-                x = x.T  # saved before the metrics were kept metric-major: (copies, metrics)
-            if isinstance(cur, np.ndarray) and cur.shape == x.shape and cur.dtype == x.dtype:
-                cur[...] = x  # in place: the env hands this buffer out
-            else:
-                setattr(benv, k, x.copy())
-        elif kind == "groups":
-            if len(x) != len(benv.groups):
-                raise CheckpointError(f"the saved env has {len(x)} groups of structural params, this one {len(benv.groups)}",
-                                      hint="restore into an env built with the same params")
-            for g, saved in zip(benv.groups, x, strict=True):
-                restore_env_state(g, saved)
-        elif kind == "sandboxed":
-            benv.restore_checkpoint_state(x)
-        elif kind == "object":
-            obj = getattr(benv, k)
-            obj.__dict__.clear()
-            obj.__dict__.update(copy.deepcopy(x))
-        else:
-            setattr(benv, k, copy.deepcopy(x))
+        if kind == "array" and k == "metric_acc" and legacy_metrics:
+            x = x.T  # saved before the metrics were kept metric-major: (copies, metrics)
+        RESTORERS.get(kind, _restore_value)(benv, k, x)
+
+
+def _restore_array(benv: Any, k: str, x: Any) -> None:
+    cur = getattr(benv, k, None)
+    if isinstance(cur, np.ndarray) and cur.shape == x.shape and cur.dtype == x.dtype:
+        cur[...] = x  # in place: the env hands this buffer out
+    else:
+        setattr(benv, k, x.copy())
+
+
+def _restore_groups(benv: Any, k: str, x: Any) -> None:
+    if len(x) != len(benv.groups):
+        raise CheckpointError(f"the saved env has {len(x)} groups of structural params, this one {len(benv.groups)}",
+                              hint="restore into an env built with the same params")
+    for g, saved in zip(benv.groups, x, strict=True):
+        restore_env_state(g, saved)
+
+
+def _restore_object(benv: Any, k: str, x: Any) -> None:
+    obj = getattr(benv, k)
+    obj.__dict__.clear()
+    obj.__dict__.update(copy.deepcopy(x))
+
+
+def _restore_value(benv: Any, k: str, x: Any) -> None:
+    setattr(benv, k, copy.deepcopy(x))
+
+
+RESTORERS: dict[str, Callable[[Any, str, Any], None]] = {
+    "layout": lambda benv, k, x: None,  # how the arrays were laid out, read above
+    "array": _restore_array,
+    "groups": _restore_groups,  # a mixed batch: each group of structural params restored as an env
+    "sandboxed": lambda benv, k, x: benv.restore_checkpoint_state(x),
+    "object": _restore_object,
+}
+"""how each kind of saved value goes back into the env (any other kind: a deep copy set as the attribute)"""
 
 
 # --------------------------------------------------------------------------- RNG

@@ -126,3 +126,45 @@ def clone(spec: Any, params: dict[str, Any], demos: Demos, out: str | Path, *, h
         "update": 0, "env_steps": 0, "model": model.state_dict(), "value_norms": [ValueNorm().state_dict()],
         "cloned_from": {"samples": len(acts), "episodes": demos.episodes, "env_steps": demos.env_steps}})
     return CloneResult(str(path), losses, loss_and_accuracy(model, demos)[1])
+
+
+# ---------------------------------------------------------------------------- PPO's imitation loss
+class ImitationLoss:
+    """PPO's imitation loss (`TrainConfig.demos`, weighted by `imitation_coef`): the cross-entropy
+    of the shared actor's masked logits on a random minibatch of the demonstrated samples."""
+
+    def __init__(self, obs: torch.Tensor, masks: torch.Tensor, actions: torch.Tensor, coef: float) -> None:
+        self.obs, self.masks, self.actions, self.coef = obs, masks, actions, coef
+
+    @classmethod
+    def of(cls, cfg: Any, roles: list[Any], obs_dim: int, n_actions: int, device: torch.device) -> ImitationLoss | NoImitation:
+        """`cfg.demos` as tensors, checked against the spec's one role; `NoImitation` without demos."""
+        if cfg.demos is None:
+            return NoImitation()
+        demos = Demos.load(cfg.demos)
+        if len(roles) != 1:
+            raise GymwrightError(f"demos: an imitation loss needs a spec with one role; this one has {[r.name for r in roles]}",
+                                 path="demos", hint="train a one-role spec with demos, or drop demos")
+        if demos.obs.shape[1:] != (obs_dim,) or demos.masks.shape[1:] != (n_actions,) or not len(demos.actions):
+            raise GymwrightError(f"demos {cfg.demos}: {len(demos.actions)} samples of {demos.obs.shape[1:]} observations and "
+                                 f"{demos.masks.shape[1:]} masks; this spec's are ({obs_dim},) and ({n_actions},)",
+                                 path="demos", hint="record the demonstrations with the same spec and params (the view radius "
+                                                    "sets the observation width)")
+        return cls(torch.from_numpy(demos.obs).to(device), torch.from_numpy(demos.masks).to(device),
+                   torch.from_numpy(demos.actions).to(device), cfg.imitation_coef)
+
+    def added(self, loss: torch.Tensor, net: Any, valid: torch.Tensor, stats: dict[str, list[float]]) -> torch.Tensor:
+        """`loss` plus the weighted imitation loss on as many samples as the role's minibatch has
+        valid places (at least 64); the loss goes to `stats["imitation"]`."""
+        size = max(64, int(valid.sum()))
+        idx = torch.randint(len(self.actions), (min(size, len(self.actions)),), device=self.actions.device)
+        bc = torch.nn.functional.cross_entropy(net.logits(self.obs[idx], self.masks[idx]), self.actions[idx])
+        stats.setdefault("imitation", []).append(bc.item())
+        return loss + self.coef * bc
+
+
+class NoImitation:
+    """A run without demonstrations: the loss stays PPO's own."""
+
+    def added(self, loss: torch.Tensor, net: Any, valid: torch.Tensor, stats: dict[str, list[float]]) -> torch.Tensor:
+        return loss

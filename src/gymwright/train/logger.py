@@ -1,8 +1,12 @@
-"""Per-update logs: `train.jsonl` (one JSON object per update) and, optionally, TensorBoard."""
+"""Per-update logs: `train.jsonl` (one JSON object per update) and, optionally, TensorBoard; and
+the run's `Clock` (the seconds each update spent in the env and in the networks)."""
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -57,3 +61,38 @@ def read_log(out: str | Path) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             continue
     return rows
+
+
+class Clock:
+    """Seconds a run spent: `totals` (env_s, network_s, total_s, over the whole run, kept in the
+    checkpoint) and, for the update under way, `env_s` (stepping the env) and `network_s` (the
+    networks: acting, advantages and losses)."""
+
+    def __init__(self, totals: dict[str, float] | None = None) -> None:
+        self.totals = dict(totals) if totals is not None else {"env_s": 0.0, "network_s": 0.0, "total_s": 0.0}
+        self.env_s = self.network_s = self._began = 0.0
+
+    def begin(self) -> None:
+        """An update starts."""
+        self.env_s = self.network_s = 0.0
+        self._began = time.perf_counter()
+
+    @contextmanager
+    def env(self) -> Iterator[None]:
+        began = time.perf_counter()
+        yield
+        self.env_s += time.perf_counter() - began
+
+    @contextmanager
+    def network(self) -> Iterator[None]:
+        began = time.perf_counter()
+        yield
+        self.network_s += time.perf_counter() - began
+
+    def end(self) -> float:
+        """The update ends: its seconds join the totals; returns them."""
+        elapsed = time.perf_counter() - self._began
+        self.totals["env_s"] += self.env_s
+        self.totals["network_s"] += self.network_s
+        self.totals["total_s"] += elapsed
+        return elapsed

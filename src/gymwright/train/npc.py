@@ -119,6 +119,41 @@ class FixedPlayers:
                 for d in self.describe() for a in d["agents"]}
 
 
+class FixedAgents:
+    """A run's fixed-policy agents as the trainer uses them (`players`: None when every agent is
+    trained): which agents they are, their actions put in place of the policy's, and what the
+    checkpoint and the run's result say of them."""
+
+    def __init__(self, players: FixedPlayers | None, n_agents: int, device: torch.device) -> None:
+        self.players = players if players else None
+        self.fixed_np = self.players.fixed if self.players else np.zeros(n_agents, dtype=bool)
+        self.fixed = torch.from_numpy(self.fixed_np).to(device)  # (N,): agents a fixed policy plays (no gradient)
+
+    def trained(self, roles: list[Role]) -> list[torch.Tensor]:
+        """Per role: bool over its agents, those the run trains."""
+        return [~self.fixed[r.agents] for r in roles]
+
+    def reseed(self, seed: int, update: int) -> None:
+        """Bit-for-bit on resume: the fixed players' choices are seeded by the update."""
+        if self.players:
+            self.players.reseed(seed, update)
+
+    def substitute(self, actions: torch.Tensor, obs: np.ndarray, masks: np.ndarray) -> None:
+        """Put the NPCs' actions in place of the policy's in `actions` (B, N) (their columns leave the loss)."""
+        if self.players:
+            actions[:, self.fixed] = torch.from_numpy(self.players.act(obs, masks)[:, self.fixed_np]).to(actions.device)
+
+    def describe(self) -> list[dict[str, Any]]:
+        return self.players.describe() if self.players else []
+
+    def by_agent(self) -> dict[str, str]:
+        return self.players.by_agent() if self.players else {}
+
+    def marked(self) -> np.ndarray | None:
+        """bool per agent (the fixed ones) for the log's trained and NPC returns; None without NPCs."""
+        return self.fixed_np if self.players else None
+
+
 class Team:
     """A trained policy plus its NPCs: one `act` for every agent (the NPCs' columns overwritten)."""
 
@@ -185,32 +220,38 @@ def _agents_of(key: str, roles: list[Role], where: str) -> tuple[Role, tuple[int
         raise GymwrightError(f"{label}: the spec has no role {shown(repr(name))}", path=where,
                              hint=f"its roles: {', '.join(f'{r.name} ({r.count} agents)' for r in roles)}")
     r = by_name[name]
-    local = list(range(r.count))
     if sel is None:
-        return r, tuple(r.start + i for i in local)
+        return r, tuple(r.start + i for i in range(r.count))
+    picked = _picked(sel, r, label, where)
+    if not picked:
+        raise GymwrightError(f"{label}: selects none of role {name}'s {r.count} agents", path=where,
+                             hint="pick indices within the role")
+    return r, tuple(sorted({r.start + i for i in picked}))
+
+
+def _picked(sel: str, r: Role, label: str, where: str) -> list[int]:
+    """The role's agents (local indices) that `sel` names: I, I,J,... or a slice I:J."""
+    local = list(range(r.count))
     try:
         if ":" in sel:
             parts = [p.strip() for p in sel.split(":")]
             if len(parts) != 2 or any(p and not INDEX.match(p) for p in parts):
                 raise ValueError
-            picked = local[slice(*(int(p) if p else None for p in parts))]
-        else:
-            items = [p.strip() for p in sel.split(",")]
-            if not all(INDEX.match(p) for p in items):
-                raise ValueError
-            picked = []
-            for p in items:
-                if not -r.count <= int(p) < r.count:
-                    raise GymwrightError(f"{label}: role {name} has {r.count} agents ({name}[0] .. {name}[{r.count - 1}])",
-                                         path=where, hint="pick indices within the role")
-                picked.append(local[int(p)])
+            return local[slice(*(int(p) if p else None for p in parts))]
+        items = [p.strip() for p in sel.split(",")]
+        if not all(INDEX.match(p) for p in items):
+            raise ValueError
+        return [local[_within(int(p), r, label, where)] for p in items]  # int: ValueError past 4,300 digits
     except ValueError:
         raise GymwrightError(f"{label}: {shown(repr(sel))} is not an agent index, a list I,J or a slice I:J", path=where,
                              hint=SYNTAX) from None
-    if not picked:
-        raise GymwrightError(f"{label}: selects none of role {name}'s {r.count} agents", path=where,
-                             hint="pick indices within the role")
-    return r, tuple(sorted({r.start + i for i in picked}))
+
+
+def _within(i: int, r: Role, label: str, where: str) -> int:
+    if not -r.count <= i < r.count:
+        raise GymwrightError(f"{label}: role {r.name} has {r.count} agents ({r.name}[0] .. {r.name}[{r.count - 1}])",
+                             path=where, hint="pick indices within the role")
+    return i
 
 
 def _player(key: str, player: str, role: Role, agents: tuple[int, ...], baselines: list[str], where: str) -> Npc:

@@ -232,10 +232,7 @@ def _ray_classes() -> dict[str, Any]:
         (built for the space without the mask), and the mask (the last n inputs) masks the logits."""
 
         def __init__(self, *args: Any, observation_space: Any = None, action_space: Any = None, **kwargs: Any) -> None:
-            inner = observation_space
-            if observation_space is not None and action_space is not None:
-                n = int(action_space.n)
-                inner = gymnasium.spaces.Box(observation_space.low[:-n], observation_space.high[:-n], dtype=np.float32)
+            inner = _without_mask(observation_space, action_space)
             super().__init__(*args, observation_space=inner, action_space=action_space, **kwargs)
             self.observation_space = observation_space  # what the env hands in
 
@@ -254,9 +251,8 @@ def _ray_classes() -> dict[str, Any]:
             return self._masked(legal, super()._forward_train(inner, **kwargs))
 
         def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> Any:
-            if embeddings is None:
-                batch = self._split(batch)[1]
-            return super().compute_values(batch, embeddings)
+            inner = batch if embeddings is not None else self._split(batch)[1]  # embeddings: already split
+            return super().compute_values(inner, embeddings)
 
         def _masked(self, legal: Any, out: dict[str, Any]) -> dict[str, Any]:
             logits = out[Columns.ACTION_DIST_INPUTS]
@@ -268,30 +264,8 @@ def _ray_classes() -> dict[str, Any]:
         the last 100 episodes, and per iteration the sums `gymwright.train.rllib_log` reads."""
 
         def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kwargs: Any) -> None:
-            if metrics_logger is None:
-                return
-            log = metrics_logger.log_value
-            # the env's own episode totals (`infos[agent]["episode"]`): the episode passed here is
-            # only its last chunk when it spanned several rollout fragments
-            ends = {a: i for a, i in episode.get_infos(-1).items() if isinstance(i, dict) and "episode" in i}
-            last = [info for info in episode.get_infos(-1).values() if isinstance(info, dict)]
-            metrics = next((i["metrics"] for i in last if i.get("metrics")), {})
-            for name, value in metrics.items():
-                log(("gymwright", name), float(value), reduce="mean", window=100)
-            copy = next((i["copy"] for i in last if "copy" in i), None)
-            for at in ((ITER,), *(((ITER, "config", str(copy)),) if copy is not None else ())):
-                if ends:
-                    log((*at, "episodes"), 1, reduce="sum")
-                    log((*at, "length"), int(next(iter(ends.values()))["episode"]["l"]), reduce="sum")
-                for agent, info in ends.items():
-                    log((*at, "return", str(agent)), float(info["episode"]["r"]), reduce="sum")
-                    log((*at, "agent_episodes", str(agent)), 1, reduce="sum")
-                for name, value in metrics.items():
-                    log((*at, "metrics", name), float(value), reduce="sum")
-            terms = next((i["episode_terms"] for i in last if i.get("episode_terms")), {})
-            for role, named in terms.items():
-                for name, total in named.items():
-                    log((ITER, "terms", role, name), float(total), reduce="sum")
+            if metrics_logger is not None:
+                _log_episode(metrics_logger.log_value, episode.get_infos(-1))
 
     return {
         "ray": ray,
@@ -302,6 +276,46 @@ def _ray_classes() -> dict[str, Any]:
         "MaskedPPOTorchRLModule": MaskedPPOTorchRLModule,
         "EpisodeMetrics": EpisodeMetrics,
     }
+
+
+def _without_mask(observation_space: Any, action_space: Any) -> Any:
+    """The observation part of an `obs ++ mask` Box (the mask: the last `action_space.n` inputs)."""
+    if observation_space is None or action_space is None:
+        return observation_space
+    n = int(action_space.n)
+    return gymnasium.spaces.Box(observation_space.low[:-n], observation_space.high[:-n], dtype=np.float32)
+
+
+def _log_episode(log: Callable[..., None], infos: dict[Any, Any]) -> None:
+    """An ended episode's figures (`infos`: its agents' last infos): the spec's metrics as means
+    over the last 100 episodes, and the sums per iteration (and per env copy) that
+    `gymwright.train.rllib_log` reads."""
+    # the env's own episode totals (`infos[agent]["episode"]`): the episode RLlib passes is
+    # only its last chunk when it spanned several rollout fragments
+    ends = {a: i for a, i in infos.items() if isinstance(i, dict) and "episode" in i}
+    last = [info for info in infos.values() if isinstance(info, dict)]
+    metrics = next((i["metrics"] for i in last if i.get("metrics")), {})
+    for name, value in metrics.items():
+        log(("gymwright", name), float(value), reduce="mean", window=100)
+    copy = next((i["copy"] for i in last if "copy" in i), None)
+    for at in ((ITER,), *(((ITER, "config", str(copy)),) if copy is not None else ())):
+        _log_sums(log, at, ends, metrics)
+    terms = next((i["episode_terms"] for i in last if i.get("episode_terms")), {})
+    for role, named in terms.items():
+        for name, total in named.items():
+            log((ITER, "terms", role, name), float(total), reduce="sum")
+
+
+def _log_sums(log: Callable[..., None], at: tuple[str, ...], ends: dict[Any, Any], metrics: dict[str, Any]) -> None:
+    """The episode's count, length, return per agent and metrics, summed under `at`."""
+    if ends:
+        log((*at, "episodes"), 1, reduce="sum")
+        log((*at, "length"), int(next(iter(ends.values()))["episode"]["l"]), reduce="sum")
+    for agent, info in ends.items():
+        log((*at, "return", str(agent)), float(info["episode"]["r"]), reduce="sum")
+        log((*at, "agent_episodes", str(agent)), 1, reduce="sum")
+    for name, value in metrics.items():
+        log((*at, "metrics", name), float(value), reduce="sum")
 
 
 # ---------------------------------------------------------------- config and training

@@ -27,7 +27,7 @@ Truncated episodes are marked `TimeLimit.truncated` in the infos (SB3 then boots
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -86,92 +86,98 @@ def sb3_vec_env(parallel_env: ParallelEnv, copies: int = 1) -> Any:
     return _masked_vec_env_class()(ss.concat_vec_envs_v1(vec, copies, num_cpus=0, base_class="gymnasium"))
 
 
+class _MaskedVecEnv:
+    """An SB3 VecEnv over SuperSuit's concatenated vector env, with `action_masks()`, the
+    illegal actions counted and `seed()` applied at the next reset (see the module doc): the
+    methods of `MaskedVecEnv`, which puts SB3's `VecEnv` after them (`_masked_vec_env_class`)."""
+
+    num_envs: int  # these four are VecEnv's
+    action_space: Any
+    _seeds: list[Any]
+    _reset_seeds: Callable[[], None]
+
+    def __init__(self, venv: Any) -> None:
+        self.venv = venv
+        self.render_mode = venv.render_mode
+        super().__init__(venv.num_envs, venv.observation_space, venv.action_space)
+        self.illegal_actions = 0
+        self._masks = np.ones((self.num_envs, int(self.action_space.n)), dtype=bool)
+        self._actions: np.ndarray | None = None
+
+    # ---------------------------------------------------------- stepping
+    def reset(self) -> np.ndarray:
+        seed = self._seeds[0]
+        obs, infos = self.venv.reset(seed=seed)
+        self._reset_seeds()
+        self.reset_infos = list(infos)
+        self._read_masks(infos)
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = actions
+        self.venv.step_async(actions)
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        obs, rewards, terms, truncs, infos = self.venv.step_wait()
+        dones = np.logical_or(terms, truncs)
+        infos = list(infos)
+        for i, info in enumerate(infos):
+            info["TimeLimit.truncated"] = bool(truncs[i] and not terms[i])
+            self.illegal_actions += bool(info.get("illegal_action"))
+        self._read_masks(infos)
+        return obs, np.asarray(rewards, dtype=np.float32), dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        """(num_envs, n) bool: the legal actions of every sub-env now (MaskablePPO reads it)."""
+        return self._masks.copy()
+
+    def _read_masks(self, infos: Sequence[dict]) -> None:
+        self._masks[:] = True
+        for i, info in enumerate(infos):
+            mask = info.get("action_mask")
+            if mask is not None:
+                self._masks[i] = False
+                self._masks[i, : len(mask)] = np.asarray(mask, dtype=bool)
+
+    # ---------------------------------------------------------- VecEnv plumbing
+    def close(self) -> None:
+        self.venv.close()
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        if attr_name == "render_mode":
+            return [self.render_mode] * len(self._indices(indices))
+        raise AttributeError(f"{attr_name} is not an attribute of the sub-envs (agents of a "
+                             "PettingZoo env) that this VecEnv exposes")
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(f"cannot set {attr_name} on the agents of a PettingZoo env")
+
+    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in self._indices(indices)]
+        raise AttributeError(f"{method_name} is not a method this VecEnv exposes (only action_masks)")
+
+    def has_attr(self, attr_name: str) -> bool:
+        return attr_name in ("action_masks", "render_mode")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False] * len(self._indices(indices))
+
+    def render(self, mode: str | None = None) -> Any:
+        return self.venv.render()
+
+    def _indices(self, indices: Any) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        return [indices] if isinstance(indices, int) else list(indices)
+
+
 @functools.cache
 def _masked_vec_env_class() -> type:
-    """The class MaskedVecEnv, defined on first use (it subclasses SB3's VecEnv)."""
+    """The class MaskedVecEnv, made on first use: `_MaskedVecEnv`'s methods on SB3's VecEnv."""
     _, VecEnv = _sb3()
-
-    class MaskedVecEnv(VecEnv):
-        """An SB3 VecEnv over SuperSuit's concatenated vector env, with `action_masks()`, the
-        illegal actions counted and `seed()` applied at the next reset (see the module doc)."""
-
-        def __init__(self, venv: Any) -> None:
-            self.venv = venv
-            self.render_mode = venv.render_mode
-            super().__init__(venv.num_envs, venv.observation_space, venv.action_space)
-            self.illegal_actions = 0
-            self._masks = np.ones((self.num_envs, int(self.action_space.n)), dtype=bool)
-            self._actions: np.ndarray | None = None
-
-        # ---------------------------------------------------------- stepping
-        def reset(self) -> np.ndarray:
-            seed = self._seeds[0]
-            obs, infos = self.venv.reset(seed=seed)
-            self._reset_seeds()
-            self.reset_infos = list(infos)
-            self._read_masks(infos)
-            return obs
-
-        def step_async(self, actions: np.ndarray) -> None:
-            self._actions = actions
-            self.venv.step_async(actions)
-
-        def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
-            obs, rewards, terms, truncs, infos = self.venv.step_wait()
-            dones = np.logical_or(terms, truncs)
-            infos = list(infos)
-            for i, info in enumerate(infos):
-                info["TimeLimit.truncated"] = bool(truncs[i] and not terms[i])
-                self.illegal_actions += bool(info.get("illegal_action"))
-            self._read_masks(infos)
-            return obs, np.asarray(rewards, dtype=np.float32), dones, infos
-
-        def action_masks(self) -> np.ndarray:
-            """(num_envs, n) bool: the legal actions of every sub-env now (MaskablePPO reads it)."""
-            return self._masks.copy()
-
-        def _read_masks(self, infos: Sequence[dict]) -> None:
-            self._masks[:] = True
-            for i, info in enumerate(infos):
-                mask = info.get("action_mask")
-                if mask is not None:
-                    self._masks[i] = False
-                    self._masks[i, : len(mask)] = np.asarray(mask, dtype=bool)
-
-        # ---------------------------------------------------------- VecEnv plumbing
-        def close(self) -> None:
-            self.venv.close()
-
-        def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-            if attr_name == "render_mode":
-                return [self.render_mode] * len(self._indices(indices))
-            raise AttributeError(f"{attr_name} is not an attribute of the sub-envs (agents of a "
-                                 "PettingZoo env) that this VecEnv exposes")
-
-        def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-            raise AttributeError(f"cannot set {attr_name} on the agents of a PettingZoo env")
-
-        def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
-            if method_name == "action_masks":
-                masks = self.action_masks()
-                return [masks[i] for i in self._indices(indices)]
-            raise AttributeError(f"{method_name} is not a method this VecEnv exposes (only action_masks)")
-
-        def has_attr(self, attr_name: str) -> bool:
-            return attr_name in ("action_masks", "render_mode")
-
-        def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
-            return [False] * len(self._indices(indices))
-
-        def render(self, mode: str | None = None) -> Any:
-            return self.venv.render()
-
-        def _indices(self, indices: Any) -> list[int]:
-            if indices is None:
-                return list(range(self.num_envs))
-            return [indices] if isinstance(indices, int) else list(indices)
-
-    return MaskedVecEnv
+    return type("MaskedVecEnv", (_MaskedVecEnv, VecEnv), {"__doc__": _MaskedVecEnv.__doc__, "__module__": __name__})
 
 
 def __getattr__(name: str) -> Any:

@@ -1,12 +1,9 @@
 """An engineer against a baseline, for the same budget, judged on held-out configurations.
 
-`goal_for` says what a spec's final policy is judged on: for a MAPF-FrozenLake-like spec (params
-`size`, `n_agents`, `wait_ratio`, `hole_density`) the harder lakes of the engineer benchmark's
-in-distribution experiment (one and two sizes bigger, hole ratio 0.3, wait ratio 0.5 and 0.75,
-at the task's agent count; held out: a family of solved pools, `layout_seed`, that no stage trains
-on; validation: the same configurations in the training pools' family, other episodes), with the
-configuration space the engineer may use; for any other spec the task's own configuration (other
-episodes), with the knobs as the only levers.
+`goal_for` says what a spec's final policy is judged on (`Goal`): the first goal of `GOALS` that
+knows the spec (`gymwright.curriculum.mapf_goal`: the harder lakes of a MAPF-FrozenLake-like
+spec, with the configuration space the engineer may use), else the task's own configuration
+(other episodes), with the knobs as the only levers.
 
 `compare` trains every arm (an engineer and the curriculum options it runs with) into its own
 folder with `evolve`, then evaluates each final policy on the held-out cells (the same episode
@@ -32,62 +29,32 @@ from typing import Any
 
 from gymwright.atomic import write_atomic
 from gymwright.compile import compile_spec
-from gymwright.engineer.curriculum import CurriculumOptions, StageRecord, evolve
+from gymwright.curriculum.goal import Goal, GoalMaker, task_goal
+from gymwright.curriculum.mapf_goal import mapf_goal
+from gymwright.curriculum.options import CurriculumOptions
+from gymwright.curriculum.record import StageRecord
+from gymwright.curriculum.runner import evolve
 from gymwright.engineer.engineers import Engineer
 from gymwright.engineer.evidence import measure_validation
 from gymwright.engineer.mixture import Bucket, Mixture
-from gymwright.engineer.space import ConfigSpace
 from gymwright.errors import GymwrightError
 from gymwright.evaluate.scorecard import default_task_metric
 from gymwright.spec.loader import load_spec
 from gymwright.store import Store
-from gymwright.train import load_policy
+from gymwright.train.npc import load_policy
+from gymwright.train.trainers import trainer_named
 
 HELD_OUT_SEED = 900_000
-HELD_OUT_POOL = 200
-"""solved layouts per held-out cell (each solved once, when first drawn)"""
-HELD_OUT_FAMILY = 1
-"""`layout_seed` of the held-out pools: another family than the pools trained and validated on
-(seed 0, the default), so no judged instance was ever trained on"""
-MAPF_LEVERS = ("size", "n_agents", "wait_ratio", "hole_density")
-
-
-@dataclass
-class Goal:
-    """What the final policy is judged on, and the levers an engineer may use to get there."""
-
-    held_out: dict[str, dict[str, Any]]  # label -> params, judged once on the final policy
-    target: str  # the same in words, for the engineer
-    start: dict[str, Any] = field(default_factory=dict)  # the first stage's config (the task's, levers explicit)
-    space: ConfigSpace | None = None  # None: the knobs of the task's configuration only
-    validation: dict[str, dict[str, Any]] | None = None  # drawn like the held-out cells, other instances
-    secondary: tuple[str, ...] = ()  # metrics reported next to the task metric
+"""first reset seed of the held-out episodes (the same for every arm)"""
+GOALS: tuple[GoalMaker, ...] = (mapf_goal,)
+"""the goals of particular kinds of spec, each asked in turn (`gymwright.curriculum.goal.GoalMaker`);
+a spec none of them knows is judged on its task's own configuration (`task_goal`)"""
 
 
 def goal_for(spec: str, params: dict[str, Any]) -> Goal:
     """The held-out cells and levers for `spec` at its task configuration `params` (see the module)."""
     loaded = load_spec(spec)
-    defaults = {k: p.default for k, p in loaded.params.items()}
-    config = {**defaults, **params}
-    if not all(k in loaded.params for k in MAPF_LEVERS):
-        return Goal({"the task": dict(params)}, f"the task's own configuration {dict(params)} (other episodes)",
-                    dict(params))
-    top = int(loaded.params["size"].max or config["size"] + 2)
-    size, agents = int(config["size"]), int(config["n_agents"])
-    sizes = sorted({min(top, size + d) for d in (1, 2)})
-    pool = min(HELD_OUT_POOL, int(config.get("layout_pool", HELD_OUT_POOL)))
-    family = {"layout_seed": HELD_OUT_FAMILY} if "layout_seed" in loaded.params else {}
-    validation = {f"{agents} ag {s}x{s} w {w:.2f}": {**params, "size": s, "wait_ratio": w, "hole_density": 0.3}
-                  for s in sizes for w in (0.5, 0.75)}  # the training pools' family: other episodes
-    held = {cell: {**p, "layout_pool": pool, **family} for cell, p in validation.items()}
-    start = {**params, **{k: config[k] for k in MAPF_LEVERS}}
-    fixed = {k: v for k, v in params.items() if k not in MAPF_LEVERS}
-    space = ConfigSpace.for_spec(spec, {"size": sorted({max(3, size - 1), size, *sizes}), "n_agents": [agents]},
-                                 {"wait_ratio": [0.0, 0.25, 0.5, 0.75], "hole_density": [0.1, 0.2, 0.3]}, fixed)
-    target = (f"{agents} walkers on {' and '.join(f'{s}x{s}' for s in sizes)} lakes, hole ratio 0.3, wait ratio 0.5 "
-              "and 0.75; judged on the valid rate (every walker on its goal, no hole, no conflict)")
-    secondary = ("optimal",) if "optimal" in loaded.metrics else ()
-    return Goal(held, target, start, space, validation, secondary)
+    return next((g for make in GOALS if (g := make(spec, loaded, params)) is not None), None) or task_goal(params)
 
 
 @dataclass
@@ -139,7 +106,7 @@ def compare(spec: str, params: dict[str, Any], engineers: dict[str, Engineer], g
     options = replace(options, task_metric=metric)
     tasks = [(name, engineer, goal, folders[name], spec, options, metric, episodes) for name, engineer in engineers.items()]
     root = None if store is None else store.path
-    if jobs > 1 and len(tasks) > 1 and options.backend == "builtin":
+    if jobs > 1 and len(tasks) > 1 and trainer_named(options.backend).runs_side_by_side:
         arms = _arms_in_parallel(tasks, root, min(jobs, len(tasks)), say)
     else:
         arms = {t[0]: _arm(*t, store=store, say=say) for t in tasks}

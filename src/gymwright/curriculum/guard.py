@@ -18,15 +18,19 @@ before:
 - **keep**: otherwise.
 
 The guarded curriculum runner records every decision with its reason, and shows the engineer
-the changes it undid (so it does not propose them again).
+the changes it undid (so it does not propose them again). `Guard` holds what the rules read from
+one stage to the next: the stage last kept, whether the engineer changed the environment, the
+reasons given and the mixtures undone.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from gymwright.engineer.evidence import StageEvidence, Validation
+from gymwright.engineer.mixture import Mixture
 
 KEEP, REVERT, ROLLBACK = "keep", "revert", "rollback"
 AIM_TOL = 0.02
@@ -75,3 +79,67 @@ def judge_aim(stage: int, before: StageEvidence, after: StageEvidence, band: tup
     return GuardDecision(REVERT, f"stage {stage + 1}: the engineer's change did not move the training metric toward "
                                  f"the band {band[0]:g}-{band[1]:g} ({shown}): the environment goes back to before "
                                  "the change, the policy is kept")
+
+
+def _improved(before: Validation | None, after: Validation | None) -> bool:
+    """Validation rose by more than the 95% interval of the difference (the objective moved: a
+    change that missed its band is not undone then)."""
+    if before is None or after is None:
+        return False
+    return after.mean - before.mean > math.hypot(before.ci95, after.ci95)
+
+
+@dataclass
+class Kept:
+    """The policy the next stage starts from, and what it was measured on."""
+
+    checkpoint: str
+    validation: Validation | None
+    mixture: Mixture
+    evidence: StageEvidence
+    returns: dict[str, float]
+
+
+@dataclass
+class Guard:
+    """The guardrails over a curriculum's stages (`on`: `CurriculumOptions.guard`), and their state.
+    Unguarded, it only keeps each stage as it comes (`kept`: what the next stage starts from)."""
+
+    on: bool
+    say: Callable[[str], None] = lambda _: None
+    kept: Kept | None = None
+    changed: bool = False  # the engineer changed the environment before the stage being judged
+    reasons: list[str] = field(default_factory=list)  # every revert and rollback, shown to the engineer
+    rejected: list[Mixture] = field(default_factory=list)  # the mixtures they undid
+    _judging: bool = False  # this stage is judged (guarded, a stage kept before it, no edit between)
+
+    def judge(self, stage: int, trained: Mixture, validation: Validation | None, across_edit: bool) -> GuardDecision | None:
+        """The validation rule (`judge`) on the stage just trained on `trained`; None when the
+        stage is not judged: unguarded, the first stage, across an edit (another game), or no
+        validation."""
+        self._judging = self.on and self.kept is not None and not across_edit
+        if not self._judging or self.kept is None or validation is None:
+            return None
+        decision = judge(stage, self.kept.validation, validation, self.changed)
+        if decision.action != KEEP:
+            self._reject(decision, trained)
+        return decision
+
+    def judge_aim(self, stage: int, trained: Mixture, evidence: StageEvidence, validation: Validation | None,
+                  band: tuple[float, float]) -> GuardDecision | None:
+        """The band rule (`judge_aim`) on a stage the validation rule kept: a change aimed at the band
+        that missed it, unless validation rose beyond noise."""
+        if not (self._judging and self.kept is not None and self.changed) or _improved(self.kept.validation, validation):
+            return None
+        decision = judge_aim(stage, self.kept.evidence, evidence, band)
+        if decision is not None:
+            self._reject(decision, trained)
+        return decision
+
+    def keep(self, kept: Kept) -> None:
+        self.kept = kept
+
+    def _reject(self, decision: GuardDecision, trained: Mixture) -> None:
+        self.reasons.append(decision.reason)
+        self.rejected.append(trained)
+        self.say(f"  guardrail: {decision.reason}")

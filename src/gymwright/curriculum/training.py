@@ -1,0 +1,66 @@
+"""A stage's training: the demonstrations it imitates (if any), then its trainer's run on the
+stage's mixture, warm-started from the policy the stage before kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gymwright.curriculum.demonstrations import DEMO_SEED, demonstrate, relabel
+from gymwright.curriculum.options import CurriculumOptions
+from gymwright.engineer.mixture import Mixture
+from gymwright.errors import GymwrightError
+from gymwright.train.imitation import Demos, clone
+from gymwright.train.result import TrainResult
+from gymwright.train.trainers import Run, Trainer
+
+
+def check_imitation(opts: CurriculumOptions, trainer: Trainer) -> None:
+    """Demonstrations need a trainer that imitates; a relabeller (DAgger) needs the first stage's
+    demonstrations and an imitation loss to feed."""
+    if opts.relabeller is not None and (opts.demonstrator is None or opts.imitation_coef == 0):
+        raise GymwrightError("a relabeller (DAgger) needs a demonstrator and an imitation_coef above 0",
+                             path="relabeller", hint="set demonstrator, demo_episodes and imitation_coef, or drop it")
+    if opts.demonstrator is not None and not trainer.imitates:
+        raise GymwrightError(f"demonstrations need a trainer that imitates; {trainer.title} does not", path="backend",
+                             hint="train with backend builtin, or drop the demonstrator")
+
+
+def train_stage(trainer: Trainer, spec: str | dict[str, Any], mixture: Mixture, opts: CurriculumOptions, k: int,
+                folder: Path, init_from: str | None) -> tuple[TrainResult, int]:
+    """Train stage `k` on `mixture`, warm-started from `init_from`: (its result, the env steps its
+    demonstrations took, charged to the stage's budget)."""
+    imitation, init_from, demo_steps = _imitation(spec, mixture, opts, k, folder, init_from)
+    run = Run(spec, [dict(b.params) for b in mixture.buckets], [int(c) for c in mixture.counts(opts.num_envs)],
+              opts.steps_per_stage - demo_steps, opts.num_envs, opts.seed + k, folder, init_from, opts.train,
+              opts.ray_address, imitation)
+    return trainer.run(run), demo_steps
+
+
+def _imitation(spec: str | dict[str, Any], mixture: Mixture, opts: CurriculumOptions, k: int, folder: Path,
+               init_from: str | None) -> tuple[dict[str, Any], str | None, int]:
+    """What a stage imitates: (TrainConfig changes, the checkpoint it starts from, demo env steps)."""
+    if opts.demonstrator is None or (init_from is not None and opts.imitation_coef == 0):
+        return {}, init_from, 0
+    seed = DEMO_SEED + 10_000 * (opts.seed + k)
+    if init_from is not None and opts.relabeller is not None:
+        demos, steps = relabel(spec, mixture, opts.relabeller, opts.relabel_episodes or opts.demo_episodes, seed,
+                               init_from, _lineage_demos(init_from), folder / "demos.npz")
+    else:
+        demos = demonstrate(spec, mixture, opts.demonstrator, opts.demo_episodes, seed, folder / "demos.npz")
+        steps = demos.env_steps
+    if steps >= opts.steps_per_stage:
+        raise GymwrightError(f"stage {k + 1}: the demonstrations took {steps} env steps of the stage's "
+                             f"{opts.steps_per_stage}", path="demo_episodes", hint="demonstrate fewer episodes a stage")
+    if init_from is None:
+        first = mixture.buckets[0].params
+        init_from = clone(spec, first, demos, folder / "bc.pt",
+                          hidden=tuple(opts.train.get("hidden", (64, 64))), seed=opts.seed + k).checkpoint
+    changes = {"demos": folder / "demos.npz", "imitation_coef": opts.imitation_coef} if opts.imitation_coef else {}
+    return changes, init_from, steps
+
+
+def _lineage_demos(checkpoint: str) -> Demos | None:
+    """The demonstrations the stage that wrote `checkpoint` trained on (saved beside it), if any."""
+    path = Path(checkpoint).parent / "demos.npz"
+    return Demos.load(path) if path.exists() else None
