@@ -514,7 +514,7 @@ def bound_setup(name: str, steps: int) -> tuple[Any, Any, int, dict[str, Any]]:
 
 
 LEARNER_V2: dict[str, Any] = {"lr": 3e-4, "num_envs": 256}
-"""What learner v2 had where v3 differs (v3 halved the MAPF gold check's steps: tests/test_game_theory.py)"""
+"""What learner v2 had where v3 differs (v3 halved the MAPF gold check's steps: tests/train/test_game_theory.py)"""
 
 DEMO_EPISODES = 4000
 """Episodes of CBS plans a BC-init variant clones (`mapf_demos.make_demos`) before its PPO run"""

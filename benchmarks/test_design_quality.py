@@ -67,7 +67,7 @@ def test_first_tasks_are_a_fair_sample() -> None:
 
 
 def test_tasks_are_held_out_from_the_designer_tests() -> None:
-    source = (Path(__file__).parents[1] / "tests" / "test_offline_designer.py").read_text()
+    source = (Path(__file__).parents[1] / "tests" / "design" / "test_offline_designer.py").read_text()
     quoted = {" ".join(node.value.split()).lower() for node in ast.walk(ast.parse(source))
               if isinstance(node, ast.Constant) and isinstance(node.value, str)
               and len(node.value) >= 25}

@@ -1,6 +1,6 @@
 """A code-mode design of the off-library task `off-tic-tac-toe`, written by hand to show that its
 scenarios (../off-tic-tac-toe.yaml, with the file's `code_actions` layout: action k marks cell k)
-can be met by a module (tests/test_design_quality_code.py checks that it passes them). Both
+can be met by a module (tests/design/test_design_quality_code.py checks that it passes them). Both
 players act every step; only the player whose turn it is marks, the other's action is ignored."""
 
 import numpy as np

@@ -23,7 +23,7 @@ from functools import lru_cache
 from gymwright.spec.loader import library_names, load_spec
 from gymwright.spec.model import EnvSpec
 
-# Calibrated by tests/test_offline_designer.py: its 37 paraphrases score 0.36 to 0.95, its 8
+# Calibrated by tests/design/test_offline_designer.py: its 37 paraphrases score 0.36 to 0.95, its 8
 # off-library tasks (Cournot, chess, poker, a market maker, ...) 0.01 to 0.19. The threshold
 # sits in the gap, a little nearer the paraphrases: passing off a wrong template is worse
 # than asking for a model.

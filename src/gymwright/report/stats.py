@@ -10,7 +10,7 @@ percentiles of the statistic (rliable's `get_interval_estimates(..., method="per
 
 rliable 1.2.0 itself installs here but does not import: it requires `arch<8`, and arch 7.2.0
 fails to import under the pandas 3 in this environment (`deprecate_kwarg()` changed), so the
-same estimators are implemented here (see tests/test_report_compare.py for the hand-worked cases).
+same estimators are implemented here (see tests/report/test_report_compare.py for the hand-worked cases).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ nesting are counted while the document is composed, counts of sections are check
 static checker types anything, and the action count is computed as a product of argument sizes,
 never enumerated. Each limit is a module constant registered in `LIMITS` with a one-line doc;
 `docs/spec-language.md` shows them as a table generated from `LIMITS`. Every library spec fits
-each limit with a wide margin (tests/test_limits.py states the library's maxima).
+each limit with a wide margin (tests/spec/test_limits.py states the library's maxima).
 
 The reading limits (file size, encoding, nesting, aliases, nodes, text) hold for every YAML or
 JSON document gymwright reads, not only specs: a `--config` file and a model's reply are read

@@ -80,7 +80,7 @@ def _type_name(t: object) -> str:
 GENERIC_DOC = m.DOC  # a `doc` key with this meaning is stated once (DOC_NOTE), not in every table
 DOC_NOTE = "Sections marked (+doc) also take `doc`: free text for people and the engineer."
 # What the language means by its names and its order of evaluation, in one place: the docs and
-# every design prompt show it (tests/test_spec_v2_reference.py checks each against the code).
+# every design prompt show it (tests/spec/test_reference_conventions.py checks each against the code).
 CONVENTIONS = (
     "Agent ids count within a role; expressions index agents globally, in role order (with 2 "
     "predators, `prey_0` is index 2).",

@@ -54,7 +54,7 @@ RANGES: dict[str, Range] = {
     "num_envs": Range(1, 65_536),
     "rollout_len": Range(1, 65_536),
     "lr": Range(0, 1.0, whole=False),  # an Adam step above 1 diverges at once; 0 freezes the policy (a warm
-    # start carried over unchanged, tests/test_curriculum.py)
+    # start carried over unchanged, tests/curriculum/test_curriculum.py)
     "gamma": Range(0, 1, whole=False),
     "gae_lambda": Range(0, 1, whole=False),
     "clip": Range(0, open=True, whole=False),
