@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from gymwright.spec.expr.functions import FUNCTIONS
 from gymwright.spec.reference import BEGIN, END, embed, reference_markdown
