@@ -77,6 +77,3 @@ class ExprError(GymwrightError):
 class CompileError(GymwrightError):
     """Code generation failed for a spec that passed its checks (a gymwright bug or a limit)."""
 
-
-class EnvRuntimeError(GymwrightError):
-    """A compiled environment failed while stepping (raised with the spec path of the rule)."""

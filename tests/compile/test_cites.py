@@ -20,7 +20,7 @@ def test_every_rule_init_term_and_observation_is_cited_and_read_back(name: str) 
     wanted |= {r.path for r in cs.rules}
     wanted |= {t.path for role in cs.roles for t in role.terms}
     wanted |= {role.features[0].path for role in cs.roles}  # scalar features share one line and comment
-    wanted |= {"terminate", "truncate"} | ({"grid"} if cs.grid is not None else set())
+    wanted |= {"terminate", "truncate"} | ({"grid"} if cs.section("grid") is not None else set())
     assert wanted <= cited, sorted(wanted - cited)
 
 

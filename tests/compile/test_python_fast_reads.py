@@ -1,5 +1,5 @@
 """The Python backend's cheap reads: solved layouts drawn from a pool kept whole once it is
-complete (`runtime/solved.py`), and the generated step reading per-agent flags and move choices
+complete (`mechanics/grid/runtime_solved.py`), and the generated step reading per-agent flags and move choices
 from lists. Trajectories against the batch backend: tests/compile/test_batch_differential.py."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 from gymwright.compile import compile_spec
 from gymwright.mapf import PoolConfig, lazy
 from gymwright.mapf.bake import pack_pool
-from gymwright.runtime import solved
-from gymwright.runtime.solved import solved_key, solved_layouts
+from gymwright.mechanics.grid import runtime_solved as solved
+from gymwright.mechanics.grid.runtime_solved import solved_key, solved_layouts
 
 CONFIG = (6, 4, 4, 2, [0.0, 0.3], [False, True], 0.0, 0)  # pool size, height, width, agents, densities, blocked, wait, seed
 

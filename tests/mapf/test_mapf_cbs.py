@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gymwright.mapf import MapfError, SearchLimitError, UnsolvableError, find_conflicts, solve
-from gymwright.runtime.grid import resolve_moves
+from gymwright.mechanics.grid.runtime import resolve_moves
 
 STEPS = ((0, 0), (-1, 0), (1, 0), (0, -1), (0, 1))
 Cell = tuple[int, int]

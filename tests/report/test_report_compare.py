@@ -28,10 +28,10 @@ from gymwright.compile import compile_spec
 from gymwright.evaluate import assess
 from gymwright.evaluate.learnability import learning_curve
 from gymwright.evaluate.trajectories import legend, record, save_frames
+from gymwright.mechanics.grid.runtime import AGENT_PALETTE
 from gymwright.report import ReportError, charts, read_cohort, read_run, write_comparison
 from gymwright.report.compared import group_band
 from gymwright.report.stats import difference_interval, iqm, iqm_band, iqm_interval
-from gymwright.runtime.grid import AGENT_PALETTE
 from gymwright.train import TrainConfig, train
 from gymwright.train import checkpoint as ck
 from tests.report.test_report import assert_renders, chromium  # noqa: F401  (chromium: the fixture)
@@ -306,7 +306,7 @@ def test_a_grid_gif_carries_which_colour_is_which_agent(tiny: dict[str, Path], t
     assert [(e.label, e.rgb, e.shape) for e in entries] == [
         ("walker_0 (walker) and its goal (the small square)", AGENT_PALETTE[0], "disc"),
         ("walker_1 (walker) and its goal (the small square)", AGENT_PALETTE[1], "disc"),
-        *[(kind, tuple(rgb), "tile") for kind, rgb in zip(compiled.checked.grid.kinds, compiled.checked.grid.colors, strict=True)]]
+        *[(kind, tuple(rgb), "tile") for kind, rgb in zip(compiled.checked.section("grid").kinds, compiled.checked.section("grid").colors, strict=True)]]
     assert legend(compile_spec(*IPD)) == []  # no grid, no frames
     saved = ck.load(tiny["mapf"])
     tr = record(*MAPF, ck.policy_from(saved), episodes=1, frames=True)[0]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gymwright.runtime import batch, core
+from gymwright.mechanics.grid import runtime as grid
+from gymwright.runtime import batch
 from gymwright.runtime.namespace import Namespace
 
 SHAPES = [(7,), (7, 3), (7, 2, 5), (7, 0, 2)]
@@ -84,10 +85,10 @@ def test_agents_view_of_kept_grid_matches_the_loop_and_follows_changes(r: int) -
     for center in ([0, 0], [1, 1], [3, 4], [2, 2], [-1, 0], [5, 9]):
         p = np.array(center)
         for values in (x, x.astype(bool), x * 0.5):
-            got = core.rt_agents_view_of(v, p, r, values)
+            got = grid.rt_agents_view_of(v, p, r, values)
             assert got.dtype == _loop_view_of(v, p, r, values).dtype
             assert np.array_equal(got, _loop_view_of(v, p, r, values)), (center, values)
     x[1] = 5  # the same object, changed in place: never a stale grid
-    assert np.array_equal(core.rt_agents_view_of(v, np.array([0, 0]), r, x), _loop_view_of(v, np.array([0, 0]), r, x))
+    assert np.array_equal(grid.rt_agents_view_of(v, np.array([0, 0]), r, x), _loop_view_of(v, np.array([0, 0]), r, x))
     v._set("pos", np.array([[3, 3], [3, 3], [0, 4], [2, 0]]))  # replaced, as every step does
-    assert np.array_equal(core.rt_agents_view_of(v, np.array([3, 3]), r, x), _loop_view_of(v, np.array([3, 3]), r, x))
+    assert np.array_equal(grid.rt_agents_view_of(v, np.array([3, 3]), r, x), _loop_view_of(v, np.array([3, 3]), r, x))

@@ -1,7 +1,7 @@
 """The Python backend's fast paths for one env's few agents give exactly what the general runtime
-gives: `resolve_moves_small` with tile kinds (the generated call: `passable` is the tile array,
-`kinds` says which kinds can be entered) and moves as lists or arrays, against
-`grid.resolve_moves`; a few `uniforms` on Python ints, against the numpy stream; and
+gives: `resolve_moves` with tile kinds (the generated call: `passable` is the tile array, `kinds`
+says which kinds can be entered) and moves as lists or arrays, against its vector form on one
+copy (`resolve_moves_batch`); a few `uniforms` on Python ints, against the numpy stream; and
 `rt_manhattan_rows`, against `rt_manhattan` and `rt_manhattan1`."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gymwright.runtime.core import resolve_moves_small
-from gymwright.runtime.grid import resolve_moves
+from gymwright.mechanics.grid.runtime import resolve_moves
+from gymwright.mechanics.grid.runtime_batch import resolve_moves_batch
 
 
 @settings(max_examples=300, deadline=None)
@@ -25,10 +25,10 @@ def test_kinds_and_list_moves_equal_resolve_moves(seed: int, n: int, h: int, w: 
     can = (rng.random(n) < 0.8).tolist()
     tiles = rng.integers(0, 3, (h, w))
     kinds = np.array([True, False, True])
-    fast = resolve_moves_small(pos, [tuple(d) for d in delta.tolist()] if as_list else delta, can, tiles, rule, kinds)
-    slow = resolve_moves(pos, delta, np.array(can), kinds[tiles], rule)
-    for a, b in zip(fast, slow, strict=True):
-        np.testing.assert_array_equal(a, b)
+    fast = resolve_moves(pos, [tuple(d) for d in delta.tolist()] if as_list else delta, can, tiles, rule, kinds)
+    vector = resolve_moves_batch(pos[None], delta[None], np.array(can)[None], tiles[None], rule, kinds)
+    for a, b in zip(fast, vector, strict=True):
+        np.testing.assert_array_equal(a, b[0])
         assert a.dtype == b.dtype
 
 
@@ -48,7 +48,7 @@ def test_few_uniforms_equal_the_numpy_stream(seed: int, episode: int, step: int,
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 2**32), st.integers(0, 20))
 def test_manhattan_rows_equal_manhattan_row_by_row(seed: int, n: int) -> None:
-    from gymwright.runtime.core import rt_manhattan, rt_manhattan1, rt_manhattan_rows
+    from gymwright.mechanics.grid.runtime import rt_manhattan, rt_manhattan1, rt_manhattan_rows
 
     rng = np.random.default_rng(seed)
     a, b = rng.integers(-50, 50, (n, 2)), rng.integers(-50, 50, (n, 2))

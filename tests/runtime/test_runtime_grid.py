@@ -1,4 +1,4 @@
-"""Tests for the standalone grid runtime (gymwright.runtime.grid)."""
+"""Tests for the standalone grid runtime of one env (gymwright.mechanics.grid.runtime)."""
 
 import inspect
 
@@ -7,17 +7,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gymwright.runtime import grid
-from gymwright.runtime.grid import (
-    agents_view,
+from gymwright.mechanics.grid import runtime as grid
+from gymwright.mechanics.grid.runtime import (
     apply_slip,
     bfs_distance,
     generate_layout,
     render_ansi,
     render_rgb,
     resolve_moves,
-    view,
+    rt_agents_view,
 )
+from gymwright.mechanics.grid.runtime_batch import view_batch
 
 FLOOR_WALL_ICE = ([0.0, 0.3, 0.1], [False, True, False])
 
@@ -490,6 +490,11 @@ def test_bfs_distance() -> None:
     assert bfs_distance(passable, (0, 0), (0, 3)) == -1
 
 
+def view(tiles: np.ndarray, center: tuple[int, int], radius: int, fill: int) -> np.ndarray:
+    """The window of one centre (`view_batch` on one copy: the form that takes any fill)."""
+    return view_batch(tiles[None], np.array([[center]]), radius, fill)[0, 0]
+
+
 def test_view_centre_and_edges() -> None:
     tiles = np.arange(12, dtype=np.int64).reshape(3, 4)
     centre = view(tiles, (1, 1), 1, -1)
@@ -504,12 +509,16 @@ def test_view_centre_and_edges() -> None:
 
 
 def test_agents_view_counts_and_edges() -> None:
-    pos = np.array([[0, 0], [0, 0], [1, 1], [3, 3]])
-    counts = agents_view(pos, (0, 0), 1)
+    class V:  # one env's variables (the grid's tiles and the agents' positions)
+        tiles = np.zeros((4, 4), dtype=np.int64)
+        pos = np.array([[0, 0], [0, 0], [1, 1], [3, 3]])
+
+    counts = rt_agents_view(V, (0, 0), 1)
     assert counts.dtype == np.int64 and counts.shape == (3, 3)
     assert counts.tolist() == [[0, 0, 0], [0, 2, 0], [0, 0, 1]]
-    assert agents_view(pos, (3, 3), 0).tolist() == [[1]]
-    assert agents_view(pos, (2, 2), 1).sum() == 2
+    assert rt_agents_view(V, (3, 3), 0).tolist() == [[1]]
+    assert rt_agents_view(V, (2, 2), 1).sum() == 2
+    assert rt_agents_view(V, (-2, 0), 2).tolist() == [[0] * 5, [0] * 5, [0] * 5, [0] * 5, [0, 0, 2, 0, 0]]  # off the grid
 
 
 # --------------------------------------------------------------------------- rendering

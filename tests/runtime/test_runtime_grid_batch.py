@@ -1,4 +1,5 @@
-"""Tests for the batched grid runtime: every function equals its scalar counterpart per copy."""
+"""Tests for the batched grid runtime: every function equals its scalar counterpart per copy (or,
+for a window with any fill, a loop over the cells)."""
 
 import ast
 import inspect
@@ -9,12 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from gymwright.compile.tables import GRID_SITE
-from gymwright.runtime import core, grid, grid_batch
-from gymwright.runtime.batch import BatchObsWriter
-from gymwright.runtime.core import rt_in_bounds, rt_tile
-from gymwright.runtime.grid import agents_view, apply_slip, resolve_moves, view
-from gymwright.runtime.grid_batch import (
+from gymwright.mechanics.grid import runtime as grid
+from gymwright.mechanics.grid import runtime_batch as grid_batch
+from gymwright.mechanics.grid.runtime import _agents_view_loop as agents_view
+from gymwright.mechanics.grid.runtime import apply_slip, resolve_moves, rt_in_bounds, rt_tile
+from gymwright.mechanics.grid.runtime_batch import (
     PaddedTiles,
     agents_view_batch,
     agents_view_of_batch,
@@ -27,8 +27,12 @@ from gymwright.runtime.grid_batch import (
     window_sums_batch,
     window_sums_obs,
 )
+from gymwright.mechanics.grid.tables import GRID_SITE
+from gymwright.runtime import core
+from gymwright.runtime.batch import BatchObsWriter
 
 PUBLIC = {
+    "b_manhattan",
     "apply_slip_batch",
     "resolve_moves_batch",
     "view_batch",
@@ -42,6 +46,18 @@ PUBLIC = {
     "PaddedTiles",
 }
 UNIT_MOVES = [(0, 0), (-1, 0), (1, 0), (0, -1), (0, 1)]
+
+
+def view(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int) -> np.ndarray:
+    """The (2r+1)x(2r+1) window of `tiles` around `center`, cell by cell (`fill` outside)."""
+    side = 2 * radius + 1
+    out = np.full((side, side), fill, dtype=np.int64)
+    r0, c0 = int(center[0]) - radius, int(center[1]) - radius
+    for i in range(side):
+        for j in range(side):
+            if 0 <= r0 + i < tiles.shape[0] and 0 <= c0 + j < tiles.shape[1]:
+                out[i, j] = tiles[r0 + i, c0 + j]
+    return out
 
 
 # --------------------------------------------------------------------------- standalone
@@ -596,7 +612,7 @@ def test_tile_outside_is_minus_one() -> None:
 def test_agents_view_of_sums_each_agents_value_into_its_cell() -> None:
     from types import SimpleNamespace
 
-    from gymwright.runtime.core import rt_agents_view_of, rt_agents_view_of_rows
+    from gymwright.mechanics.grid.runtime import rt_agents_view_of, rt_agents_view_of_rows
 
     rng = np.random.default_rng(3)
     pos = rng.integers(-1, 6, size=(5, 4, 2))  # some off the 5x5 grid

@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.paths import SRC
 
-RUNTIME = SRC / "runtime"
+PACKAGE = SRC
 STDLIB = set(sys.stdlib_module_names)
 
 
@@ -26,21 +26,31 @@ def import_roots(path: Path) -> set[str]:
     return roots
 
 
-@pytest.mark.parametrize(("module", "allowed"), [
-    ("core.py", {"numpy", "math", "os", "difflib"}),
-    ("namespace.py", set()),
-    ("scenario.py", {"numpy", "math"}),
-    ("grid.py", {"numpy", "collections", "typing"}),
-    ("grid_batch.py", {"numpy"}),
-    ("batch.py", {"numpy"}),
-    ("aec.py", {"numpy", "gymnasium", "pettingzoo"} | STDLIB),
-    ("conventions.py", {"numpy", "gymnasium", "sys", "collections", "typing"}),
-])
+ALLOWED = {
+    "runtime/core.py": {"numpy", "math", "os", "difflib"},
+    "runtime/namespace.py": set(),
+    "runtime/scenario.py": {"numpy", "math"},
+    "runtime/batch.py": {"numpy"},
+    "runtime/aec.py": {"numpy", "gymnasium", "pettingzoo"} | STDLIB,
+    "runtime/conventions.py": {"numpy", "gymnasium", "sys", "collections", "typing"},
+    "mechanics/grid/runtime.py": {"numpy", "collections", "typing"},
+    "mechanics/grid/runtime_batch.py": {"numpy"},
+    "mechanics/grid/runtime_solved.py": {"numpy", "base64", "io", "gymwright"},  # gymwright's solver, only at params an export does not carry
+}
+
+
+@pytest.mark.parametrize(("module", "allowed"), sorted(ALLOWED.items()))
 def test_runtime_module_is_standalone(module: str, allowed: set[str]) -> None:
-    roots = import_roots(RUNTIME / module)
+    roots = import_roots(PACKAGE / module)
     assert roots <= allowed, roots - allowed
     assert "__future__" not in roots  # would break when inlined below other code
 
 
+def test_every_inlined_file_is_checked_here() -> None:
+    from gymwright.compile.inline import runtime_files
+
+    assert set(runtime_files()) == set(ALLOWED)
+
+
 def test_grid_batch_needs_numpy_only() -> None:
-    assert import_roots(RUNTIME / "grid_batch.py") == {"numpy"}
+    assert import_roots(PACKAGE / "mechanics/grid/runtime_batch.py") == {"numpy"}

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gymwright.runtime import core
-from gymwright.runtime.core import (
+from gymwright.mechanics.grid import runtime as grid_runtime
+from gymwright.mechanics.grid.runtime import (
+    rt_agents_view,
     rt_agents_view_of,
     rt_agents_view_of_rows,
     rt_agents_view_rows,
-    rt_agents_view_v,
     rt_agents_windows_rows,
     rt_view_rows,
 )
@@ -72,7 +72,7 @@ def test_rows_equal_per_agent_and_brute_force(seed: int, h: int, w: int, n: int,
             if views is not None:
                 np.testing.assert_array_equal(views[i], brute_tiles(v.tiles, c, r))
             np.testing.assert_array_equal(counts[i], brute_window(v.pos, np.ones(n, dtype=np.int64), c, r))
-            np.testing.assert_array_equal(counts[i], rt_agents_view_v(v, c, r))
+            np.testing.assert_array_equal(counts[i], rt_agents_view(v, c, r))
             np.testing.assert_array_equal(sums[i], brute_window(v.pos, x, c, r))
             np.testing.assert_array_equal(sums[i], rt_agents_view_of(v, c, r, x))
         assert counts.dtype == np.int64
@@ -97,9 +97,9 @@ def test_values_changed_in_place_are_not_served_stale() -> None:
     assert moved[0, 1, 2] == 0 and moved[0, 2, 2] == 5
 
 
-@pytest.mark.parametrize("kept_max", [core.TILE_WINDOWS_MAX, 0])  # every cell's windows kept, or gathered
+@pytest.mark.parametrize("kept_max", [grid_runtime.TILE_WINDOWS_MAX, 0])  # every cell's windows kept, or gathered
 def test_tile_windows_follow_replaced_tiles(monkeypatch: pytest.MonkeyPatch, kept_max: int) -> None:
-    monkeypatch.setattr(core, "TILE_WINDOWS_MAX", kept_max)
+    monkeypatch.setattr(grid_runtime, "TILE_WINDOWS_MAX", kept_max)
     rng = np.random.default_rng(4)
     v = V()
     for h, w in ((5, 7), (5, 7), (3, 2)):  # a reset replaces the tiles, of the same shape or not

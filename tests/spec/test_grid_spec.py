@@ -116,7 +116,7 @@ def test_egocentric_observations_transfer_across_sizes_and_agent_counts() -> Non
 
 @pytest.mark.slow  # over 5 s; the suite's time budget (CI runs it with -m slow)
 def test_generated_layouts_keep_goals_reachable() -> None:
-    from gymwright.runtime.grid import bfs_distance
+    from gymwright.mechanics.grid.runtime import bfs_distance
 
     env = compile_spec("mapf_frozenlake", {"size": 8, "n_agents": 4}).parallel_env(hole_density=0.6)
     for seed in range(20):

@@ -397,14 +397,19 @@ def test_every_limit_is_a_named_constant_with_a_one_line_doc() -> None:
 
 
 def test_the_checker_reads_its_limits_from_the_limits_module() -> None:
-    """Every part of the checker (`spec/checks/`, `spec/mechanics/`) takes its limits from `limits`."""
+    """Every part of the checker (`spec/checks/`, the spec-stage files of each mechanics module's
+    folder) takes its limits from `limits`."""
     import importlib
     import pkgutil
+    from pathlib import Path
 
-    from gymwright.spec import checks, mechanics
+    from gymwright import mechanics
+    from gymwright.mechanics.base import stage_of
+    from gymwright.spec import checks
 
-    parts = [checker] + [importlib.import_module(f"{pkg.__name__}.{m.name}")
-                         for pkg in (checks, mechanics) for m in pkgutil.iter_modules(pkg.__path__)]
+    parts = [checker] + [importlib.import_module(f"{checks.__name__}.{m.name}") for m in pkgutil.iter_modules(checks.__path__)]
+    parts += [importlib.import_module(m.name) for m in pkgutil.walk_packages(mechanics.__path__, "gymwright.mechanics.")
+              if not m.ispkg and stage_of(Path(m.name.replace(".", "/") + ".py")) == "spec"]
     seen = set()
     for module in parts:
         for name in (n for n in vars(module) if n.startswith("MAX_")):
@@ -464,7 +469,7 @@ def _measure(path: Path) -> dict[str, int]:
     at_max, _ = check_spec(loaded, top)
     assert at_max is not None, path.stem
     both = (cs, at_max)
-    grids = [c.grid for c in both if c.grid is not None]
+    grids = [g for c in both if (g := c.section("grid")) is not None]
     templates = [t for _, t in limits._templates(loaded)]
     return {
         "MAX_FILE_BYTES": path.stat().st_size, "MAX_NESTING_DEPTH": depth, "MAX_SPEC_NODES": nodes,
@@ -481,7 +486,7 @@ def _measure(path: Path) -> dict[str, int]:
                                if isinstance(getattr(v, "value", v), str)] or [0]),  # computed consts
         "MAX_ARG_VALUES": max([len(a.values) for c in both for r in c.roles for ch in r.choices for a in ch.args] or [0]),
         "MAX_ACTIONS": max(r.n_actions for c in both for r in c.roles),
-        "MAX_VOCAB": max(c.vocab or 0 for c in both),
+        "MAX_VOCAB": max(c.section("channel") or 0 for c in both),
         "MAX_FEATURE_SIZE": max(f.size for c in both for r in c.roles for f in r.features),
         "MAX_OBS_DIM": max(r.obs_dim for c in both for r in c.roles),
         "MAX_PARAMS": len(loaded.params), "MAX_CONSTS": len(loaded.consts),

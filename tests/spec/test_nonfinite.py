@@ -108,7 +108,7 @@ def test_batch_make_params_names_the_copy_of_a_non_finite_value() -> None:
     assert str(e.value).endswith("(in the params of copy 1)")
     with pytest.raises(ValueError, match=r"param `stag_reward` = nan is not a finite number .*\]$"):
         cls(3, {"stag_reward": NAN})
-    with pytest.raises(ValueError, match=r"param `stag_reward` must be a float, got 'x' \(in the params of copy 2\)"):
+    with pytest.raises(ValueError, match=r"param `stag_reward` must be a float, got 'x' \(str\); give a float in \[0.0, 100.0\] \(in the params of copy 2\)"):
         cls(3, [{}, {}, {"stag_reward": "x"}])
 
 

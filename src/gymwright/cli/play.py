@@ -178,7 +178,7 @@ def play_gif(gif: Path, *, spec: str, policy_path: Path, episodes: int, seed: in
         ck.check_fits(saved, ck.spec_identity(spec)[0], None)
         params = {**saved["params"][0], **parse_params(param)}
         compiled = compile_spec(spec, params)
-        if compiled.checked.grid is None:
+        if "rgb_array" not in compiled.module.raw_env.metadata["render_modes"]:
             fail([f"--gif {gif}: {spec} has no grid, so its episodes have no frames to draw"],
                  f"watch its text frames instead: `gymwright play {spec} --policy {policy_path} --render`")
         trajs = record(spec, params, team_from(saved), episodes, seed, deterministic, frames=True, max_steps=max_steps)

@@ -16,6 +16,7 @@ import ast
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from gymwright.mechanics.emit import axis_calls
 from gymwright.spec.expr.check import Symbol
 from gymwright.spec.expr.types import draws, info_of
 
@@ -155,7 +156,8 @@ class AxisEmitter:
         return f"({vals[0][0]} {_CMP[type(node.ops[0])]} {vals[1][0]})", True
 
     def call(self, node: ast.Call) -> tuple[str, bool]:
-        fn = CALLS.get(node.func.id if isinstance(node.func, ast.Name) else "")
+        name = node.func.id if isinstance(node.func, ast.Name) else ""
+        fn = CALLS.get(name) or axis_calls().get(name)
         if fn is None or node.keywords:
             raise NotOnAxis("call")
         return fn(self, node)
@@ -181,46 +183,14 @@ def _two(np_fn: str) -> Callable[[AxisEmitter, ast.Call], tuple[str, bool]]:
     return emit
 
 
-def _manhattan(e: AxisEmitter, node: ast.Call) -> tuple[str, bool]:
-    a, b = node.args
-    if not (info_of(a).shape == info_of(b).shape == (2,) and info_of(a).dtype == info_of(b).dtype == "int"):
-        raise NotOnAxis("manhattan of non-cells")
-    (ca, x), (cb, y) = e.emit(a), e.emit(b)
-    if not (x and y):
-        raise NotOnAxis("manhattan off the axis")
-    return f"np.abs(np.subtract({ca}, {cb})).sum(axis=1)", True
-
-
-def _window(helper: str) -> Callable[[AxisEmitter, ast.Call], tuple[str, bool]]:
-    def emit(e: AxisEmitter, node: ast.Call) -> tuple[str, bool]:
-        center, radius = node.args
-        (cc, x), (cr, y) = e.emit(center), e.emit(radius)
-        if not x or y or info_of(center).shape != (2,):
-            raise NotOnAxis("window")
-        if helper == "rt_agents_view_rows":
-            return e.share_window(cc, cr, None), True
-        return e.share(f"{helper}(v, {cc}, {cr})"), True
-    return emit
-
-
-def _agents_view_of(e: AxisEmitter, node: ast.Call) -> tuple[str, bool]:
-    center, radius, x = node.args
-    (cc, on), (cr, r_on), (cx, x_on) = e.emit(center), e.emit(radius), e.emit(x)
-    if not on or r_on or x_on or info_of(center).shape != (2,):
-        raise NotOnAxis("window of values")
-    return e.share_window(cc, cr, cx), True
-
-
 CALLS: dict[str, Callable[[AxisEmitter, ast.Call], tuple[str, bool]]] = {
     "sign": _elementwise("np.sign"),
     "abs": _elementwise("np.abs"),
     "min": _two("np.minimum"),
     "max": _two("np.maximum"),
-    "manhattan": _manhattan,
-    "view": _window("rt_view_rows"),
-    "agents_view": _window("rt_agents_view_rows"),
-    "agents_view_of": _agents_view_of,
 }
+"""The core functions lowered over the axis; a mechanics module's are in its Python part
+(`mechanics.emit.axis_calls`: a grid's `manhattan`, `view`, `agents_view`, `agents_view_of`)."""
 
 # Each handler takes the node type it is listed under, a pairing a dict's type cannot state: the
 # node is typed Any here, and `emit` looks the handler up by the node's own type.

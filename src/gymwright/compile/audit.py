@@ -32,13 +32,21 @@ from pathlib import Path
 
 from gymwright.compile.inline import MARKER, imported, trusted_definitions, trusted_imports
 from gymwright.errors import CompileError
+from gymwright.mechanics.base import stage_of
 from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.names import UNSAFE_ATTRIBUTES
 
 _COMPILE_DIR = Path(__file__).resolve().parent
-GENERATORS = ("python_backend.py", "pygen/*.py", "mechanics/*.py", "common.py", "batch_backend.py", "tables.py",
+GENERATORS = ("python_backend.py", "pygen/*.py", "common.py", "batch_backend.py", "tables.py",
               "pyexpr.py", "npexpr.py", "agent_axis.py", "sharing.py")
-"""The modules (glob patterns under compile/) whose string literals are the templates of generated code."""
+"""The modules (glob patterns under compile/) whose string literals are the templates of generated code;
+with the code-generating files of the mechanics modules (`mechanics_generators`)."""
+_MECHANICS_DIR = _COMPILE_DIR.parent / "mechanics"
+
+
+def mechanics_generators() -> list[Path]:
+    """The files of the mechanics modules that generate code (`mechanics.base.stage_of`)."""
+    return [p for p in sorted(_MECHANICS_DIR.rglob("*.py")) if stage_of(p) == "compile"]
 MODULES = frozenset({"np", "math", "gymnasium", "functools"})
 """Modules a generated module may name, always as `module.attribute`."""
 SAFE_BUILTINS = frozenset({
@@ -67,7 +75,7 @@ def templates() -> tuple[frozenset[str], dict[str, frozenset[str]]]:
     """(attributes, attributes per module) that the generators' string literals use."""
     attrs: set[str] = set()
     per_module: dict[str, set[str]] = {m: set() for m in MODULES}
-    for path in sorted(p for pattern in GENERATORS for p in _COMPILE_DIR.glob(pattern)):
+    for path in sorted(p for pattern in GENERATORS for p in _COMPILE_DIR.glob(pattern)) + mechanics_generators():
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):

@@ -24,14 +24,15 @@ from gymwright.compile.common import (
     spec_hash,
 )
 from gymwright.compile.inline import assemble
-from gymwright.compile.mechanics import BATCH
 from gymwright.compile.npexpr import NpEmitter, V, pad
 from gymwright.compile.sharing import repeated_calls
-from gymwright.compile.tables import baseline_tables, fixed_values, grid_tables
+from gymwright.compile.tables import baseline_tables, fixed_values
 from gymwright.compile.tables import literal as _literal
 from gymwright.compile.writer import Writer
+from gymwright.mechanics.emit import batch_parts
 from gymwright.spec.checked import CheckedSpec, CRule, CVar
 from gymwright.spec.expr.check import Checked
+from gymwright.spec.expr.types import draws
 
 _NP = {"bool": "bool", "int": "np.int64", "float": "np.float64"}
 # expressions whose lowered code makes a new array (a ufunc, np.where, a gather), never a view of state
@@ -45,13 +46,19 @@ def generate_batch(cs: CheckedSpec) -> str:
     return source
 
 
-class _BatchGen(*BATCH):
+class _BatchGen:
+    """One generation of a batch module. The mechanics modules the spec uses add their parts
+    (`mechanics.emit.BatchPart`: tables, reset, step) at fixed points."""
+
     def __init__(self, cs: CheckedSpec) -> None:
         self.cs = cs
         self.w = Writer()
         self.n = cs.n_agents
         self.kinds = self._kinds()
         self.me_range = (0, self.n)  # the agents of the role being emitted (set by role_locals)
+        self.parts = batch_parts(cs)
+        self.powers_at = (0, "")  # where `__init__` may take more lines (set by `init`)
+        self.restart_at = (0, "")  # where a restart has put the rows of the copies it starts (set by `init_copies`)
 
     def _kinds(self) -> dict[str, int]:
         kinds: dict[str, int] = {}
@@ -115,7 +122,8 @@ class _BatchGen(*BATCH):
             self.baselines()
         w("")
         w(f"BatchEnv = {class_name(cs.spec.name)[:-3]}BatchEnv")
-        self.padded_tiles()  # first: it inserts lines after the place powers_table inserts at
+        for part in self.parts:  # first: a part may insert lines after the place powers_table inserts at
+            part.finish(self)
         self.powers_table()
         return assemble(doc, w.source())
 
@@ -125,17 +133,6 @@ class _BatchGen(*BATCH):
         if any("b_pow_int(" in line for line in self.w.lines):
             self.w.lines[at:at] = [f"{indent}# tables of int powers of params (b_pow_int), made on first use",
                                    f"{indent}self._powers = BatchPowers()"]
-
-    def padded_tiles(self) -> None:
-        """`self._pads` (the tiles with a border, kept for `view_batch`) in __init__ when a view
-        uses it, and the restart's in-place write of the tiles mirrored into it."""
-        if not any("self._pads" in line for line in self.w.lines):
-            return
-        at, indent = self.pads_at
-        self.w.lines[at:at] = [f"{indent}self._pads.put_rows(self.v.tiles, idx, v.tiles)  # the rows just put"]
-        at, indent = self.powers_at
-        self.w.lines[at:at] = [f"{indent}# the tiles with a border of -1, kept between steps for view_batch",
-                               f"{indent}self._pads = PaddedTiles()"]
 
     def tables(self) -> None:
         cs, w = self.cs, self.w
@@ -164,10 +161,8 @@ class _BatchGen(*BATCH):
                 vals = [combo.get(a, 0) for combo in combos] + [0]
                 dtype = {"bool": bool, "int": np.int64, "float": np.float64}[cs.arg_names[a]]
                 w(f"ARGV_{r.name}__{a} = {_literal(np.array(vals, dtype=dtype))}", comment="per action; the last entry (index -1) is no action")
-            if cs.grid is not None and any(c.move is not None for c in r.choices):
-                moves = [list(c.move or (0, 0)) for c in r.choices for _ in range(c.n)] + [[0, 0]]
-                w(f"MOVE_{r.name} = np.array({moves!r}, dtype=np.int64)", comment="(row, col) step per action; the last entry is no action")
-        grid_tables(w, cs)
+        for part in self.parts:
+            part.tables(self)
         self.mask_tables()
         w("")
         w("")
@@ -280,15 +275,16 @@ class _BatchGen(*BATCH):
 
     @property
     def fixed_start(self) -> bool:
-        """Whether every episode of a copy starts in the same state: no grid layout and no random
-        draw in the initial values, observations, masks or turns (params are fixed per copy)."""
+        """Whether every episode of a copy starts in the same state: no random draw in the initial
+        values, observations, masks or turns (params are fixed per copy), nor at the reset of a
+        mechanics module (a grid's layout)."""
         cs = self.cs
-        if cs.grid is not None:
+        if not all(part.fixed_start(cs) for part in self.parts):
             return False
         found = [var.init for var in cs.state + cs.agent_state] + [cs.active]
         for role in cs.roles:
             found += [f.expr for f in role.features] + [c.legal for c in role.choices]
-        return not any(hasattr(n, "gw_site") for c in found if c is not None for n in ast.walk(c.tree))
+        return not any(draws(n) for c in found if c is not None for n in ast.walk(c.tree))
 
     def init_copies(self) -> None:
         cs, w = self.cs, self.w
@@ -312,15 +308,11 @@ class _BatchGen(*BATCH):
             w("v = Vars()")
             w("BI = np.arange(K)")
             w("v.t = np.zeros(K, dtype=np.int64)")
-            if cs.grid:
-                self.grid_init()
+            for part in self.parts:  # the mechanics modules' variables (a grid's layout), before the spec's own
+                part.reset(self)
             for var in cs.state + cs.agent_state:
                 if not var.builtin:
                     self.var_init(var)
-                elif var.name in ("moved", "conflict"):
-                    w(f"v.{var.name} = np.zeros((K, {self.n}), dtype=bool)")
-                elif var.name == "msg":
-                    w(f"v.msg = np.full((K, {self.n}), -1, dtype=np.int64)")
             self.clear_actions("K")
             with w.block("if full:"):
                 w("self.v = v")
@@ -329,7 +321,7 @@ class _BatchGen(*BATCH):
                     with w.block(f"if k not in {self.action_vars!r}:", comment="this step's choices: "
                                  "_apply_actions sets them before anything reads them"):
                         w("b_put_rows(self.v._get(k), idx, x)")
-                self.pads_at = (len(w.lines), "    " * w.depth)  # where the padded tiles follow, if kept
+                self.restart_at = (len(w.lines), "    " * w.depth)
             w("self.r.steps[idx] = 0")
             w("self.returns[idx] = 0.0")
             w(f"self.metric_acc[:, idx] = np.array([{', '.join(acc)}])[:, None]")
@@ -377,10 +369,8 @@ class _BatchGen(*BATCH):
             w("r.steps = v.t + 1")
             with w.block("with np.errstate(all='ignore'):"):
                 w("illegal = self._apply_actions(actions)")
-                if cs.grid:
-                    self.grid_step()
-                if cs.vocab is not None:
-                    self.channel_step()
+                for part in self.parts:
+                    part.step(self)
                 for group in rule_groups(cs.rules):
                     self.rules(group)
                 w("v.t = v.t + 1")

@@ -36,9 +36,6 @@ class CompiledEnv:
     def aec_env(self, render_mode: str | None = None, **params: Any) -> Any:
         return self.module.env(render_mode=render_mode, **{**self.params, **params})
 
-    def raw_aec_env(self, render_mode: str | None = None, **params: Any) -> Any:
-        return self.module.raw_env(render_mode=render_mode, **{**self.params, **params})
-
 
 def as_spec(spec: EnvSpec | str | Path | dict[str, Any]) -> EnvSpec:
     return spec if isinstance(spec, EnvSpec) else load_spec(spec)
@@ -102,7 +99,8 @@ def export_module(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str,
     by gymwright's MAPF solver): at other values of the pool's params the module needs gymwright.
     """
     cs = check(spec, params)
-    if cs.grid is None or cs.grid.wait_ratio is None:
+    grid = cs.section("grid")
+    if grid is None or grid.wait_ratio is None:
         return Exported(generate(cs), versioned_name(cs))
     from gymwright.mapf.bake import solved_pools  # only MAPF exports need the solver
 

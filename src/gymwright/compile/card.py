@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from gymwright.compile.common import render_modes, spec_sha, versioned_name
+from gymwright.mechanics.registry import MECHANICS
 from gymwright.spec.checked import CChoice, CheckedSpec
 
 SHOWN_VALUES = 8  # an argument with more values is shown as its first and last few
@@ -54,13 +55,9 @@ def _facts(cs: CheckedSpec) -> str:
 
 
 def _mechanics(cs: CheckedSpec) -> list[tuple[str, str]]:
-    rows = []
-    if cs.grid is not None:
-        rows.append(("Grid", f"{cs.grid.height} x {cs.grid.width}, tiles {', '.join(cs.grid.kinds)}, "
-                             f"collision `{cs.grid.collision}`"))
-    if cs.vocab is not None:
-        rows.append(("Channel", f"{cs.vocab} symbols"))
-    return rows
+    """A fact for each mechanics module the spec uses that states one (its entry's `card`)."""
+    return [(m.name.capitalize(), m.card(cs.mechanics[m.name])) for m in MECHANICS.values()
+            if m.card is not None and m.name in cs.mechanics]
 
 
 def _about(cs: CheckedSpec) -> str:
@@ -75,7 +72,8 @@ def _usage(cs: CheckedSpec) -> str:
     tunable = [(k, v) for k, v in _defaults(cs).items() if k not in cs.structural]  # what a caller may change
     example = ", ".join(f"{k}={v!r}" for k, v in tunable[:2])
     example = f", {example}" if example else ""
-    solved = cs.grid is not None and cs.grid.wait_ratio is not None
+    grid = cs.section("grid")
+    solved = grid is not None and grid.wait_ratio is not None
     return "\n".join([
         "## Usage", "",
         "This module's factories (`parallel_env`, `env`) make the env:",
@@ -205,8 +203,8 @@ def _role_doc(cs: CheckedSpec, role: str) -> str:
 
 
 def _choice_doc(cs: CheckedSpec, c: CChoice) -> str:
-    extra = [f"move {list(c.move)}"] if c.move is not None else []
-    extra += [f"sends `{c.message.source}`"] if c.message is not None else []
+    extra = [say(c.fields[key]) for m in MECHANICS.values() for key, say in m.choice_card.items()
+             if c.fields.get(key) is not None]  # what a mechanics module adds (a grid's move)
     return "; ".join([x for x in (_one_line(c.doc), *extra) if x])
 
 

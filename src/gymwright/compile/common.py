@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from gymwright.compile.inline import runtime
+from gymwright.mechanics.registry import MECHANICS
 from gymwright.spec.checked import CheckedSpec, CRule
 from gymwright.spec.digest import spec_hash as store_spec_hash
 
@@ -48,8 +49,10 @@ def versioned_name(cs: CheckedSpec) -> str:
 
 
 def render_modes(cs: CheckedSpec) -> list[str]:
-    """The env's render modes (`metadata['render_modes']`): an RGB frame for a grid spec."""
-    return ["ansi", "rgb_array", "human"] if cs.grid else ["ansi", "human"]
+    """The env's render modes (`metadata['render_modes']`): an RGB frame where a mechanics module the
+    spec uses draws one (a grid)."""
+    frames = any(m.legend is not None for m in MECHANICS.values() if m.name in cs.mechanics)
+    return ["ansi", "rgb_array", "human"] if frames else ["ansi", "human"]
 
 
 def baseline_action_text(rule: Any) -> str:

@@ -1,6 +1,7 @@
 """The runtime a generated module carries: only the definitions it reaches, imports on top.
 
-The runtime modules (`gymwright/runtime/*.py`) are standalone numpy code. A generated module
+The runtime modules (`gymwright/runtime/*.py`, then each mechanics module's runtime files: the
+`runtime` of its registry entry) are standalone numpy code. A generated module
 inlines the top-level definitions its own code names, and those they name in turn (a
 closure), in the runtime's order, each with the comment lines above it; the imports those
 definitions need, and the module's own, are gathered into one block at the top of the module.
@@ -17,10 +18,17 @@ from pathlib import Path
 
 from gymwright.compile.tidy import tidy
 from gymwright.compile.wrap import wrap_source
+from gymwright.mechanics.registry import MECHANICS
 
-RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
-RUNTIME_FILES = ("core.py", "grid.py", "grid_batch.py", "batch.py", "aec.py", "namespace.py", "solved.py",
-                 "scenario.py", "conventions.py")
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+CORE_FILES = ("runtime/core.py", "runtime/batch.py", "runtime/aec.py", "runtime/namespace.py", "runtime/scenario.py",
+              "runtime/conventions.py")
+
+
+def runtime_files() -> tuple[str, ...]:
+    """The runtime files a generated module may inline (paths in the package), in order: the
+    core's, then each mechanics module's."""
+    return CORE_FILES + tuple(f for m in MECHANICS.values() for f in m.runtime)
 
 
 @dataclass(frozen=True)
@@ -53,8 +61,8 @@ def runtime() -> tuple[dict[str, Definition], dict[str, Imported]]:
     """Every definition of the runtime modules (names are unique across them) and every import."""
     defs: dict[str, Definition] = {}
     imports: dict[str, Imported] = {}
-    for file in RUNTIME_FILES:
-        text = (RUNTIME_DIR / file).read_text()
+    for file in runtime_files():
+        text = (PACKAGE_DIR / file).read_text()
         lines = text.split("\n")
         for node in ast.parse(text).body:
             if isinstance(node, ast.Import | ast.ImportFrom):

@@ -4,7 +4,8 @@ Every value has a *prefix* of leading axes before its type shape: none (constant
 the copy axis B (kind 1), or the copy and agent axes B x A (kind 2, per-agent places, where
 `me` is the array of the role's agent indices). Operands are aligned before they combine:
 a prefixed value gets singleton axes so that numpy's right-aligned broadcasting matches the
-spec's type broadcasting. Dispatch is a table on node type; calls go through `CALLS`.
+spec's type broadcasting. Dispatch is a table on node type; calls go through `CALLS` (and, for a
+mechanics module's functions, through its part's: `mechanics.emit.batch_calls`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from gymwright.compile.tables import TABLES, literal
 from gymwright.errors import CompileError
+from gymwright.mechanics.emit import batch_calls
 from gymwright.spec.expr.check import Checked, Symbol
 from gymwright.spec.expr.types import info_of, site_of
 
@@ -273,7 +275,7 @@ class NpEmitter:
 
     def call(self, node: ast.Call) -> tuple[str, int]:
         assert isinstance(node.func, ast.Name)
-        fn = CALLS.get(node.func.id)
+        fn = CALLS.get(node.func.id) or batch_calls().get(node.func.id)
         if fn is None:
             raise CompileError(f"no batch lowering for function `{node.func.id}`")
         return fn(self, node)
@@ -449,48 +451,6 @@ def _roll(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
     return f"b_roll({pad(x, kind, len(x.shape))}, {pad(k, kind, 0)}, {PREFIX[kind]})", kind
 
 
-def _grid_point(fn: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
-    def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
-        p = e.emit(node.args[0])
-        kind = max(p.kind, 1)
-        return f"{fn}({pad(p, kind, len(p.shape))})", kind
-    return emit
-
-
-def _window(fn: str, source: str, fill: str) -> Callable[[NpEmitter, ast.Call], tuple[str, int]]:
-    def emit(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
-        p, r = e.emit(node.args[0]), e.emit(node.args[1])
-        if p.kind == 2 and fn == "agents_view_batch" and e.hoist is not None:
-            return _window_sums(e, node, e.hoist(_plan(p, r))), 2
-        if p.kind == 2:
-            return f"{fn}({source}, {p.code}, {r.code}{fill})", 2
-        return f"{fn}({source}, {pad(p, 1, 1)}[:, None, :], {r.code}{fill})[:, 0]", 1
-    return emit
-
-
-def _plan(center: V, radius: V) -> str:
-    """Where the agents fall in the windows around one centre per agent (shared by the
-    `agents_view` / `agents_view_of` calls of a method with the same centres and radius)."""
-    return f"window_plan_batch(v.pos, {center.code}, {radius.code})"
-
-
-def _window_sums(e: NpEmitter, node: ast.Call, args: str) -> str:
-    """`window_sums_batch(args)`, recorded on `e` for `node` (`NpEmitter.window_sums`)."""
-    code = f"window_sums_batch({args})"
-    e.window_sums[id(node)] = (code, args)
-    return code
-
-
-def _agents_view_of(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
-    p, r, x = (e.emit(a) for a in node.args)
-    kind = max(p.kind, x.kind, 1)
-    if p.kind == 2 and e.hoist is not None:
-        return _window_sums(e, node, f"{e.hoist(_plan(p, r))}, {x.code}"), 2
-    center = p.code if p.kind == 2 else f"{pad(p, 1, 1)}[:, None, :]"
-    code = f"agents_view_of_batch(v.pos, {center}, {r.code}, {x.code})"
-    return (code, 2) if kind == 2 else (f"{code}[:, 0]", 1)
-
-
 CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
     "abs": _elementwise("np.abs"),
     "sign": _elementwise("np.sign"),
@@ -530,13 +490,9 @@ CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
     "bernoulli": _random("bernoulli"),
     "choice": _choice,
     "permutation": _permutation,
-    "tile": _grid_point("(lambda q: tile_batch(v.tiles, q, self._pads))"),
-    "in_bounds": _grid_point("(lambda q: in_bounds_batch(v.tiles.shape[1:], q))"),
-    "manhattan": lambda e, n: (lambda c: (f"b_manhattan({c[0][0]}, {c[0][1]})", c[1]))(e.aligned(list(n.args))),
-    "view": _window("view_batch", "v.tiles", ", -1, self._pads"),
-    "agents_view": _window("agents_view_batch", "v.pos", ""),
-    "agents_view_of": _agents_view_of,
 }
+"""The lowering of the core functions; a mechanics module's functions have theirs in its batch
+part (`mechanics.emit.batch_calls`)."""
 
 
 def _where(e: NpEmitter, node: ast.Call) -> tuple[str, int]:

@@ -1,6 +1,7 @@
 """Lower a checked expression to Python source (numpy for arrays, plain Python for scalars).
 
-Dispatch is a table on node type; calls go through `CALLS`, keyed like the function table.
+Dispatch is a table on node type; calls go through `CALLS`, keyed like the function table (and,
+for a mechanics module's functions, through its part's: `mechanics.emit.python_calls`).
 The source refers to spec names only as `p.<name>` (params, consts), `v.<name>` (state,
 actions), `me`, and to runtime helpers; nothing else is reachable.
 """
@@ -13,6 +14,7 @@ from typing import Any
 
 from gymwright.compile.tables import TABLES, literal
 from gymwright.errors import CompileError
+from gymwright.mechanics.emit import python_calls
 from gymwright.spec.expr.check import Checked, Symbol
 from gymwright.spec.expr.types import draws, info_of, site_of
 
@@ -147,7 +149,7 @@ class PyEmitter:
 
     def call(self, node: ast.Call) -> str:
         assert isinstance(node.func, ast.Name)
-        fn = CALLS.get(node.func.id)
+        fn = CALLS.get(node.func.id) or python_calls().get(node.func.id)
         if fn is None:
             raise CompileError(f"no Python lowering for function `{node.func.id}`")
         return fn(self, node)
@@ -314,16 +316,9 @@ CALLS: dict[str, Callable[[PyEmitter, ast.Call], str]] = {
     "bernoulli": _random("draw_bernoulli"),
     "choice": lambda e, n: f"draw_choice(v._rng, {site_of(n)}, {e.index()}, {e.emit(n.args[0])})",
     "permutation": lambda e, n: f"draw_permutation(v._rng, {site_of(n)}, {e.index()}, {e.emit(n.args[0])})",
-    "tile": lambda e, n: (f"rt_tile1(v.tiles, {e.emit(n.args[0])})" if info_of(n.args[0]).shape == (2,)
-                          else f"rt_tile(v.tiles, {e.emit(n.args[0])})"),
-    "manhattan": lambda e, n: (f"rt_manhattan1({e.emit(n.args[0])}, {e.emit(n.args[1])})"
-                               if info_of(n.args[0]).shape == info_of(n.args[1]).shape == (2,)
-                               else f"rt_manhattan({e.emit(n.args[0])}, {e.emit(n.args[1])})"),
-    "in_bounds": _simple("rt_in_bounds(v.tiles, {0})"),
-    "view": _simple("rt_view(v, {0}, {1})"),
-    "agents_view": _simple("rt_agents_view_v(v, {0}, {1})"),
-    "agents_view_of": _simple("rt_agents_view_of(v, {0}, {1}, {2})"),
 }
+"""The lowering of the core functions; a mechanics module's functions have theirs in its Python
+part (`mechanics.emit.python_calls`)."""
 
 
 _HOISTABLE = {"sum", "mean", "count", "any", "all", "dot", "argmax", "argmin", "max", "min"}

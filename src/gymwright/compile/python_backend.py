@@ -6,9 +6,10 @@ Comments cite the spec path each block comes from.
 
 The generator is composed of parts, one concern each, every one a function or a small object over
 the generation's `GenContext` (`compile/pygen/context.py`, their whole shared interface):
-`compile/pygen/` (constants, step, metrics, actions, rewards, observe, baselines, render) and
-`compile/mechanics/` (grid, channel); the class body's skeleton (init, spaces, reset, initial
-values, scenarios, bounds, factories) is here.
+`compile/pygen/` (constants, step, metrics, actions, rewards, observe, baselines, render); the
+class body's skeleton (init, spaces, reset, initial values, scenarios, bounds, factories) is here.
+The mechanics modules a spec uses add their Python parts (`mechanics.emit.PythonPart`, one
+`python.py` in each module's folder) at fixed points, iterated as `g.parts`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from gymwright.compile.audit import audit_module
 from gymwright.compile.card import card_text
 from gymwright.compile.common import render_modes, versioned_name
 from gymwright.compile.inline import GENERATED_IMPORTS, assemble
-from gymwright.compile.mechanics.grid import PyGrid
 from gymwright.compile.pygen import actions, baselines, constants, metrics, render, rewards, step
 from gymwright.compile.pygen.base import NP_DTYPE, uses_me_or_random
 from gymwright.compile.pygen.context import GenContext
@@ -61,7 +61,8 @@ def module(g: GenContext) -> str:
         init(g)
         spaces(g)
         reset(g, observations)
-        PyGrid(g).solved_config()
+        for part in g.parts:  # methods of the mechanics modules (a grid's `solved_config`)
+            part.methods(g)
         step.step(g, observations)
         actions.masks(g)
         if not g.unrolled:
@@ -152,15 +153,11 @@ def reset(g: GenContext, observations: Observations) -> None:
         w("p, v = self.p, self.v")
         w("v._rng.reset(seed)")
         w("v.t = 0")
-        if cs.grid:
-            PyGrid(g).grid_reset()
+        for part in g.parts:  # the mechanics modules' variables (a grid's layout), before the spec's own
+            part.reset(g)
         for var in cs.state + cs.agent_state:
             if not var.builtin:
                 var_init(g, var)
-            elif var.name in ("moved", "conflict"):
-                w(f"v.{var.name} = np.zeros({g.n}, dtype=bool)")
-            elif var.name == "msg":
-                w(f"v.msg = np.full({g.n}, -1, dtype=np.int64)")
         with w.block("if options:"):
             w("self._start_state(options)", comment="a scenario: start values given by the caller")
         actions.clear_actions(g)

@@ -1,4 +1,4 @@
-"""Emitters shared by both backends: fixed values on `p` and the grid tables of a module."""
+"""Emitters shared by both backends: fixed values on `p` and the scripted baselines' tables."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from gymwright.compile.writer import Writer
 from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.expr.functions import FUNCTIONS
 
-GRID_SITE = 1 << 20  # first draw site of grid layouts (expression sites are numbered from 1)
 TABLES = tuple(f.name for f in FUNCTIONS.values() if f.category == "table")  # constant calls: emitted as their value
 
 
@@ -25,7 +24,8 @@ def literal(value: Any) -> str:
 
 
 def fixed_values(w: Writer, cs: CheckedSpec) -> None:
-    """`p.<name> = ...` for consts, agent counts and role masks, tile kinds, vocab, argument values."""
+    """`p.<name> = ...` for consts, agent counts and role masks, the constants of the mechanics
+    modules (a grid's size and tile kinds, a channel's vocabulary), argument values."""
     n = cs.n_agents
     for name, value in cs.consts.items():
         w(f"p.{name} = {literal(value)}", comment=f"consts.{name}")
@@ -33,33 +33,14 @@ def fixed_values(w: Writer, cs: CheckedSpec) -> None:
     for r in cs.roles:
         w(f"p.n_{r.name} = {r.count}")
         w(f"p.is_{r.name} = {literal(np.array([i in r.indices for i in range(n)]))}")
-    if cs.grid:
-        w(f"p.height, p.width = {cs.grid.height}, {cs.grid.width}")
-        for k, kind in enumerate(cs.grid.kinds):
-            w(f"p.{kind} = {k}")
-    if cs.vocab is not None:
-        w(f"p.vocab = {cs.vocab}")
+    for name, value in cs.builtin_values.items():
+        w(f"p.{name} = {literal(value)}")
     for r in cs.roles:
         for c in r.choices:
             combos = c.combos()
             for a in c.args:
                 vals = np.array([x[a.name] for x in combos])
                 w(f"p._argv_{r.name}__{c.name}__{a.name} = {literal(vals)}", comment=f"{c.path}.args.{a.name}")
-
-
-def grid_tables(w: Writer, cs: CheckedSpec) -> None:
-    """Module constants of the grid module: kinds, passability, fixed map, starts and goals."""
-    g = cs.grid
-    if g is None:
-        return
-    w(f"GRID_CHARS = {g.chars!r}")
-    w(f"GRID_COLORS = {[list(c) for c in g.colors]!r}")
-    w(f"GRID_BLOCKED = {g.blocked!r}")
-    w(f"GRID_PASSABLE = np.array({g.passable!r}, dtype=bool)")
-    w(f"GRID_MAP = {literal(g.fixed_map) if g.fixed_map is not None else None}")
-    w(f"GRID_STARTS = {literal(g.starts) if g.starts is not None else None}")
-    w(f"GRID_GOALS = {literal(g.goals) if g.goals is not None else None}")
-    w(f"GRID_SITE = {GRID_SITE}")
 
 
 def baseline_tables(w: Writer, cs: CheckedSpec) -> None:

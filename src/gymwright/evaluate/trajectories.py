@@ -63,26 +63,26 @@ def record(spec: Any, params: dict[str, Any] | None, policy: Actor, episodes: in
            max_steps: int = 1000) -> list[Trajectory]:
     """Play `episodes` episodes (seeds seed, seed+1, ...) on the Python backend and record them."""
     compiled = compile_spec(spec, params or {})
-    grid = frames and compiled.checked.grid is not None
-    env = compiled.parallel_env(render_mode="rgb_array" if grid else "ansi")
+    drawn = frames and "rgb_array" in compiled.module.raw_env.metadata["render_modes"]  # a grid's frames
+    env = compiled.parallel_env(render_mode="rgb_array" if drawn else "ansi")
     weights = weights_of(compiled)
     role_of = {a: compiled.module.ROLE_OF[i] for i, a in enumerate(compiled.module.AGENTS)}
     out = []
     try:
         for k in range(episodes):
-            out.append(_episode(env, compiled.module, policy, seed + k, deterministic, grid,
+            out.append(_episode(env, compiled.module, policy, seed + k, deterministic, drawn,
                                 max_steps, weights, role_of))
     finally:
         env.close()
     return out
 
 
-def _episode(env: Any, module: Any, policy: Actor, seed: int, deterministic: bool, grid: bool,
+def _episode(env: Any, module: Any, policy: Actor, seed: int, deterministic: bool, drawn: bool,
              max_steps: int, weights: dict[str, dict[str, float]], role_of: dict[str, str]) -> Trajectory:
     obs, infos = env.reset(seed=seed)
     check_agent_step(env.metadata["name"], 0, obs)
     traj = Trajectory(seed, returns={a: 0.0 for a in env.possible_agents})
-    if grid:
+    if drawn:
         traj.frames.append(np.asarray(env.render()))
     while env.agents and len(traj.steps) < max_steps:
         actions = act_parallel(env, policy, obs, infos, deterministic)
@@ -95,7 +95,7 @@ def _episode(env: Any, module: Any, policy: Actor, seed: int, deterministic: boo
         for a, r in rewards.items():
             traj.returns[a] += float(r)
         traj.metrics = next((dict(i["metrics"]) for i in infos.values() if "metrics" in i), traj.metrics)
-        if grid:
+        if drawn:
             traj.frames.append(np.asarray(env.render()))
     return traj
 
@@ -129,8 +129,8 @@ def select(trajectories: list[Trajectory], task_metric: str | None, n_failures: 
 
 @dataclass(frozen=True)
 class LegendEntry:
-    """What a colour in a grid frame is: an agent's disc (its goal the small square of its
-    colour), or a tile kind."""
+    """What a colour in a frame is: an agent's disc (its goal the small square of its colour), or
+    a tile kind (a grid's frames: `gymwright/mechanics/grid/render.py`)."""
 
     label: str
     rgb: tuple[int, int, int]
@@ -141,18 +141,12 @@ class LegendEntry:
 
 
 def legend(compiled: Any) -> list[LegendEntry]:
-    """The colour legend of a grid spec's frames: each agent (with its role) by the colour
-    `gymwright.runtime.grid.render_rgb` paints it, then each tile kind; [] without a grid."""
-    from gymwright.runtime.grid import AGENT_PALETTE
+    """The colour legend of a spec's frames, from the mechanics module that draws them; [] when
+    none does."""
+    from gymwright.mechanics.registry import MECHANICS
 
-    grid = compiled.checked.grid
-    if grid is None:
-        return []
-    goal = " and its goal (the small square)" if grid.has_goals else ""
-    agents = [LegendEntry(f"{a} ({compiled.module.ROLE_OF[i]}){goal}",
-                          tuple(AGENT_PALETTE[i % len(AGENT_PALETTE)]), "disc")
-              for i, a in enumerate(compiled.module.AGENTS)]
-    return agents + [LegendEntry(kind, tuple(rgb), "tile") for kind, rgb in zip(grid.kinds, grid.colors, strict=True)]
+    return [LegendEntry(label, rgb, shape) for m in MECHANICS.values() if m.legend is not None
+            for label, rgb, shape in m.legend(compiled.checked)]
 
 
 LEGEND_ROW, LEGEND_PAD = 18, 6

@@ -2,7 +2,7 @@
 
 `solved_pools(compiled)` solves every slot of the pool the exported instance draws from (its
 `solved_config()`) and packs it as text: holes as bits, starts and goals as int8, the optimal
-costs as int16, in a compressed npz, base64. `gymwright.runtime.solved.unpack_pool` reads it.
+costs as int16, in a compressed npz, base64. `gymwright.mechanics.grid.runtime_solved.unpack_pool` reads it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 
 from gymwright.mapf.lazy import LazyPool, solved_pool
 from gymwright.mapf.pool import PoolConfig
-from gymwright.runtime.solved import solved_key
+from gymwright.mechanics.grid.runtime_solved import solved_key
 
 
 def pack_pool(holes: np.ndarray, starts: np.ndarray, goals: np.ndarray, cost: np.ndarray) -> str:

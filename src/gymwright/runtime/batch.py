@@ -484,11 +484,6 @@ def b_wide(x, n: int):
     return b_agents(x, n)
 
 
-def b_manhattan(a, b):
-    d = np.abs(np.asarray(a) - np.asarray(b))
-    return d[..., 0] + d[..., 1]  # not .sum(axis=-1): numpy reduces a short last axis row by row
-
-
 # -- what callers hand in: seeds and actions (checked, never cast silently)
 
 def b_seeds(seed, size: int):

@@ -29,7 +29,7 @@ class CVar:
     private: bool = False
     doc: str = ""
     path: str = ""
-    builtin: bool = False  # provided by a mechanics module (grid, channel)
+    builtin: bool = False  # kept by a mechanics module (`gymwright/mechanics/`)
     min_expr: Checked | None = None  # the declared bounds, for run-time checks at actual params
     max_expr: Checked | None = None
 
@@ -48,10 +48,9 @@ class CChoice:
     offset: int  # first flat action index of this choice within its role
     args: list[CArg]
     legal: Checked | None
-    move: tuple[int, int] | None = None
-    message: Checked | None = None
     path: str = ""
     doc: str = ""
+    fields: dict[str, Any] = field(default_factory=dict)  # the checked keys of mechanics modules (`move`, `message`)
 
     @property
     def n(self) -> int:
@@ -133,29 +132,6 @@ class CMetric:
 
 
 @dataclass
-class CGrid:
-    height: int
-    width: int
-    kinds: list[str]
-    chars: list[str]
-    colors: list[tuple[int, int, int]]
-    densities: list[Checked]
-    blocked: list[bool]
-    passable: list[bool]
-    fixed_map: np.ndarray | None
-    starts: np.ndarray | None
-    goals: np.ndarray | None
-    slip: Checked
-    collision: str
-    can_move: Checked
-    n_agents: int
-    has_goals: bool = True
-    pool: Checked | None = None
-    wait_ratio: Checked | None = None  # grid.solve: layouts from the MAPF solver's pools
-    solve_seed: Checked | None = None  # grid.solve.seed: which family of pools (None: no grid.solve)
-
-
-@dataclass
 class CProbe:
     name: str
     params: dict[str, Any]
@@ -202,8 +178,8 @@ class CheckedSpec:
     terminate: Checked
     truncate: Checked
     active: Checked | None
-    grid: CGrid | None
-    vocab: int | None
+    mechanics: dict[str, Any]  # mechanics module -> its checked form (only the modules the spec uses)
+    builtin_values: dict[str, Any]  # the constants the mechanics modules declare (`p.<name>`)
     text_render: list[Any] | None
     probes: list[CProbe]
     symbols: dict[str, Symbol]
@@ -224,6 +200,10 @@ class CheckedSpec:
     @property
     def turn_based(self) -> bool:
         return self.active is not None
+
+    def section(self, name: str) -> Any:
+        """The checked form of mechanics module `name` (None when the spec does not use it)."""
+        return self.mechanics.get(name)
 
     def role_of(self, index: int) -> CRole:
         for r in self.roles:

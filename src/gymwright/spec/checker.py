@@ -4,9 +4,10 @@
 list of diagnostics. It keeps going after an error so that one run reports as much as it
 can: the repair loop needs every finding at once.
 
-Each section's checks live in their own module (`spec/checks/`: params, agents, variables,
-actions, rules, outcomes, observe, text, probes, baselines; `spec/mechanics/`: grid, channel);
-`_Builder` composes them and `run` calls them in the order a spec's names become known.
+Each section's checks are functions of one `CheckContext` (`spec/checks/context.py`), in their own
+module (`spec/checks/`: params, agents, variables, actions, rules, outcomes, observe, text, probes,
+baselines); each mechanics module of the registry (`gymwright/mechanics/registry.py`) brings its
+own (`checks.py` in its folder). `run` calls them in the order a spec's names become known.
 """
 
 from __future__ import annotations
@@ -14,19 +15,20 @@ from __future__ import annotations
 from typing import Any
 
 from gymwright.diagnostic import Diagnostic, has_errors
+from gymwright.mechanics.registry import MECHANICS
 from gymwright.spec.checked import CheckedSpec
-from gymwright.spec.checks.actions import ActionChecks
-from gymwright.spec.checks.agents import AgentChecks
-from gymwright.spec.checks.baselines import BaselineChecks
-from gymwright.spec.checks.observe import ObserveChecks
-from gymwright.spec.checks.outcomes import OutcomeChecks
-from gymwright.spec.checks.params import ParamChecks
-from gymwright.spec.checks.probes import ProbeChecks
-from gymwright.spec.checks.rules import RuleChecks
-from gymwright.spec.checks.text import TextChecks
-from gymwright.spec.checks.variables import VarChecks
+from gymwright.spec.checks.actions import check_actions, check_turns
+from gymwright.spec.checks.agents import check_builtins, check_roles
+from gymwright.spec.checks.baselines import check_baselines
+from gymwright.spec.checks.context import CheckContext
+from gymwright.spec.checks.observe import check_observe
+from gymwright.spec.checks.outcomes import check_end, check_metrics, check_rewards
+from gymwright.spec.checks.params import check_consts, check_params, check_shape_params
+from gymwright.spec.checks.probes import check_probes
+from gymwright.spec.checks.rules import check_rules
+from gymwright.spec.checks.text import check_text
+from gymwright.spec.checks.variables import check_vars
 from gymwright.spec.limits import count_diagnostics
-from gymwright.spec.mechanics import CHECKS
 from gymwright.spec.model import EnvSpec
 
 
@@ -35,48 +37,45 @@ def check_spec(spec: EnvSpec, params: dict[str, Any] | None = None) -> tuple[Che
     too_many = count_diagnostics(spec)  # refused before any work that grows with the counts
     if too_many:
         return None, too_many
-    b = _Builder(spec, dict(params or {}))
-    result = b.run()
-    return (None if has_errors(b.diags) else result), b.diags
+    ctx = CheckContext(spec, dict(params or {}))
+    result = run(ctx)
+    return (None if has_errors(ctx.diags) else result), ctx.diags
 
 
-class _Builder(ParamChecks, AgentChecks, *CHECKS, VarChecks, ActionChecks, RuleChecks,
-               OutcomeChecks, ObserveChecks, TextChecks, BaselineChecks, ProbeChecks):
-    """One check of a spec: every section's checks (see the module docstring), run in order."""
-
-    def run(self) -> CheckedSpec | None:
-        self.check_params()
-        self.check_consts()
-        self.check_roles()
-        if not self.roles:
-            return None
-        self.check_builtins()
-        self.check_grid()
-        self.check_channel()
-        state = self.check_vars("state", per_agent=False)
-        agent_state = self.check_vars("agent_state", per_agent=True)
-        self.check_actions()
-        active = self.check_turns()
-        grid_late = self.check_grid_late()
-        rules = self.check_rules()
-        self.check_rewards()
-        metrics = self.check_metrics()
-        ends = [self.check_end(k) for k in ("terminate", "truncate")]
-        self.check_observe()
-        text_render = self.check_text()
-        baselines = self.check_baselines()
-        self.structural |= self.shape_names & set(self.spec.params)
-        probes = self.check_probes(metrics, self.builtin_state + state + self.builtin_agent_state + agent_state)
-        self.check_shape_params()
-        if has_errors(self.diags) or self.grid is not None and not grid_late:
-            return None
-        return CheckedSpec(
-            spec=self.spec, params=self.params,
-            param_types={k: p.type or "float" for k, p in self.spec.params.items()},
-            structural=self.structural, consts=self.consts, roles=self.roles,
-            state=self.builtin_state + state, agent_state=self.builtin_agent_state + agent_state,
-            rules=rules, metrics=metrics, terminate=ends[0], truncate=ends[1],  # type: ignore[arg-type]
-            active=active, grid=self.grid, vocab=self.vocab, text_render=text_render,
-            probes=probes, symbols=self.symbols, n_sites=self.sites[0], used=self.used,
-            arg_names=self.arg_dtypes, choice_names=self.choice_names, baselines=baselines,
-        )
+def run(ctx: CheckContext) -> CheckedSpec | None:
+    """Every section's checks, in the order a spec's names become known."""
+    check_params(ctx)
+    check_consts(ctx)
+    check_roles(ctx)
+    if not ctx.roles:
+        return None
+    check_builtins(ctx)
+    for m in MECHANICS.values():  # its section, names and variables (before the spec's own)
+        m.checks.declare(ctx, getattr(ctx.spec, m.name))
+    state = check_vars(ctx, "state", per_agent=False)
+    agent_state = check_vars(ctx, "agent_state", per_agent=True)
+    check_actions(ctx)
+    active = check_turns(ctx)
+    late = [m.checks.after_actions(ctx) for m in MECHANICS.values()]  # what reads the actions and turns
+    rules = check_rules(ctx)
+    check_rewards(ctx)
+    metrics = check_metrics(ctx)
+    terminate, truncate = check_end(ctx, "terminate"), check_end(ctx, "truncate")
+    check_observe(ctx)
+    text_render = check_text(ctx)
+    baselines = check_baselines(ctx)
+    ctx.structural |= ctx.shape_names & set(ctx.spec.params)
+    probes = check_probes(ctx, metrics, ctx.builtin_state + state + ctx.builtin_agent_state + agent_state)
+    check_shape_params(ctx)
+    if has_errors(ctx.diags) or not all(late) or terminate is None or truncate is None:
+        return None
+    return CheckedSpec(
+        spec=ctx.spec, params=ctx.params,
+        param_types={k: p.type or "float" for k, p in ctx.spec.params.items()},
+        structural=ctx.structural, consts=ctx.consts, roles=ctx.roles,
+        state=ctx.builtin_state + state, agent_state=ctx.builtin_agent_state + agent_state,
+        rules=rules, metrics=metrics, terminate=terminate, truncate=truncate,
+        active=active, mechanics=ctx.mechanics, builtin_values=ctx.builtin_values, text_render=text_render,
+        probes=probes, symbols=ctx.symbols, n_sites=ctx.sites[0], used=ctx.used,
+        arg_names=ctx.arg_dtypes, choice_names=ctx.choice_names, baselines=baselines,
+    )

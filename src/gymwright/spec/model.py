@@ -1,7 +1,9 @@
 """The spec language as pydantic models: the one source of truth for the schema.
 
-The building blocks (names, expressions, the strict base) are in `spec/fields.py`; each
-mechanics module's schema part (`Grid`, `Channel`) lives with its checks in `spec/mechanics/`.
+The building blocks (names, expressions, the strict base) are in `spec/fields.py`. Each
+mechanics module of the registry (`gymwright/mechanics/registry.py`) adds its section to `EnvSpec`
+(`grid:`, `channel:`) and its keys to `Choice` (`move`, `message`); their schemas live in the
+modules' folders.
 
 Every field carries a description: `EnvSpec.model_json_schema()` feeds the `schema` command,
 the docs and (later) the designer's prompts. Expressions are strings in Python expression
@@ -12,7 +14,7 @@ expression is expected and mean the literal.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     ConfigDict,
@@ -20,13 +22,14 @@ from pydantic import (
     Field,
     Tag,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 
+from gymwright.mechanics.registry import MECHANICS
 from gymwright.spec.fields import DOC, IDENT, DType, Expr, Name, _Strict  # noqa: F401 - the whole schema is reached as spec.model.X
-from gymwright.spec.mechanics.channel import Channel
-from gymwright.spec.mechanics.grid import Grid, Solve, TileKind  # noqa: F401
 
 
 def _finite(x: Any, fix: str) -> Any:
@@ -106,18 +109,37 @@ class Var(_Strict):
     doc: str = Field("", description=DOC)
 
 
-Direction = Literal["up", "down", "left", "right", "stay"]
+def _with_mechanics(base: type[_Strict], fields: dict[str, tuple[str, tuple[Any, FieldInfo]]]) -> type[_Strict]:
+    """`base` with the mechanics modules' keys after its own (key -> (module, (type, Field))), in a
+    model of the same name (the schema, the reference and error messages show one), each key
+    marked with its module (`json_schema_extra`: the reference leaves out what a task does not use)."""
+    keys: dict[str, Any] = {}
+    for key, (module, (annotation, info)) in fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        keys[key] = (annotation, FieldInfo.merge_field_infos(info, json_schema_extra={**extra, "mechanics": module}))
+    made: type[_Strict] = create_model(base.__name__, __base__=base, __module__=__name__, **keys)
+    return made
 
 
-class Choice(_Strict):
-    """One named action choice, optionally with discrete arguments (a cartesian product)."""
-
+class _ChoiceHead(_Strict):
     name: Name = Field(description="Choice name; in expressions it is a per-agent bool array (`accept[me]`).")
     args: dict[Name, Expr] = Field(default_factory=dict, description="Argument name -> expression giving the 1-D list of values (e.g. `linspace(0, 1, 11)`). In expressions an argument is a per-agent numeric array (`share[proposer]`).")
     legal: Expr = Field(True, description="Per-agent bool expression: when the choice may be taken. May use `me` and the argument names (then it is evaluated for every value).")
-    move: Direction | list[int] | None = Field(None, json_schema_extra={"mechanics": "grid"}, description="grid specs: the move this choice makes (up/down/left/right/stay or [drow, dcol]).")
-    message: Expr | None = Field(None, json_schema_extra={"mechanics": "channel"}, description="channel specs: the int symbol this choice sends (per agent, may use the arguments).")
+
+
+# A type checker sees the keys every spec has; the mechanics modules' keys are added from the
+# registry (their modules read them, typed there).
+_ChoiceKeys = _ChoiceHead if TYPE_CHECKING else _with_mechanics(
+    _ChoiceHead, {key: (m.name, field) for m in MECHANICS.values() for key, field in m.choice_fields.items()})
+
+
+class Choice(_ChoiceKeys):
+    """One named action choice, optionally with discrete arguments (a cartesian product)."""
+
     doc: str = Field("", description=DOC)
+
+    if TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Any: ...  # a mechanics module's key (`move`, `message`)
 
 
 class Turns(_Strict):
@@ -250,9 +272,7 @@ class BaselineRule(_Strict):
     doc: str = Field("", description=DOC)
 
 
-class EnvSpec(_Strict):
-    """A multi-agent environment, as data."""
-
+class _SpecHead(_Strict):
     gymwright: Literal[1] = Field(1, description="Spec language version.")
     name: Name = Field(description="Identifier of the environment.")
     description: str = Field("", description="The task text this spec answers.")
@@ -261,8 +281,16 @@ class EnvSpec(_Strict):
     params: dict[Name, Param] = Field(default_factory=dict, description="Typed knobs; a spec plus a param assignment is one environment (a config).")
     consts: dict[Name, Const | Enum | ConstValue] = Field(default_factory=dict, description="Named constants: numbers, tables, expressions, enums.")
     agents: dict[Name, Role] = Field(min_length=1, description="Roles and their counts; agent ids are `<role>_<i>`.")
-    grid: Grid | None = Field(None, json_schema_extra={"mechanics": "grid"}, description="The grid mechanics module (positions, layouts, moves, collisions).")
-    channel: Channel | None = Field(None, json_schema_extra={"mechanics": "channel"}, description="The message channel module (communication games).")
+
+
+# The mechanics modules' sections follow `agents` (as the choice keys above: see there).
+_SpecSections = _SpecHead if TYPE_CHECKING else _with_mechanics(
+    _SpecHead, {m.name: (m.name, (m.section | None, Field(None, description=m.doc))) for m in MECHANICS.values()})
+
+
+class EnvSpec(_SpecSections):
+    """A multi-agent environment, as data."""
+
     state: dict[Name, Var] = Field(default_factory=dict, description="Global variables, initialized in order at reset.")
     agent_state: dict[Name, Var] = Field(default_factory=dict, description="Per-agent variables (leading agent axis; `x[me]` is mine).")
     actions: dict[Name, list[Choice]] = Field(description="Per role, its choices. Action space = Discrete(total), with a mask from `legal`.")
@@ -282,3 +310,6 @@ class EnvSpec(_Strict):
     @classmethod
     def _features(cls, v: dict[str, list[Any]]) -> dict[str, list[Any]]:
         return {role: [f if isinstance(f, Feature) else Feature(expr=f) for f in fs] for role, fs in v.items()}
+
+    if TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Any: ...  # a mechanics module's section (`grid`, `channel`)

@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from gymwright.atomic import write_atomic
+from gymwright.mechanics.registry import MECHANICS as REGISTRY
 from gymwright.spec import model as m
 from gymwright.spec.expr.functions import FUNCTIONS
 from gymwright.spec.limits import limits_table
@@ -24,9 +25,13 @@ from gymwright.spec.limits import limits_table
 BEGIN = "<!-- BEGIN GENERATED REFERENCE (python -m gymwright.spec.reference --write docs/spec-language.md) -->"
 END = "<!-- END GENERATED REFERENCE -->"
 
+# Sections (and function categories) of the optional mechanics modules: a prompt for a task that
+# uses none of them leaves them out (`prompt_reference`).
+MECHANICS: dict[str, tuple[type[BaseModel], ...]] = {x.name: (x.section, *x.models) for x in REGISTRY.values()}
+MECHANICS_FUNCTIONS = {x.name: x.name for x in REGISTRY.values() if x.functions}  # module -> function category it brings
 SECTIONS: list[type[BaseModel]] = [
     m.EnvSpec, m.Param, m.Const, m.Enum, m.Role, m.Var, m.Choice, m.Turns, m.Rule, m.First,
-    m.RewardTerm, m.Metric, m.Feature, m.Text, m.Probe, m.BaselineRule, m.Grid, m.TileKind, m.Solve, m.Channel,
+    m.RewardTerm, m.Metric, m.Feature, m.Text, m.Probe, m.BaselineRule, *(s for models in MECHANICS.values() for s in models),
 ]
 LIMITS_INTRO = (
     "What a spec may cost is bounded before any code is generated (`gymwright.spec.limits`). A spec "
@@ -36,18 +41,11 @@ LIMITS_INTRO = (
     "The first four, on reading, hold for every YAML or JSON document gymwright reads, not only specs: a "
     "`--config` file and a model's reply (the engineer's proposals and spec edits) are read the same way."
 )
-# Sections (and function categories) of the optional mechanics modules: a prompt for a task that
-# uses neither leaves them out (`prompt_reference`).
-MECHANICS: dict[str, tuple[type[BaseModel], ...]] = {
-    "grid": (m.Grid, m.TileKind, m.Solve),
-    "channel": (m.Channel,),
-}
-MECHANICS_FUNCTIONS = {"grid": "grid"}  # mechanics module -> function category it brings
 CATEGORIES = {
     "math": "Elementwise math", "reduce": "Reductions", "array": "Arrays",
     "table": "Tables (constant arguments; computed when the env is built)",
     "random": "Random (only in `init` and step rules; seeded, reproducible)",
-    "grid": "Grid helpers (need a `grid:` section)",
+    **{x.name: x.function_doc for x in REGISTRY.values() if x.functions},
 }
 
 

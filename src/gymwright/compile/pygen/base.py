@@ -1,21 +1,16 @@
-"""What the Python backend's parts (`compile/pygen/*`, `compile/mechanics/*`) share besides their
-`GenContext` (`pygen/context.py`): analyses of checked trees, small code helpers, and
-`PyGenBase`, the base of a mechanics module's part."""
+"""What the Python backend's parts (`compile/pygen/*`, a mechanics module's `python.py`) share
+besides their `GenContext` (`pygen/context.py`): analyses of checked trees and small code helpers."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Collection
 
 from gymwright.compile.pyexpr import PyEmitter
-from gymwright.compile.writer import Writer
+from gymwright.mechanics.registry import MECHANICS
 from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.expr.check import Checked
 from gymwright.spec.expr.types import draws
-
-if TYPE_CHECKING:  # the context imports this module's helpers
-    from gymwright.compile.pygen.context import GenContext
 
 NP_DTYPE = {"bool": "bool", "int": "np.int64", "float": "np.float64"}
 
@@ -34,11 +29,12 @@ def all_trees(cs: CheckedSpec) -> list[ast.AST]:
     found += [m.expr for m in cs.metrics] + [e for pr in cs.probes for e in pr.expect]
     for role in cs.roles:
         found += [t.expr for t in role.terms] + [f.expr for f in role.features]
-        found += [c.legal for c in role.choices] + [c.message for c in role.choices]
+        found += [c.legal for c in role.choices]
         found += [part[0] for part in (role.text_observe or []) if not isinstance(part, str)]
     found += [part[0] for part in (cs.text_render or []) if not isinstance(part, str)]
-    if cs.grid is not None:
-        found += [cs.grid.can_move, cs.grid.slip, *cs.grid.densities]
+    for m in MECHANICS.values():  # a mechanics module's own (a grid's can_move, a channel's messages)
+        if m.name in cs.mechanics:
+            found += m.checks.expressions(cs)
     return [c.tree for c in found if c is not None]
 
 
@@ -50,10 +46,10 @@ def draws_after_reset(cs: CheckedSpec) -> bool:
     trees = [t for t in all_trees(cs) if id(t) not in inits]
     trees += [c.tree for b in cs.baselines for rules in b.rules.values() for rule in rules
               for c in ([rule.when] if rule.when is not None else []) + [x for _, x in rule.args]]
-    return cs.grid is not None or cs.vocab is not None or any(draws(n) for t in trees for n in ast.walk(t))
+    return bool(cs.mechanics) or any(draws(n) for t in trees for n in ast.walk(t))
 
 
-IMPLICIT = {"tiles", "pos"}  # read by grid functions (tile, view, agents_view) without being named
+IMPLICIT = {name for m in MECHANICS.values() for name in m.implicit}  # read by functions without being named (a grid's tile(p): tiles)
 
 
 def as_bool(code: str) -> str:
@@ -87,40 +83,3 @@ def own_read(em: PyEmitter, node: ast.AST, names: Collection[str]) -> str | None
             and em.emit(node.value) == f"v.{node.value.id}"):
         return node.value.id
     return None
-
-
-class PyGenBase:
-    """A mechanics module's part of the Python generator (`compile/mechanics/`): an object over the
-    generation's `GenContext`, which reads the members of the context it uses under their names
-    there (`self.cs`, `self.w`, `self.em(...)`, ...)."""
-
-    def __init__(self, g: GenContext) -> None:
-        self.g = g
-
-    @property
-    def cs(self) -> CheckedSpec:
-        return self.g.cs
-
-    @property
-    def w(self) -> Writer:
-        return self.g.w
-
-    @property
-    def n(self) -> int:
-        return self.g.n
-
-    @property
-    def solved_pools(self) -> dict[str, str]:
-        return self.g.solved_pools
-
-    def em(self, per_agent: bool = False, **overrides: str) -> PyEmitter:
-        return self.g.em(per_agent, **overrides)
-
-    def flags_from_lists(self, em: PyEmitter, trees: Sequence[ast.AST], me: str = "me") -> list[str]:
-        return self.g.flags_from_lists(em, trees, me)
-
-    def read_lists(self, names: list[str]) -> None:
-        self.g.read_lists(names)
-
-    def replaced(self, names: list[str] | None = None) -> None:
-        self.g.replaced(names)

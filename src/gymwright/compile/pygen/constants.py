@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from gymwright.compile.common import spec_hash
-from gymwright.compile.mechanics.grid import PyGrid
 from gymwright.compile.pygen.context import GenContext
 from gymwright.compile.tables import baseline_tables, fixed_values
 
@@ -40,7 +39,8 @@ def tables(g: GenContext) -> None:
     w(f"BASELINES = {[b.name for b in cs.baselines]!r}", comment="scripted baselines (spec `baselines:`)")
     w(f"STATE_VARS = {tuple(x.name for x in cs.state + cs.agent_state)!r}", comment="what a scenario may set")
     baseline_tables(w, cs)
-    PyGrid(g).grid_constants()
+    for part in g.parts:  # a mechanics module's tables (a grid's colours and layouts)
+        part.constants(g)
     w("")
     w("")
 

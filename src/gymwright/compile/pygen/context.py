@@ -1,5 +1,5 @@
 """`GenContext`: one generation of a module by the Python backend, and the whole interface its
-parts share. Each part (`compile/pygen/*`, a mechanics module's `compile/mechanics/*`) is a
+parts share. Each part (`compile/pygen/*`, a mechanics module's `mechanics/<name>/python.py`) is a
 function or a small object over a context: it writes through `w`, lowers expressions with `em`,
 and reads per-agent values from lists through `flags_from_lists` / `read_lists` / `replaced`."""
 
@@ -15,6 +15,7 @@ from gymwright.compile.common import class_name
 from gymwright.compile.pyexpr import PyEmitter
 from gymwright.compile.pygen.base import NP_DTYPE, all_trees, own_read
 from gymwright.compile.writer import Writer
+from gymwright.mechanics.emit import PythonPart, python_parts
 from gymwright.spec.checked import CheckedSpec, CVar
 from gymwright.spec.expr.types import info_of
 
@@ -69,8 +70,8 @@ class GenContext:
     def list_actions(self) -> set[str]:
         """Action names read only as `x[scalar]`: plain lists are faster than numpy for those."""
         names = set(self.cs.choice_names) | set(self.cs.arg_names) | {"action"}
-        if self.cs.grid is not None and self.n > 16:  # grid_step's `delta[v.<choice>] = move`
-            names -= {c.name for r in self.cs.roles for c in r.choices if c.move is not None}
+        for part in self.parts:  # read whole by a mechanics module's step (a grid's `delta[v.<choice>] = move`)
+            names -= part.array_reads(self)
         for tree in all_trees(self.cs):
             parents = {id(ch): node for node in ast.walk(tree) for ch in ast.iter_child_nodes(node)}
             for node in ast.walk(tree):
@@ -82,6 +83,11 @@ class GenContext:
                     if not scalar_index:
                         names.discard(node.id)
         return names
+
+    @functools.cached_property
+    def parts(self) -> list[PythonPart]:
+        """The Python parts of the mechanics modules the spec uses (`mechanics.emit`)."""
+        return python_parts(self.cs)
 
     def hook(self, path: str) -> None:
         if self.instrument:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from gymwright.compile.mechanics.grid import PyGrid
 from gymwright.compile.pygen.context import GenContext
 
 
@@ -15,12 +14,12 @@ def render(g: GenContext) -> None:
         with w.block("if self.render_mode is None:"):
             w("gymnasium.logger.warn('render() called without a render_mode; pass render_mode=\"ansi\"')")
             w("return None")
-        if cs.grid:
+        if frame(g, 16):
             with w.block("if self.render_mode == 'rgb_array':"):
-                w(f"return render_rgb(self.v.tiles, GRID_COLORS, self.v.pos, {PyGrid(g).goals()})")
+                w(f"return {frame(g, 16)}")
         with w.block("if self.render_mode == 'human':"):
-            frame = f"lambda: render_rgb(self.v.tiles, GRID_COLORS, self.v.pos, {PyGrid(g).goals()}, 4)" if cs.grid else "None"
-            w(f"rt_show(self.render_text(), {frame})", comment="prints; the frame only on a terminal")
+            small = frame(g, 4)
+            w(f"rt_show(self.render_text(), {f'lambda: {small}' if small else 'None'})", comment="prints; the frame only on a terminal")
             w("return None")
         w("return self.render_text()")
     w("")
@@ -32,8 +31,10 @@ def render(g: GenContext) -> None:
         else:
             fields = ["'t=' + str(v.t)"] + [f"{x.name + '='!r} + _fmt(v.{x.name})" for x in cs.state if not x.shape]
             w(f"lines = ['  '.join([{', '.join(fields)}])]")
-        if cs.grid:
-            w(f"lines.append(render_ansi(v.tiles, GRID_CHARS, v.pos, {PyGrid(g).goals()}))")
+        for part in g.parts:  # a mechanics module's picture (a grid's map)
+            text = part.text(g)
+            if text is not None:
+                w(f"lines.append({text})")
         shown = [x for x in cs.agent_state if not x.shape and not x.builtin]
         with w.block("for i, agent in enumerate(AGENTS):"):
             parts = ["f'{agent}: {_action_text(ROLE_OF[i], self._last[i])}'", "f'reward={self._last_reward[i]:.3g}'"]
@@ -54,6 +55,11 @@ def render(g: GenContext) -> None:
     w("def close(self):")
     w("    pass")
     w("")
+
+
+def frame(g: GenContext, cell: int) -> str | None:
+    """Code of the RGB frame of the first mechanics module that draws one (None: none does)."""
+    return next((f for part in g.parts if (f := part.frame(g, cell)) is not None), None)
 
 
 def template(g: GenContext, parts: list[Any], per_agent: bool = False) -> str:

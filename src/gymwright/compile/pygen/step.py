@@ -1,12 +1,10 @@
-"""`step`: actions in, grid and channel, step rules, rewards, metrics, ends, outputs."""
+"""`step`: actions in, the mechanics modules, step rules, rewards, metrics, ends, outputs."""
 
 from __future__ import annotations
 
 from contextlib import nullcontext
 
 from gymwright.compile.common import rule_groups
-from gymwright.compile.mechanics.channel import PyChannel
-from gymwright.compile.mechanics.grid import PyGrid
 from gymwright.compile.pyexpr import PyEmitter, hoist
 from gymwright.compile.pygen import actions, metrics, rewards
 from gymwright.compile.pygen.base import (
@@ -34,12 +32,8 @@ def step(g: GenContext, observations: Observations) -> None:
             w("v._rng.step = v.t + 1")
         actions.decode(g)
         with g.lists_read_once():
-            if cs.grid:
-                PyGrid(g).grid_step()
-                g.hook("grid")
-            if cs.vocab is not None:
-                PyChannel(g).channel_step()
-                g.replaced()
+            for part in g.parts:  # the mechanics modules (a grid's moves, a channel's messages)
+                part.step(g)
             for group in rule_groups(cs.rules):
                 rules(g, group)
             w("v.t += 1")

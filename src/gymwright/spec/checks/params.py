@@ -7,142 +7,145 @@ from typing import Any
 
 import numpy as np
 
-from gymwright.spec.checks.base import CheckerBase
+from gymwright.spec.checks.context import CheckContext
 from gymwright.spec.expr.check import Symbol, const_eval
 from gymwright.spec.expr.types import INF, Info
 from gymwright.spec.limits import MAX_CONST_SIZE
 from gymwright.spec.model import Const, Enum
 
 
-class ParamChecks(CheckerBase):
-    """`params`, `consts`, and the params that must be ints because they size things."""
+def check_params(ctx: CheckContext) -> None:
+    """`params`: each value (the override or the default) of its type and in its range."""
+    for name in ctx.overrides:
+        if name not in ctx.spec.params:
+            ctx.error(f"params.{name}", f"unknown param `{name}`", ctx.param_hint(name))
+    for name, p in ctx.spec.params.items():
+        path = f"params.{name}"
+        given = name in ctx.overrides
+        value = ctx.overrides.get(name, p.default)
+        where = f"{path} (given {value!r})" if given else f"{path}.default"
+        value = _coerce_param(ctx, value, p.type or "float", where)
+        if value is None:  # reported; go on with the default so later checks don't cascade
+            value = p.default
+        if p.min is not None and p.max is not None and p.min > p.max:
+            ctx.error(f"{path}.min", f"min {p.min:g} is larger than max {p.max:g}")
+        if (p.min is not None and value < p.min) or (p.max is not None and value > p.max):
+            ctx.error(where, f"param `{name}` = {value!r} is out of its range [{_fmt(p.min)}, {_fmt(p.max)}]",
+                      f"choose a value in [{_fmt(p.min)}, {_fmt(p.max)}]", value=value)
+        ctx.params[name] = value
+        lo = float(p.min) if p.min is not None else -INF
+        hi = float(p.max) if p.max is not None else INF
+        if p.type == "bool":
+            lo, hi = 0.0, 1.0
+        ctx.declare(Symbol(name, "param", Info(p.type or "float", (), lo, hi, True, value), f"p.{name}", p.doc), path)
 
-    def check_params(self) -> None:
-        for name in self.overrides:
-            if name not in self.spec.params:
-                self.error(f"params.{name}", f"unknown param `{name}`", self.param_hint(name))
-        for name, p in self.spec.params.items():
-            path = f"params.{name}"
-            given = name in self.overrides
-            value = self.overrides.get(name, p.default)
-            where = f"{path} (given {value!r})" if given else f"{path}.default"
-            value = self._coerce_param(value, p.type or "float", where)
-            if value is None:  # reported; go on with the default so later checks don't cascade
-                value = p.default
-            if p.min is not None and p.max is not None and p.min > p.max:
-                self.error(f"{path}.min", f"min {p.min:g} is larger than max {p.max:g}")
-            if (p.min is not None and value < p.min) or (p.max is not None and value > p.max):
-                self.error(where, f"param `{name}` = {value!r} is out of its range [{_fmt(p.min)}, {_fmt(p.max)}]",
-                           f"choose a value in [{_fmt(p.min)}, {_fmt(p.max)}]", value=value)
-            self.params[name] = value
-            lo = float(p.min) if p.min is not None else -INF
-            hi = float(p.max) if p.max is not None else INF
-            if p.type == "bool":
-                lo, hi = 0.0, 1.0
-            self.declare(Symbol(name, "param", Info(p.type or "float", (), lo, hi, True, value), f"p.{name}", p.doc), path)
 
-    def _coerce_param(self, value: Any, dtype: str, where: str) -> Any:
-        if dtype == "bool":
-            if isinstance(value, bool):
-                return value
-            if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
-                return value.lower() in ("true", "1")
-        elif dtype == "int":
-            if isinstance(value, str):
-                try:
-                    value = float(value)
-                except ValueError:
-                    pass
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
-        else:
+def _coerce_param(ctx: CheckContext, value: Any, dtype: str, where: str) -> Any:
+    if dtype == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
+            return value.lower() in ("true", "1")
+    elif dtype == "int":
+        if isinstance(value, str):
             try:
-                if not isinstance(value, bool):
-                    value = float(value)
-                    if math.isfinite(value):
-                        return value
-            except (TypeError, ValueError, OverflowError):
+                value = float(value)
+            except ValueError:
                 pass
-        article = "an" if dtype == "int" else "a"
-        if dtype != "bool" and isinstance(value, float) and not math.isfinite(value):  # NaN fails no range check
-            self.error(where, f"expected a finite {dtype} value, got {value!r}: NaN and infinities compare false "
-                       "against every range, so no range check can hold them", f"give a finite {dtype}", value=repr(value))
-            return None
-        self.error(where, f"expected {article} {dtype} value, got {value!r}", f"give {article} {dtype}", value=value)
-        return None
-
-    def check_consts(self) -> None:
-        """Enums and literal consts; computed ones wait for the agent counts (check_computed_consts)."""
-        self.consts: dict[str, Any] = {}
-        self.computed: list[tuple[str, str, str]] = []  # (name, expression, doc), in order
-        for name, c in self.spec.consts.items():
-            path = f"consts.{name}"
-            if isinstance(c, Enum):
-                for i, member in enumerate(c.enum):
-                    self.consts[member] = i
-                    self.declare(Symbol(member, "const", Info("int", (), i, i, True, i), f"p.{member}", f"{name} enum member"), f"{path}.enum[{i}]")
-                continue
-            raw = c.value if isinstance(c, Const) else c
-            doc = c.doc if isinstance(c, Const) else ""
-            if isinstance(raw, str):
-                self.computed.append((name, raw, doc))
-            else:
-                self.declare_const(name, raw, doc)
-
-    def check_computed_consts(self) -> None:
-        for name, source, doc in self.computed:
-            value = self.computed_const(name, source, f"consts.{name}")
-            if value is not None:
-                self.declare_const(name, value, doc)
-
-    def declare_const(self, name: str, raw: Any, doc: str) -> None:
-        path = f"consts.{name}"
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+    else:
         try:
-            arr = np.asarray(raw)
-        except ValueError:
-            arr = np.asarray([], dtype=object)
-        if arr.dtype.kind not in "biuf" or arr.size == 0:
-            self.error(path, f"const `{name}` must be a number, a bool or a rectangular nested list of numbers, got {raw!r}",
-                       "tables must have rows of equal length", value=raw)
-            return
-        dtype = {"b": "bool", "i": "int", "u": "int", "f": "float"}[arr.dtype.kind]
-        value: Any = arr.item() if arr.shape == () else arr.astype({"bool": bool, "int": np.int64, "float": np.float64}[dtype])
-        if arr.size > MAX_CONST_SIZE:
-            self.error(path, f"const `{name}` has {arr.size:,} elements; the limit (MAX_CONST_SIZE) is {MAX_CONST_SIZE:,}",
-                       "a const is a small table: give its params smaller values or filter it", value=arr.size)
-            return
-        self.consts[name] = value
-        self.declare(Symbol(name, "const", Info(dtype, arr.shape, float(arr.min()), float(arr.max()), True, value), f"p.{name}", doc), path)
+            if not isinstance(value, bool):
+                value = float(value)
+                if math.isfinite(value):
+                    return value
+        except (TypeError, ValueError, OverflowError):
+            pass
+    article = "an" if dtype == "int" else "a"
+    if dtype != "bool" and isinstance(value, float) and not math.isfinite(value):  # NaN fails no range check
+        ctx.error(where, f"expected a finite {dtype} value, got {value!r}: NaN and infinities compare false "
+                  "against every range, so no range check can hold them", f"give a finite {dtype}", value=repr(value))
+        return None
+    ctx.error(where, f"expected {article} {dtype} value, got {value!r}", f"give {article} {dtype}", value=value)
+    return None
 
-    def computed_const(self, name: str, source: str, path: str) -> Any:
-        """The value of a const written as an expression (None if refused). It is computed once,
-        when the env is built, so every param it reads is structural (one value per module)."""
-        why = "is not known when consts are computed (they are fixed when the env is built, before any episode)"
-        hidden = {n: why for n in [*self.spec.state, *self.spec.agent_state, "t"]}
-        c = self.expr(source, self.scope(f"const `{name}`", hidden=hidden), path)
-        if c is None:
-            return None
-        value = const_eval(c.tree.body) if c.info.const else None
-        if value is None:
-            self.error(path, f"const `{name}` must be constant (literals, params, earlier consts), got `{c.source}`",
-                       "state, actions, `t` and random draws are not known when the env is built")
-            return None
-        params = {n for n in c.names if self.symbols[n].kind == "param"}
-        for p in sorted(params):
-            if self.spec.params[p].type == "float":
-                self.error(path, f"const `{name}` reads float param `{p}`: a computed const is fixed when the env "
-                           "is built, so the params it reads must be int or bool", f"write `{c.source}` where it is used instead")
-                return None
-        self.structural |= params
-        return value.tolist() if isinstance(value, np.ndarray) else value
 
-    def check_shape_params(self) -> None:
-        for name in sorted(self.structural):
-            p = self.spec.params.get(name)
-            if p is not None and p.type == "float":
-                self.error(f"params.{name}", f"param `{name}` sizes arrays or counts agents, so it must be an int", "set `type: int`")
+def check_consts(ctx: CheckContext) -> None:
+    """Enums and literal consts; computed ones wait for the agent counts (check_computed_consts)."""
+    for name, c in ctx.spec.consts.items():
+        path = f"consts.{name}"
+        if isinstance(c, Enum):
+            for i, member in enumerate(c.enum):
+                ctx.consts[member] = i
+                ctx.declare(Symbol(member, "const", Info("int", (), i, i, True, i), f"p.{member}", f"{name} enum member"), f"{path}.enum[{i}]")
+            continue
+        raw = c.value if isinstance(c, Const) else c
+        doc = c.doc if isinstance(c, Const) else ""
+        if isinstance(raw, str):
+            ctx.computed.append((name, raw, doc))
+        else:
+            declare_const(ctx, name, raw, doc)
+
+
+def check_computed_consts(ctx: CheckContext) -> None:
+    for name, source, doc in ctx.computed:
+        value = computed_const(ctx, name, source, f"consts.{name}")
+        if value is not None:
+            declare_const(ctx, name, value, doc)
+
+
+def declare_const(ctx: CheckContext, name: str, raw: Any, doc: str) -> None:
+    path = f"consts.{name}"
+    try:
+        arr = np.asarray(raw)
+    except ValueError:
+        arr = np.asarray([], dtype=object)
+    if arr.dtype.kind not in "biuf" or arr.size == 0:
+        ctx.error(path, f"const `{name}` must be a number, a bool or a rectangular nested list of numbers, got {raw!r}",
+                  "tables must have rows of equal length", value=raw)
+        return
+    dtype = {"b": "bool", "i": "int", "u": "int", "f": "float"}[arr.dtype.kind]
+    value: Any = arr.item() if arr.shape == () else arr.astype({"bool": bool, "int": np.int64, "float": np.float64}[dtype])
+    if arr.size > MAX_CONST_SIZE:
+        ctx.error(path, f"const `{name}` has {arr.size:,} elements; the limit (MAX_CONST_SIZE) is {MAX_CONST_SIZE:,}",
+                  "a const is a small table: give its params smaller values or filter it", value=arr.size)
+        return
+    ctx.consts[name] = value
+    ctx.declare(Symbol(name, "const", Info(dtype, arr.shape, float(arr.min()), float(arr.max()), True, value), f"p.{name}", doc), path)
+
+
+def computed_const(ctx: CheckContext, name: str, source: str, path: str) -> Any:
+    """The value of a const written as an expression (None if refused). It is computed once,
+    when the env is built, so every param it reads is structural (one value per module)."""
+    why = "is not known when consts are computed (they are fixed when the env is built, before any episode)"
+    hidden = {n: why for n in [*ctx.spec.state, *ctx.spec.agent_state, "t"]}
+    c = ctx.expr(source, ctx.scope(f"const `{name}`", hidden=hidden), path)
+    if c is None:
+        return None
+    value = const_eval(c.tree.body) if c.info.const else None
+    if value is None:
+        ctx.error(path, f"const `{name}` must be constant (literals, params, earlier consts), got `{c.source}`",
+                  "state, actions, `t` and random draws are not known when the env is built")
+        return None
+    params = {n for n in c.names if ctx.symbols[n].kind == "param"}
+    for p in sorted(params):
+        if ctx.spec.params[p].type == "float":
+            ctx.error(path, f"const `{name}` reads float param `{p}`: a computed const is fixed when the env "
+                      "is built, so the params it reads must be int or bool", f"write `{c.source}` where it is used instead")
+            return None
+    ctx.structural |= params
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
+def check_shape_params(ctx: CheckContext) -> None:
+    """Params that size arrays or count agents must be ints."""
+    for name in sorted(ctx.structural):
+        p = ctx.spec.params.get(name)
+        if p is not None and p.type == "float":
+            ctx.error(f"params.{name}", f"param `{name}` sizes arrays or counts agents, so it must be an int", "set `type: int`")
 
 
 def _fmt(v: float | None) -> str:

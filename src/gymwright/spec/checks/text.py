@@ -6,47 +6,47 @@ import re
 import string
 from typing import Any
 
-from gymwright.spec.checks.base import CheckerBase
+from gymwright.spec.checks.actions import role_span
+from gymwright.spec.checks.context import CheckContext
 from gymwright.spec.expr.check import Scope
 
 
-class TextChecks(CheckerBase):
-    """`text`."""
+def check_text(ctx: CheckContext) -> list[Any] | None:
+    """`text`: each role's observation template (kept on the role) and the render template (returned)."""
+    t = ctx.spec.text
+    if t is None:
+        return None
+    for role_name, tmpl in t.observe.items():
+        role = next((r for r in ctx.roles if r.name == role_name), None)
+        if role is None:
+            ctx.error(f"text.observe.{role_name}", f"text for unknown role `{role_name}`")
+            continue
+        scope = ctx.scope("a text template", per_agent=True, me=role_span(role), actions=True)
+        role.text_observe = _template(ctx, tmpl, scope, f"text.observe.{role_name}")
+    if t.render is None:
+        return None
+    return _template(ctx, t.render, ctx.scope("a text template", actions=True), "text.render")
 
-    def check_text(self) -> list[Any] | None:
-        t = self.spec.text
-        if t is None:
-            return None
-        for role_name, tmpl in t.observe.items():
-            role = next((r for r in self.roles if r.name == role_name), None)
-            if role is None:
-                self.error(f"text.observe.{role_name}", f"text for unknown role `{role_name}`")
-                continue
-            scope = self.scope("a text template", per_agent=True, me=(role.start, role.start + role.count - 1), actions=True)
-            role.text_observe = self._template(tmpl, scope, f"text.observe.{role_name}")
-        if t.render is None:
-            return None
-        return self._template(t.render, self.scope("a text template", actions=True), "text.render")
 
-    def _template(self, tmpl: str, scope: Scope, path: str) -> list[Any]:
-        parts: list[Any] = []
-        try:
-            parsed = list(string.Formatter().parse(tmpl))
-        except ValueError as e:
-            self.error(path, f"bad template: {e}", "placeholders are {expr} or {expr:fmt}; write {{ for a literal brace")
-            return parts
-        for literal, field_, fmt, conv in parsed:
-            if literal:
-                parts.append(literal)
-            if field_ is None:
-                continue
-            if conv:
-                self.error(path, f"conversions (!{conv}) are not allowed in templates")
-                continue
-            if fmt and not re.fullmatch(r"[<>^]?[+\- ]?\d*(\.\d+)?[dfegs%]?", fmt):
-                self.error(path, f"format spec `{fmt}` is not allowed", "use e.g. :.2f, :d, :>5")
-                continue
-            c = self.expr(field_, scope, path)
-            if c is not None:
-                parts.append((c, fmt or ""))
+def _template(ctx: CheckContext, tmpl: str, scope: Scope, path: str) -> list[Any]:
+    parts: list[Any] = []
+    try:
+        parsed = list(string.Formatter().parse(tmpl))
+    except ValueError as e:
+        ctx.error(path, f"bad template: {e}", "placeholders are {expr} or {expr:fmt}; write {{ for a literal brace")
         return parts
+    for literal, field_, fmt, conv in parsed:
+        if literal:
+            parts.append(literal)
+        if field_ is None:
+            continue
+        if conv:
+            ctx.error(path, f"conversions (!{conv}) are not allowed in templates")
+            continue
+        if fmt and not re.fullmatch(r"[<>^]?[+\- ]?\d*(\.\d+)?[dfegs%]?", fmt):
+            ctx.error(path, f"format spec `{fmt}` is not allowed", "use e.g. :.2f, :d, :>5")
+            continue
+        c = ctx.expr(field_, scope, path)
+        if c is not None:
+            parts.append((c, fmt or ""))
+    return parts

@@ -55,7 +55,7 @@ class Scope:
     context: str  # for messages: "rewards", "step rule", ...
     per_agent: bool = False
     random: bool = False
-    grid: Any = None
+    mechanics: dict[str, Any] = field(default_factory=dict)  # module name -> its checked form (for its functions)
     sites: list[int] = field(default_factory=lambda: [0])  # shared counter of random draw sites
     hidden: dict[str, str] = field(default_factory=dict)  # name -> why it is not visible here
     shape_names: set[str] = field(default_factory=set)  # names whose values fixed a shape
@@ -331,7 +331,7 @@ class _Checker:
             return v
 
         try:
-            info = func.infer(CallInfo(args, kwargs, const_value, self.scope.grid))
+            info = func.infer(CallInfo(args, kwargs, const_value, self.scope.mechanics))
         except ArgError as e:
             raise self.err(node, f"{fname}(): {e}", f"signature: {func.signature}") from None
         if func.random:

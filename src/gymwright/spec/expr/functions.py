@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,7 @@ class CallInfo:
     args: list[Info]
     kwargs: dict[str, Info]
     const_value: Callable[[int | str], Any]  # position or keyword -> value (ArgError if not constant)
-    grid: Any = None  # the checked grid, for grid helpers
+    mechanics: Mapping[str, Any] = field(default_factory=dict)  # module name -> its checked form (a grid helper reads the grid)
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,17 @@ def _register(name: str, signature: str, doc: str, category: str, nargs: tuple[i
               kwargs: Sequence[str] = (), impl: Callable[..., Any] | None = None,
               random: bool = False) -> Callable[[Callable[[CallInfo], Info]], Callable[[CallInfo], Info]]:
     def deco(infer: Callable[[CallInfo], Info]) -> Callable[[CallInfo], Info]:
-        FUNCTIONS[name] = Func(name, signature, doc, category, infer, nargs, tuple(kwargs), impl, random)
+        register(Func(name, signature, doc, category, infer, nargs, tuple(kwargs), impl, random))
         return infer
     return deco
+
+
+def register(func: Func) -> None:
+    """Add `func` to the table (a mechanics module's functions come through here: see
+    `gymwright/mechanics/registry.py`); a name is taken once."""
+    if func.name in FUNCTIONS and FUNCTIONS[func.name] is not func:
+        raise ValueError(f"function `{func.name}` is defined twice ({FUNCTIONS[func.name].category}, {func.category})")
+    FUNCTIONS[func.name] = func
 
 
 # --------------------------------------------------------------------------- helpers
@@ -567,77 +575,5 @@ def _permutation(c: CallInfo) -> Info:
     return Info("int", _check_size((n,)), 0.0, float(n - 1), False)
 
 
-# --------------------------------------------------------------------------- grid helpers
-
-def _need_grid(c: CallInfo) -> Any:
-    if c.grid is None:
-        raise ArgError("is a grid helper; declare a `grid:` section to use it")
-    return c.grid
-
-
-def _need_pos(i: Info, what: str) -> None:
-    if i.shape[-1:] != (2,) or i.dtype == "float":
-        raise ArgError(f"{what} must be an int position [row, col] (shape 2), got {i.describe()}")
-
-
-@_register("tile", "tile(p)", "the tile kind at position p (-1 outside the grid)", "grid", (1, 1))
-def _tile(c: CallInfo) -> Info:
-    g = _need_grid(c)
-    _need_pos(c.args[0], "p")
-    return Info("int", c.args[0].shape[:-1], -1.0, float(len(g.kinds) - 1), False)
-
-
-@_register("manhattan", "manhattan(a, b)", "|a.row - b.row| + |a.col - b.col|", "grid", (2, 2))
-def _manhattan(c: CallInfo) -> Info:
-    a, b = c.args
-    _need_pos(a, "a")
-    _need_pos(b, "b")
-    shape = _shape_of(a, b)[:-1]
-    g = c.grid
-    hi = float(g.height + g.width - 2) if g is not None else INF
-    return Info("int", shape, 0.0, hi, _const(c))
-
-
-@_register("in_bounds", "in_bounds(p)", "true if p is inside the grid", "grid", (1, 1))
-def _in_bounds(c: CallInfo) -> Info:
-    _need_grid(c)
-    _need_pos(c.args[0], "p")
-    return Info("bool", c.args[0].shape[:-1], 0.0, 1.0, False)
-
-
-def _window(c: CallInfo) -> tuple[Any, tuple[int, int]]:
-    """The grid and the window shape of view()/agents_view(): one position and a constant radius."""
-    g = _need_grid(c)
-    p = c.args[0]
-    _need_pos(p, "p")
-    if p.shape != (2,):
-        raise ArgError("p must be one position (shape 2), e.g. pos[me]")
-    r = _const_int(c, 1, "r")
-    side = 2 * r + 1
-    _check_size((side, side))
-    return g, (side, side)
-
-
-@_register("view", "view(p, r)", "the (2r+1)x(2r+1) window of tile kinds around p (-1 outside)", "grid", (2, 2))
-def _view(c: CallInfo) -> Info:
-    g, shape = _window(c)
-    return Info("int", shape, -1.0, float(len(g.kinds) - 1), False)
-
-
-@_register("agents_view", "agents_view(p, r)", "the (2r+1)x(2r+1) window of agent counts around p", "grid", (2, 2))
-def _agents_view(c: CallInfo) -> Info:
-    g, shape = _window(c)
-    return Info("int", shape, 0.0, float(g.n_agents), False)
-
-
-@_register("agents_view_of", "agents_view_of(p, r, x)",
-           "the (2r+1)x(2r+1) window around p of x[j] summed over the agents j in each cell (0 where none)",
-           "grid", (3, 3))
-def _agents_view_of(c: CallInfo) -> Info:
-    g, shape = _window(c)
-    x = c.args[2]
-    _need_numeric(x, "x")
-    if x.shape != (g.n_agents,):
-        raise ArgError(f"x must hold one value per agent (shape ({g.n_agents},)), got {x.describe()}")
-    lo, hi = min(0.0, g.n_agents * x.lo), max(0.0, g.n_agents * x.hi)
-    return Info("float" if x.dtype == "float" else "int", shape, lo, hi, False)
+# What a mechanics module's functions build on (`gymwright/mechanics/*/functions.py`).
+shape_of, need_numeric, const_int, check_size, all_const = _shape_of, _need_numeric, _const_int, _check_size, _const

@@ -45,12 +45,6 @@ class Info:
         return replace(self, **kw)
 
 
-def bounds_of(dtype: str, lo: float = -INF, hi: float = INF) -> tuple[float, float]:
-    if dtype == "bool":
-        return max(lo, 0.0), min(hi, 1.0)
-    return lo, hi
-
-
 def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
     """numpy broadcasting of two shapes, or None if they do not broadcast."""
     out = []

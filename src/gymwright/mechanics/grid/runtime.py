@@ -1,7 +1,10 @@
-"""Grid-world runtime: layout generation, movement, local views and rendering.
+"""The grid module's runtime for one env: layouts (generated, pooled), movement, lookups and
+views (the Python backend's lowering of the grid functions) and rendering. `runtime_batch.py` has
+the same over B copies, `runtime_solved.py` the layouts of `grid.solve`.
 
 STANDALONE: this module imports only numpy and the standard library, because its source is
-inlined verbatim into exported environment files.  Positions are ``(row, col)`` and integer
+inlined verbatim into generated and exported environment files (the names it reads from
+`runtime/core.py`, such as `uniforms`, are inlined before it).  Positions are ``(row, col)`` and integer
 arrays are ``np.int64``.  Randomness never comes from ``np.random``: functions that need it take
 ``uniforms(stream, n)``, which must return ``n`` float64 values in ``[0, 1)`` deterministically
 for a given ``(stream, n)``.
@@ -15,6 +18,7 @@ import numpy as np
 Uniforms = Callable[[int, int], np.ndarray]
 
 COLLISION_RULES: tuple[str, ...] = ("none", "block")
+
 
 AGENT_PALETTE: tuple[tuple[int, int, int], ...] = (
     (230, 25, 75),
@@ -406,6 +410,36 @@ def generate_layout(
     raise ValueError(f"fixed layout is not solvable: {problem}")
 
 
+# --------------------------------------------------------------------------- layout pools
+
+
+POOL_SEED = 0x5EED5EED5EED5EED
+
+
+_POOLS: dict = {}
+
+
+def layout_pool(size, height, width, n_agents, densities, blocked, fixed_tiles, fixed_starts, fixed_goals, site):
+    """`size` grid layouts generated once per config and cached; entry k draws its numbers from
+    the stream (POOL_SEED, k), so every env and both backends build the same pool."""
+    key = (size, height, width, n_agents, tuple(float(d) for d in densities), tuple(blocked),
+           None if fixed_tiles is None else fixed_tiles.tobytes(),
+           None if fixed_starts is None else fixed_starts.tobytes(),
+           None if fixed_goals is None else fixed_goals.tobytes())
+    pool = _POOLS.get(key)
+    if pool is None:
+        tiles = np.zeros((size, height, width), dtype=np.int64)
+        starts = np.zeros((size, n_agents, 2), dtype=np.int64)
+        goals = np.zeros((size, n_agents, 2), dtype=np.int64)
+        for k in range(size):
+            def uni(stream, n, k=k):
+                return uniforms(POOL_SEED, k, 0, site + stream, 0, n)  # noqa: F821 - runtime/core.py's, inlined before
+            tiles[k], starts[k], goals[k] = generate_layout(
+                height, width, n_agents, list(densities), list(blocked), uni, fixed_tiles, fixed_starts, fixed_goals)
+        pool = _POOLS[key] = (tiles, starts, goals)
+    return pool
+
+
 # --------------------------------------------------------------------------- movement
 
 
@@ -424,96 +458,395 @@ def apply_slip(delta: np.ndarray, slip: float, uniforms: Uniforms, stream: int) 
     return np.where(slips[:, None], turned, delta).astype(np.int64)
 
 
-def _legal_moves(
-    pos: np.ndarray, delta: np.ndarray, can_move: np.ndarray, passable: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Targets and which agents attempt a legal (in-grid, passable, non-zero) move."""
-    height, width = passable.shape
-    target = pos + delta
-    inside = (
-        (target[:, 0] >= 0) & (target[:, 0] < height) & (target[:, 1] >= 0) & (target[:, 1] < width)
-    )
-    rows = np.clip(target[:, 0], 0, height - 1)
-    cols = np.clip(target[:, 1], 0, width - 1)
-    ok = can_move & np.any(delta != 0, axis=1) & inside & passable[rows, cols]
-    return target, ok
-
-
-def _blocked_moves(pos: np.ndarray, target: np.ndarray, attempt: np.ndarray) -> np.ndarray:
-    """Attempting agents that hit a vertex conflict or a swap conflict."""
-    n = len(pos)
-    others = ~np.eye(n, dtype=bool)
-    final = np.where(attempt[:, None], target, pos)
-    vertex = np.any(np.all(final[:, None, :] == final[None, :, :], axis=2) & others, axis=1)
-    into = np.all(target[:, None, :] == pos[None, :, :], axis=2)
-    swap = np.any(into & into.T & attempt[:, None] & attempt[None, :] & others, axis=1)
-    return attempt & (vertex | swap)
-
-
-def resolve_moves(
-    pos: np.ndarray,
-    delta: np.ndarray,
-    can_move: np.ndarray,
-    passable: np.ndarray,
-    collision: str,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Apply simultaneous moves; return ``(new_pos, moved, conflict)``.
+def resolve_moves(pos, delta, can_move, passable, collision, kinds=None):
+    """Apply one env's simultaneous moves; return ``(new_pos (N, 2), moved (N,), conflict (N,))``.
 
     Moves off the grid or into impassable cells leave the agent in place (not a conflict).
     ``collision="none"`` lets agents share cells; ``"block"`` cancels vertex conflicts (several
-    agents ending in one cell, including a cell whose occupant stays) and swap conflicts,
-    repeating until no conflict remains.  Following a leaving agent (and rotating cycles of
-    three or more) is allowed.  ``conflict[i]`` marks moves cancelled because of other agents.
+    agents ending in one cell, a staying occupant included) and swap conflicts, repeating until
+    none is left.  Following a leaving agent (and rotating cycles of three or more) is allowed.
+    ``conflict[i]`` marks moves cancelled because of other agents.  ``delta`` and ``can_move``
+    may be lists; with ``kinds`` (passable or not, per tile kind) ``passable`` is the tile array.
+
+    The scalar form, in plain Python lists: for the few agents of one env it is several times
+    faster than numpy (the Python backend uses it up to 16 agents); ``resolve_moves_batch`` in
+    ``runtime_batch.py`` is the vector form (B copies, or one env of many agents), with the same
+    results.
     """
     if collision not in COLLISION_RULES:
         raise ValueError(f"unknown collision rule {collision!r}; valid: {list(COLLISION_RULES)}")
-    pos = np.asarray(pos, dtype=np.int64).reshape(-1, 2)
-    delta = np.asarray(delta, dtype=np.int64).reshape(-1, 2)
-    can_move = np.asarray(can_move, dtype=bool).reshape(-1)
-    target, attempt = _legal_moves(pos, delta, can_move, np.asarray(passable, dtype=bool))
-    conflict = np.zeros(len(pos), dtype=bool)
-    while collision == "block":
-        cancel = _blocked_moves(pos, target, attempt)
-        if not cancel.any():
-            break
-        attempt = attempt & ~cancel
-        conflict |= cancel
-    new_pos = np.where(attempt[:, None], target, pos).astype(np.int64)
-    return new_pos, attempt, conflict
+    P = pos.tolist()  # cells as [row, col] lists (compared with ==, as the targets are)
+    D = delta.tolist() if isinstance(delta, np.ndarray) else delta
+    h, w = passable.shape
+    n = len(P)
+    if isinstance(kinds, np.ndarray):
+        kinds = kinds.tolist()  # a list's item is a plain read, a numpy array's a scalar made
+    target = []  # where each agent attempts to go (its own cell when it attempts nothing)
+    attempt = []
+    for p, (dr, dc), can in zip(P, D, can_move, strict=True):
+        ok = False
+        if can and (dr != 0 or dc != 0):
+            tr, tc = p[0] + dr, p[1] + dc
+            if 0 <= tr < h and 0 <= tc < w:
+                at = passable.item(tr, tc)
+                ok = bool(at if kinds is None else kinds[at])
+        target.append([tr, tc] if ok else p)
+        attempt.append(ok)
+    if True not in attempt:  # nobody moves: every agent stays, nothing to cancel
+        return np.array(pos, dtype=np.int64).reshape(n, 2), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    conflict = [False] * n
+    final = target[:]  # where each agent ends the step, as the moves still attempted say
+    if collision == "block":
+        while True:
+            cancel = []  # the moves in a vertex conflict or a swap, all found before any is cancelled
+            for i in range(n):
+                if attempt[i]:
+                    t = final[i]
+                    if final.count(t) > 1:  # several agents end the step on one cell
+                        cancel.append(i)
+                    elif t in P:  # a swap: j, on i's target, attempts i's cell
+                        for j in range(n):
+                            if j != i and attempt[j] and P[j] == t and target[j] == P[i]:
+                                cancel.append(i)
+                                break
+            if not cancel:
+                break
+            for i in cancel:
+                attempt[i] = False
+                conflict[i] = True
+                final[i] = P[i]
+    clashed = np.array(conflict, dtype=bool) if True in conflict else np.zeros(n, dtype=bool)
+    return np.array(final, dtype=np.int64).reshape(n, 2), np.array(attempt, dtype=bool), clashed
 
 
-# --------------------------------------------------------------------------- views
+# --------------------------------------------------------------------------- lookups and views
+#
+# The Python backend's lowering of the grid functions. `tile`, `manhattan`: one cell (`rt_tile1`,
+# `rt_manhattan1`) or arrays of cells. `view`, `agents_view`, `agents_view_of`: one window
+# (`rt_view`, `rt_agents_view`, `rt_agents_view_of`, read from grids padded once per state and
+# kept on `v`), or the windows of a role's agents at once (`*_rows`, for features lowered over the
+# agent axis: compile/agent_axis.py). `runtime_batch.py` has the batch backend's forms.
 
 
-def _window_bounds(size: int, centre: int, radius: int) -> tuple[int, int, int]:
-    """Source start, source stop and destination offset along one axis."""
-    lo, hi = max(0, centre - radius), min(size, centre + radius + 1)
-    return lo, hi, lo - (centre - radius)
+def rt_tile(tiles, p):
+    p = np.asarray(p)
+    r, c = p[..., 0], p[..., 1]
+    h, w = tiles.shape
+    inside = (r >= 0) & (r < h) & (c >= 0) & (c < w)
+    out = np.where(inside, tiles[np.clip(r, 0, h - 1), np.clip(c, 0, w - 1)], -1)
+    return out if out.shape else int(out)
 
 
-def view(
-    tiles: np.ndarray, center: Sequence[int] | np.ndarray, radius: int, fill: int
-) -> np.ndarray:
-    """The (2r+1, 2r+1) window of ``tiles`` centred on ``center``; outside cells are ``fill``."""
-    tiles = np.asarray(tiles)
-    side = 2 * radius + 1
-    out = np.full((side, side), fill, dtype=np.int64)
-    r0, r1, dr = _window_bounds(tiles.shape[0], int(center[0]), radius)
-    c0, c1, dc = _window_bounds(tiles.shape[1], int(center[1]), radius)
-    if r1 > r0 and c1 > c0:
-        out[dr : dr + r1 - r0, dc : dc + c1 - c0] = tiles[r0:r1, c0:c1]
+def rt_in_bounds(tiles, p):
+    p = np.asarray(p)
+    h, w = tiles.shape
+    out = (p[..., 0] >= 0) & (p[..., 0] < h) & (p[..., 1] >= 0) & (p[..., 1] < w)
+    return out if out.shape else bool(out)
+
+
+def rt_tile1(tiles, p):
+    """The tile kind at one position (-1 outside the grid)."""
+    r, c = int(p[0]), int(p[1])
+    h, w = tiles.shape
+    return int(tiles[r, c]) if 0 <= r < h and 0 <= c < w else -1
+
+
+def rt_manhattan1(a, b):
+    return abs(int(a[0]) - int(b[0])) + abs(int(a[1]) - int(b[1]))
+
+
+def rt_manhattan(a, b):
+    out = np.abs(np.asarray(a) - np.asarray(b)).sum(axis=-1)
+    return out if out.shape else int(out)
+
+
+def rt_manhattan_rows(a, b):
+    """manhattan(a[i], b[i]) of (n, 2) integer cells: (n,) int64, the columns added (a numpy sum
+    over a last axis of two costs more; a list in Python costs as much for one row, 1.3 against
+    0.9 µs for four, 2.0 against 0.9 for eight: measured 2026-12-05)."""
+    d = np.abs(np.subtract(a, b))
+    return d[:, 0] + d[:, 1]
+
+
+def _tiles_pad(v, r: int):
+    """v.tiles with a border of -1 at least r wide, kept on v until v.tiles is replaced."""
+    pad = getattr(v, "_tiles_pad", None)
+    if pad is None or v._tiles_src is not v.tiles or v._pad_r < r:
+        v._pad_r = k = max(r, getattr(v, "_pad_r", 0))
+        h, w = v.tiles.shape
+        v._tiles_pad = pad = np.full((h + 2 * k, w + 2 * k), -1, dtype=v.tiles.dtype)  # np.pad, faster
+        pad[k:k + h, k:k + w] = v.tiles
+        v._tiles_src = v.tiles
+    return pad
+
+
+def rt_view(v, p, r: int):
+    """The (2r+1)x(2r+1) window of tiles around p, -1 outside (from a padded copy kept on v)."""
+    pad = _tiles_pad(v, r)
+    o = v._pad_r - r
+    row, col = int(p[0]) + o, int(p[1]) + o
+    return pad[row:row + 2 * r + 1, col:col + 2 * r + 1]
+
+
+def _agents_view_loop(pos, p, r: int):
+    """Agent counts in the (2r+1)x(2r+1) window around p, agent by agent (`rt_agents_view` for a
+    centre off the grid)."""
+    out = np.zeros((2 * r + 1, 2 * r + 1), dtype=np.int64)
+    r0, c0 = int(p[0]) - r, int(p[1]) - r
+    for row, col in pos.tolist():
+        dr, dc = row - r0, col - c0
+        if 0 <= dr <= 2 * r and 0 <= dc <= 2 * r:
+            out[dr, dc] += 1
     return out
 
 
-def agents_view(pos: np.ndarray, center: Sequence[int] | np.ndarray, radius: int) -> np.ndarray:
-    """Number of agents in each cell of the window centred on ``center`` (centre included)."""
-    side = 2 * radius + 1
-    rel = np.asarray(pos, dtype=np.int64).reshape(-1, 2) - np.asarray(center, dtype=np.int64)
-    rel = rel + radius
-    inside = np.all((rel >= 0) & (rel < side), axis=1)
-    counts = np.zeros((side, side), dtype=np.int64)
-    np.add.at(counts, (rel[inside, 0], rel[inside, 1]), 1)
-    return counts
+def rt_agents_view(v, p, r: int):
+    """Agent counts in the (2r+1)x(2r+1) window around p, from a padded grid of agent counts
+    kept on v (rebuilt when v.pos is replaced, as every step does): every agent's window is then
+    one slice. A view: callers copy before they write."""
+    row, col = int(p[0]), int(p[1])
+    h, w = v.tiles.shape
+    if not (0 <= row < h and 0 <= col < w):
+        return _agents_view_loop(v.pos, p, r)
+    grid = _agents_pad(v, r)
+    o = v._agents_r - r
+    return grid[row + o:row + o + 2 * r + 1, col + o:col + o + 2 * r + 1]
+
+
+def _agents_pad(v, r: int):
+    """Agent counts per cell of a grid padded by at least r, kept on v until v.pos is replaced."""
+    pos = v.pos
+    grid = getattr(v, "_agents_pad", None)
+    if grid is None or v._agents_src is not pos or v._agents_r < r:
+        h, w = v.tiles.shape
+        v._agents_r = big = max(r, getattr(v, "_agents_r", 0))
+        v._agents_pad = grid = np.zeros((h + 2 * big, w + 2 * big), dtype=np.int64)
+        v._agents_src = pos
+        for pr, pc in pos.tolist():
+            if -big <= pr < h + big and -big <= pc < w + big:
+                grid[pr + big, pc + big] += 1
+    return grid
+
+
+def _grid_cells(v, centers):
+    """`centers` (n, 2) as a list of int (row, col) pairs (truncated like int()), or None when
+    one lies off the grid."""
+    c = np.asarray(centers)
+    cells = (c if c.dtype.kind in "iu" else c.astype(np.int64)).tolist()
+    h, w = v.tiles.shape
+    for a, b in cells:
+        if not (0 <= a < h and 0 <= b < w):
+            return None
+    return cells
+
+
+def _centres(v, centers):
+    """(key, cells, kept, centers) of `centers` (n, 2): `_grid_cells` of them, and a dict of what the
+    window helpers derive from them (`_window_rows`, `_window_pairs`). Kept on v for the last
+    centres seen (v.pos by identity, others by their type and bytes: the features of one role
+    share them; an env's grid keeps its shape)."""
+    kept = getattr(v, "_centres_kept", None)
+    if centers is v.pos:  # the agents' own cells: v.pos is replaced, never written in place
+        if kept is None or kept[3] is not centers:
+            kept = v._centres_kept = (None, _grid_cells(v, centers), {}, centers)
+        return kept
+    c = np.asarray(centers)
+    key = (c.dtype.char, c.shape, c.tobytes())
+    if kept is None or kept[0] != key:
+        kept = (key, _grid_cells(v, c), {}, centers)
+    elif kept[3] is not centers:
+        kept = (*kept[:3], centers)
+    v._centres_kept = kept
+    return kept
+
+
+_WINDOW_OFFSETS: dict = {}
+
+
+def _window_rows(pad, centres, o: int, r: int):
+    """The (2r+1)x(2r+1) windows of `pad` around each cell of `centres` (from `_centres`,
+    shifted by o), as one gather: (n, S, S)."""
+    _, cells, kept, _ = centres
+    width = pad.shape[1]
+    index = kept.get((width, o, r))
+    if index is None:
+        starts = np.array([(a + o) * width + b + o for a, b in cells], dtype=np.int64)
+        index = kept[width, o, r] = _window_index(width, starts, 2 * r + 1)
+    return pad.reshape(-1)[index]
+
+
+def _window_index(width: int, starts, side: int):
+    """Flat indices (n, S, S) into a grid `width` wide of the S x S windows whose top-left cells
+    are the flat `starts` (n,)."""
+    offsets = _WINDOW_OFFSETS.get((width, side))
+    if offsets is None:
+        offsets = _WINDOW_OFFSETS[width, side] = np.arange(side)[:, None] * width + np.arange(side)
+    return starts[:, None, None] + offsets
+
+
+# Up to this many entries (grid cells times window cells: 128 KiB of int64 per env and radius),
+# `rt_view_rows` keeps every cell's window of tiles and takes the centres' rows from it; beyond,
+# it gathers the centres' windows (many envs in one process keep their memory small).
+TILE_WINDOWS_MAX = 1 << 14
+
+
+def _tile_windows(v, r: int):
+    """Every grid cell's (2r+1)x(2r+1) window of tiles (-1 outside), (h * w, S, S) by flat cell
+    index row * w + col, kept on v until v.tiles is replaced (a reset: rules replace arrays, never
+    write into them); None for a grid too large to keep them (TILE_WINDOWS_MAX)."""
+    kept = getattr(v, "_tile_windows", None)
+    if kept is None or kept[0] is not v.tiles:
+        kept = v._tile_windows = (v.tiles, {})
+    by_radius = kept[1]
+    if r not in by_radius:
+        h, w = v.tiles.shape
+        side = 2 * r + 1
+        if h * w * side * side > TILE_WINDOWS_MAX:
+            by_radius[r] = None
+        else:
+            pad = _tiles_pad(v, r)
+            o, width = v._pad_r - r, pad.shape[1]
+            starts = ((np.arange(h)[:, None] + o) * width + np.arange(w) + o).reshape(-1)
+            by_radius[r] = pad.reshape(-1)[_window_index(width, starts, side)]
+    return by_radius[r]
+
+
+def rt_view_rows(v, centers, r: int):
+    """rt_view(v, c, r) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
+    centres = _centres(v, centers)
+    if centres[1] is None:
+        return np.stack([rt_view(v, c, r) for c in centers])
+    windows = _tile_windows(v, r)
+    if windows is None:
+        return _window_rows(_tiles_pad(v, r), centres, v._pad_r - r, r)
+    w = v.tiles.shape[1]
+    return windows.take([a * w + b for a, b in centres[1]], axis=0)
+
+
+def _window_pairs(v, centres, r: int):
+    """(slots, agents): for every agent j that stands in the window around centre i (centres i
+    in order, and for each the agents j in order), the window cell as a flat index
+    i * S * S + k into the (n, S, S) windows, and j; as int64 arrays. Kept with `centres` while
+    v.pos is the same object: every window over the agents is then one bincount."""
+    _, cells, kept, _ = centres
+    pairs = kept.get(("pairs", r))
+    if pairs is not None and pairs[0] is v.pos:
+        return pairs[1:]
+    side = 2 * r + 1
+    slots, agents = [], []
+    positions = v.pos.tolist()
+    for i, (a, b) in enumerate(cells):
+        a -= r  # the window's corner: an agent is in it when both offsets lie in [0, side)
+        b -= r
+        first = i * side
+        for j, (pr, pc) in enumerate(positions):
+            dr = pr - a
+            if 0 <= dr < side:
+                dc = pc - b
+                if 0 <= dc < side:
+                    slots.append((first + dr) * side + dc)
+                    agents.append(j)
+    pairs = kept["pairs", r] = (v.pos, np.array(slots, dtype=np.int64), np.array(agents, dtype=np.int64))
+    return pairs[1:]
+
+
+def rt_agents_view_rows(v, centers, r: int):
+    """rt_agents_view(v, c, r) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
+    return rt_agents_windows_rows(v, centers, r, None)[0]
+
+
+def rt_agents_windows_rows(v, centers, r: int, *values):
+    """For each entry of `values`, the windows around `centers` over the agents: the agent counts
+    (`rt_agents_view_rows`) for None, else the sums of x (`rt_agents_view_of_rows`), each
+    (n, S, S). The features of a role that read several such windows around the same centres
+    make one call: the centres and the pairs (`_window_pairs`) are looked up once."""
+    centres = _centres(v, centers)
+    if centres[1] is None:
+        return [np.stack([rt_agents_view(v, c, r) for c in centers]) if x is None
+                else np.stack([rt_agents_view_of(v, c, r, x) for c in centers]) for x in values]
+    slots, agents = _window_pairs(v, centres, r)
+    side = 2 * r + 1
+    size = len(centres[1]) * side * side
+    return [np.bincount(slots, minlength=size).astype(np.int64, copy=False).reshape(-1, side, side) if x is None
+            else _window_sums(v, slots, agents, size, side, x) for x in values]
+
+
+# An integer sum in float64 is exact while every partial sum stays within 2**53.
+_EXACT = 2**53
+
+
+def _values_pad(v, r: int, x):
+    """x[j] summed into the cell of each agent j, on the grid padded by r cells."""
+    h, w = v.tiles.shape
+    x = np.asarray(x)
+    grid = np.zeros((h + 2 * r, w + 2 * r), dtype=np.float64 if x.dtype.kind == "f" else np.int64)
+    for (pr, pc), value in zip(v.pos.tolist(), x.tolist(), strict=True):
+        if -r <= pr < h + r and -r <= pc < w + r:
+            grid[pr + r, pc + r] += value
+    return grid
+
+
+def rt_agents_view_of(v, p, r: int, x):
+    """The (2r+1)x(2r+1) window around p of x[j] summed over the agents j in each cell.
+
+    For a centre on the grid it is a slice (a view: callers copy before they write) of the
+    grid of x kept on v for this value of x and v.pos (`_values_kept`): the agents of a role
+    that all pass the same x build that grid once."""
+    side = 2 * r + 1
+    x = np.asarray(x)
+    row, col = int(p[0]), int(p[1])
+    h, w = v.tiles.shape
+    if 0 <= row < h and 0 <= col < w:
+        return _values_kept(v, r, x)[row:row + side, col:col + side]
+    out = np.zeros((side, side), dtype=np.float64 if x.dtype.kind == "f" else np.int64)
+    r0, c0 = int(p[0]) - r, int(p[1]) - r
+    for (row, col), value in zip(v.pos.tolist(), x.tolist(), strict=True):
+        dr, dc = row - r0, col - c0
+        if 0 <= dr < side and 0 <= dc < side:
+            out[dr, dc] += value
+    return out
+
+
+def _values_kept(v, r: int, x):
+    """_values_pad(v, r, x), kept on v while v.pos is the same object, for each distinct value
+    of x (keyed by its bytes, so an x changed in place is never served a stale grid)."""
+    kept = getattr(v, "_values_by_x", None)
+    if kept is None or v._values_src is not v.pos or len(kept) > 8:
+        v._values_by_x = kept = {}
+        v._values_src = v.pos
+    key = (r, x.dtype.str, x.shape, x.tobytes())
+    grid = kept.get(key)
+    if grid is None:
+        grid = kept[key] = _values_pad(v, r, x)
+    return grid
+
+
+def rt_agents_view_of_rows(v, centers, r: int, x):
+    """rt_agents_view_of(v, c, r, x) for each row c of `centers` (n, 2), stacked: (n, S, S)."""
+    return rt_agents_windows_rows(v, centers, r, x)[0]
+
+
+def _window_sums(v, slots, agents, size: int, side: int, x):
+    """The windows' sums of x over the (slot, agent) pairs: one bincount weighted by x, per cell
+    the same additions in the same order as rt_agents_view_of's (from 0, agents in order), in
+    float64. Integers are summed so only while no partial sum can pass 2**53 (then exact);
+    beyond, with np.add.at in int64."""
+    x = np.asarray(x)
+    if len(x) != len(v.pos):
+        raise ValueError(f"agents_view_of takes one value per agent ({len(v.pos)}), got {len(x)}")
+    kind = x.dtype.kind
+    if kind == "f" or kind == "b" or len(slots) * _int_bound(x) < _EXACT:
+        out = np.bincount(slots, weights=x[agents], minlength=size)  # (int64 when no agent is near)
+        return out.astype(np.float64 if kind == "f" else np.int64, copy=False).reshape(-1, side, side)
+    out = np.zeros(size, dtype=np.int64)
+    np.add.at(out, slots, x[agents].astype(np.int64))
+    return out.reshape(-1, side, side)
+
+
+def _int_bound(x) -> int:
+    """The largest |x[j]| of an integer array, as a Python int (a few entries: from the list)."""
+    values = x.tolist()
+    return max(max(values), -min(values)) if values else 0
 
 
 # --------------------------------------------------------------------------- rendering

@@ -1,12 +1,13 @@
-"""Batched grid runtime: the movement and view functions of ``grid.py`` over B copies at once.
+"""The grid module's runtime over B copies at once (the batch backend's): movement, lookups and
+views, the vector forms of the scalar functions of ``runtime.py``.
 
 STANDALONE: this module imports only numpy and the standard library, because its source is
-inlined verbatim into generated modules after ``grid.py``.  Its private helpers are prefixed
-``_gb_`` so that they never shadow the helpers of ``grid.py``.
+inlined verbatim into generated modules after ``runtime.py``.  Its private helpers are prefixed
+``_gb_`` so that they never shadow the helpers of ``runtime.py``.
 
 Every function takes arrays with a leading copy axis B and returns exactly what the scalar
-function of ``grid.py`` (or ``rt_tile`` / ``rt_in_bounds`` of ``core.py``) returns for each copy
-``b``, stacked along that axis.  Positions are ``(row, col)`` and integer results are
+function of ``runtime.py`` (``resolve_moves``, ``rt_tile``, ``rt_view``, ...) returns for each
+copy ``b``, stacked along that axis.  Positions are ``(row, col)`` and integer results are
 ``np.int64``.  Nothing here loops over copies or agents; the only loop is the fixpoint of
 ``resolve_moves_batch``, which runs at most N + 1 times.
 """
@@ -35,11 +36,6 @@ def _gb_inside(height: int, width: int, p: np.ndarray) -> np.ndarray:
     if p.dtype == np.int64:
         return (r.view(np.uint64) < height) & (c.view(np.uint64) < width)
     return (r >= 0) & (r < height) & (c >= 0) & (c < width)
-
-
-def _gb_copy_index(p: np.ndarray) -> np.ndarray:
-    """Copy indices broadcastable against ``p[..., 0]`` (p has a leading copy axis)."""
-    return np.arange(p.shape[0]).reshape((-1,) + (1,) * (p.ndim - 2))
 
 
 def _gb_flat(shape: tuple[int, int, int], rows: np.ndarray, cols: np.ndarray, shift: int = 0) -> np.ndarray:
@@ -138,7 +134,7 @@ def _gb_conflict_tables(pos: np.ndarray, target: np.ndarray) -> tuple[np.ndarray
 
 def _gb_blocked(moving: np.ndarray, staying: np.ndarray, attempt: np.ndarray) -> np.ndarray:
     """Attempting agents ((N, B), copy axis last) that hit a vertex conflict or a swap conflict
-    (``_blocked_moves``)."""
+    (as ``resolve_moves`` cancels them)."""
     other_attempts = attempt[None, :, :]
     hit = (moving & other_attempts) | (staying & ~other_attempts)
     return attempt & hit.any(axis=1)
@@ -153,7 +149,7 @@ def resolve_moves_batch(
     passable_kinds: np.ndarray | None = None,
     pads: "PaddedTiles | None" = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``resolve_moves`` for every copy; returns ``(new_pos (B,N,2), moved (B,N), conflict (B,N))``.
+    """``resolve_moves`` (runtime.py) for every copy; returns ``(new_pos (B,N,2), moved (B,N), conflict (B,N))``.
 
     ``pos`` and ``delta`` are (B, N, 2), ``can_move`` is (B, N) bool (or broadcastable to it)
     and ``passable`` is (B, H, W) bool; or, with ``passable_kinds`` (a bool per tile kind),
@@ -200,7 +196,7 @@ def resolve_moves_batch(
 
 
 def _gb_centers(center: np.ndarray, batch: int) -> np.ndarray:
-    """Window centres as int64 (B, K, 2) (truncated like ``int()`` in the scalar ``view``)."""
+    """Window centres as int64 (B, K, 2) (truncated like ``int()`` in the scalar ``rt_view``)."""
     arr = np.asarray(center)
     if arr.ndim != 3 or arr.shape[0] != batch or arr.shape[2] != 2:
         raise ValueError(f"center must have shape ({batch}, K, 2), got {arr.shape}")
@@ -292,7 +288,7 @@ def _gb_padded_at(pads: PaddedTiles | None, tiles: np.ndarray, p: np.ndarray) ->
 
 def view_batch(tiles: np.ndarray, center: np.ndarray, radius: int, fill: int,
                pads: PaddedTiles | None = None) -> np.ndarray:
-    """``view`` for every copy and centre: (B, H, W) tiles, (B, K, 2) centres -> (B, K, S, S).
+    """``rt_view`` for every copy and centre (with any `fill`): (B, H, W) tiles, (B, K, 2) centres -> (B, K, S, S).
 
     ``S = 2 * radius + 1``; window cells outside the grid are ``fill``. ``pads``: the env's
     padded tiles kept between steps (`PaddedTiles`), used when they are of these tiles.
@@ -434,7 +430,7 @@ def window_sums_obs(obs, lo: int, hi: int, plan: tuple, x: np.ndarray | None = N
 
 
 def agents_view_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> np.ndarray:
-    """``agents_view`` for every copy and centre: (B, N, 2) positions, (B, K, 2) centres.
+    """``rt_agents_view`` for every copy and centre: (B, N, 2) positions, (B, K, 2) centres.
 
     Returns (B, K, S, S) int64 agent counts per window cell (``S = 2 * radius + 1``).
     """
@@ -442,7 +438,7 @@ def agents_view_batch(pos: np.ndarray, center: np.ndarray, radius: int) -> np.nd
 
 
 def agents_view_of_batch(pos: np.ndarray, center: np.ndarray, radius: int, x: np.ndarray) -> np.ndarray:
-    """``agents_view_of`` for every copy and centre: (B, N, 2) positions, (B, K, 2) centres and
+    """``rt_agents_view_of`` for every copy and centre: (B, N, 2) positions, (B, K, 2) centres and
     values (N,), (B, N) or per centre (B, K, N) -> (B, K, S, S): per window cell, the sum of x
     over the agents in it."""
     x = np.asarray(x)
@@ -480,3 +476,9 @@ def in_bounds_batch(shape_hw: tuple[int, int], p: np.ndarray) -> np.ndarray:
         raise ValueError(f"p must have shape (B, ..., 2), got {p.shape}")
     height, width = shape_hw
     return np.asarray(_gb_inside(int(height), int(width), p), dtype=bool)
+
+
+def b_manhattan(a, b):
+    """``manhattan`` of cells with a leading copy axis (int64 (..., 2) -> (...))."""
+    d = np.abs(np.asarray(a) - np.asarray(b))
+    return d[..., 0] + d[..., 1]  # not .sum(axis=-1): numpy reduces a short last axis row by row
