@@ -24,32 +24,13 @@ from gymwright.cli.config_options import (
     rllib_settings,
     save_config,
 )
+from gymwright.engineer.registry import ENGINEERS, make_engineer
 from gymwright.train.trainers import DEFAULT, TRAINERS
 
-ENGINEERS = ("heuristic", "fixed", "llm")
 BackendOpt = Annotated[str, typer.Option("--backend", help="builtin (PPO on the batch backend) or rllib (each stage an "
                                                            "RLlib run on Ray, warm-started from the stage before).")]
 RayAddressOpt = Annotated[str | None, typer.Option("--ray-address", help="Ray cluster address for --backend rllib "
                                                                            "(default: a local Ray, started once for all stages).")]
-
-
-def make_engineer(name: str, model: str | None, edits: bool = False) -> Any:
-    from gymwright.engineer import FixedEngineer, HeuristicEngineer, LLMEngineer
-    from gymwright.errors import GymwrightError
-
-    if name == "heuristic":
-        return HeuristicEngineer(edits=edits)
-    if name == "fixed":
-        return FixedEngineer()
-    if name != "llm":
-        raise GymwrightError(f"unknown engineer {name!r}", path="--engineer", hint=f"one of {', '.join(ENGINEERS)}")
-    from gymwright.llm import LLM, choose_model, provider_from_name
-
-    chosen, _ = choose_model(model)
-    if chosen is None:
-        raise GymwrightError("--engineer llm needs a model", path="--model",
-                             hint="pass --model (e.g. openai:gpt-4o-mini or local:qwen2.5-coder-0.5b) or set GYMWRIGHT_MODEL")
-    return LLMEngineer(LLM(provider_from_name(chosen)), edits=edits)
 
 
 def resolve_spec(spec_or_task: str, say: Any) -> str:
