@@ -65,8 +65,9 @@ HELD_OUT_POOL = {"layout_pool": HELD_OUT_SIZE, "layout_seed": HELD_OUT_FAMILY}
 (`layout_seed` 1) than every pool a method trains or validates on (seed 0), so no judged
 instance was ever trained on (pools of one family share instances across sizes and wait ratios)"""
 LEARNER: dict[str, Any] = {"hidden": (64, 64), "ent_coef": 0.01, "rollout_len": 16, "lr": 1e-3}
-"""The frozen base learner v3 (IPPO, one shared walker policy; see `--tune`, `--bounds` and
-benchmarks/README.md): v2 with lr 1e-3 (from 3e-4) and 512 copies (from 256)."""
+"""The frozen base learner v3 (IPPO, one shared walker policy; see `--tune`, `--bounds`,
+benchmarks/README.md's "Engineer experiment" and results/2026-12-03-engineer-learner-v3.md): v2
+with lr 1e-3 (from 3e-4) and 512 copies (from 256)."""
 NUM_ENVS = 512
 BAND = (0.3, 0.6)
 BASELINES = ("fixed", "dr", "plr")

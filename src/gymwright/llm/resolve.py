@@ -110,7 +110,7 @@ def choose_model(
     """(model name, or None for the offline designer; where the choice came from):
     `--model` beats `GYMWRIGHT_MODEL`, which beats the default, the offline designer; `offline`
     means None. The default is the designer that scores best on benchmarks/design_quality.py
-    (benchmarks/README.md): the offline designer picked the right template for 29 of 30 library
+    (benchmarks/README.md, "Design-quality benchmark"): the offline designer picked the right template for 29 of 30 library
     tasks and got every stated param right on 18, the local Qwen2.5-Coder 1.5B 22 and 2, the
     0.5B 11 and 1, at 20-40 s a task instead of under 1 s; a local model runs only when named
     (`--model local:qwen2.5-coder-1.5b`)."""

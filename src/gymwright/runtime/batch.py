@@ -324,7 +324,7 @@ def b_set_obs(dst, x):
     copy each, where numpy's cast into the strided buffer would run a short inner loop of n per
     copy. Anything else (a run of entries too) at once: numpy's own strided cast of a run was
     measured faster than a cast into a contiguous temporary copied as opaque rows (MAPF's
-    observation 8.8 -> 7.9 ms at B = 8192; benchmarks/README.md)."""
+    observation 8.8 -> 7.9 ms at B = 8192; benchmarks/results/2026-12-03-throughput.md)."""
     x = np.asarray(x)
     if dst.ndim == 2 and x.ndim == 2 and x.shape[1] in (1, dst.shape[1]) and 1 < dst.shape[1] <= 4:
         x = x.astype(dst.dtype, copy=False)
@@ -352,7 +352,7 @@ class BatchObsWriter:
     step 12.4 -> 11.8 ms). Values are held up to OBS_HELD_BYTES, then written: holding every
     feature of that batch grew the heap by about 15 MB a step, which the allocator handed back
     and took again as fresh pages (3,900 page faults a step, the step 13 -> 17 ms; with 8 MB
-    held, 1,400); benchmarks/README.md."""
+    held, 1,400); benchmarks/results/2026-12-05-throughput-batch-round4.md."""
 
     def __init__(self, out: np.ndarray, start: int = 0, count: int | None = None) -> None:
         count = out.shape[1] - start if count is None else count
