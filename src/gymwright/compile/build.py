@@ -12,6 +12,7 @@ from gymwright.compile.common import versioned_name
 from gymwright.compile.python_backend import generate
 from gymwright.diagnostic import Diagnostic, has_errors
 from gymwright.errors import SpecError
+from gymwright.mechanics.emit import python_parts
 from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.checker import check_spec
 from gymwright.spec.loader import load_spec
@@ -95,17 +96,15 @@ class Exported:
 def export_module(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | None = None) -> Exported:
     """The standalone module (runs with numpy, gymnasium and pettingzoo only) and its name.
 
-    A spec whose grid has `solve:` carries the solved layout pool of `params` (solved here, once,
-    by gymwright's MAPF solver): at other values of the pool's params the module needs gymwright.
+    It carries what its mechanics modules say it needs at `params` (`PythonPart.carried`: a grid
+    with `solve:` carries the solved layout pool of `params`, solved here, once, by gymwright's MAPF
+    solver; at other values of the pool's params the module needs gymwright).
     """
     cs = check(spec, params)
-    grid = cs.section("grid")
-    if grid is None or grid.wait_ratio is None:
-        return Exported(generate(cs), versioned_name(cs))
-    from gymwright.mapf.bake import solved_pools  # only MAPF exports need the solver
-
-    env = compile_checked(cs, params).parallel_env()
-    return Exported(generate(cs, solved_pools=solved_pools(env)), versioned_name(cs))
+    carried: dict[str, str] = {}
+    for part in python_parts(cs):
+        carried.update(part.carried(cs, lambda: compile_checked(cs, params).parallel_env()))
+    return Exported(generate(cs, solved_pools=carried), versioned_name(cs))
 
 
 def export_source(spec: EnvSpec | str | Path | dict[str, Any], params: dict[str, Any] | None = None) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from gymwright.compile.common import render_modes, spec_sha, versioned_name
+from gymwright.mechanics.emit import python_parts
 from gymwright.mechanics.registry import MECHANICS
 from gymwright.spec.checked import CChoice, CheckedSpec
 
@@ -72,8 +73,7 @@ def _usage(cs: CheckedSpec) -> str:
     tunable = [(k, v) for k, v in _defaults(cs).items() if k not in cs.structural]  # what a caller may change
     example = ", ".join(f"{k}={v!r}" for k, v in tunable[:2])
     example = f", {example}" if example else ""
-    grid = cs.section("grid")
-    solved = grid is not None and grid.wait_ratio is not None
+    carried = [note for part in python_parts(cs) if (note := part.carried_note(cs)) is not None]
     return "\n".join([
         "## Usage", "",
         "This module's factories (`parallel_env`, `env`) make the env:",
@@ -82,9 +82,7 @@ def _usage(cs: CheckedSpec) -> str:
         "    obs, infos = par.reset(seed=0)",
         "    aec = env()  # the AEC form, with PettingZoo's wrappers",
         "",
-        _prose("It needs numpy, gymnasium and pettingzoo only" + (
-            " at the params it was generated with: it carries their solved layouts, and at other values of "
-            "the layout pool's params it needs gymwright's solver." if solved else ".")
+        _prose("It needs numpy, gymnasium and pettingzoo only" + "".join(f" {note}" for note in carried) + "."
             + " A param it does not have, or a value outside a param's range, is refused with a ValueError "
             "that names the param, the value and the range. `reset(seed=...)` makes an episode "
             "reproducible; `max_cycles=N` caps its steps."),

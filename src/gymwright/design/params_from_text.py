@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gymwright.design.retrieval import Term, analyze, concept_of, stem
+from gymwright.mechanics.registry import MECHANICS
 from gymwright.spec.model import EnvSpec, Param
 
 Value = int | float | bool
@@ -544,10 +545,14 @@ class _Filler:
 
 
 def _grid_params(spec: EnvSpec) -> tuple[str, str] | None:
-    if spec.grid is not None:
-        h, w = spec.grid.height, spec.grid.width
-        if isinstance(h, str) and isinstance(w, str) and h in spec.params and w in spec.params:
-            return h, w
+    """The params a grid size sets: the height and width params of a mechanics module with a size
+    (a grid's), else a param named `size`."""
+    for m in MECHANICS.values():
+        section = getattr(spec, m.name, None)
+        if m.size is not None and section is not None:
+            h, w = m.size(section)
+            if isinstance(h, str) and isinstance(w, str) and h in spec.params and w in spec.params:
+                return h, w
     return ("size", "size") if "size" in spec.params else None
 
 

@@ -95,6 +95,9 @@ class Mechanics:
     """Its fact in an exported module's card (`compile/card.py`), from its checked form; None: none."""
     choice_card: Mapping[str, Callable[[Any], str]] = field(default_factory=dict)
     """How the card states a key it adds to a choice (`choice_fields`), from its checked value."""
+    size: Callable[[Any], tuple[Any, Any]] | None = None
+    """Its section's height and width as written (a param's name or a number), which a task's
+    "8x8" sets (`design/params_from_text.py`); None: it has no size."""
     runtime: tuple[str, ...] = ()
     """Its runtime files (standalone: numpy and the standard library), relative to the package
     `gymwright`, inlined into generated modules after the core runtime, in this order."""

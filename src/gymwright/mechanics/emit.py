@@ -69,6 +69,13 @@ class PythonPart(Protocol):
     def text(self, gen: PyGen) -> str | None:
         """Code of a text picture added to `render_text` (a string); None: none."""
 
+    def carried(self, cs: CheckedSpec, make_env: Callable[[], Any]) -> dict[str, str]:
+        """What an exported module carries for it at `cs`'s params, by name (a grid's solved layout
+        pools, `grid.solve`); `make_env()` makes the env at those params. {}: nothing."""
+
+    def carried_note(self, cs: CheckedSpec) -> str | None:
+        """What an export's card says it carries and what it needs beyond (None: nothing)."""
+
 
 class BatchGen(Protocol):
     """What a module's batch part uses of the batch backend's generator."""

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from typing import Any
 
 from gymwright.compile.pyexpr import PyEmitter
 from gymwright.mechanics.emit import PyGen
+from gymwright.spec.checked import CheckedSpec
 
 
 class PyChannel:
@@ -44,6 +46,12 @@ class PyChannel:
         return None
 
     def text(self, gen: PyGen) -> str | None:
+        return None
+
+    def carried(self, cs: CheckedSpec, make_env: Callable[[], Any]) -> dict[str, str]:
+        return {}
+
+    def carried_note(self, cs: CheckedSpec) -> str | None:
         return None
 
 

@@ -22,6 +22,7 @@ GRID = Mechanics(
     python="gymwright.mechanics.grid.python",
     batch="gymwright.mechanics.grid.batch",
     legend=legend,
+    size=lambda grid: (grid.height, grid.width),
     choice_card={"move": lambda move: f"move {list(move)}"},
     card=lambda g: f"{g.height} x {g.width}, tiles {', '.join(g.kinds)}, collision `{g.collision}`",
     runtime=("mechanics/grid/runtime.py", "mechanics/grid/runtime_batch.py", "mechanics/grid/runtime_solved.py"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from typing import Any
 
 from gymwright.compile.agent_axis import AxisEmitter, NotOnAxis
 from gymwright.compile.pyexpr import PyEmitter
@@ -13,6 +14,7 @@ from gymwright.mechanics.emit import PyGen
 from gymwright.mechanics.grid.checked import CGrid
 from gymwright.mechanics.grid.checks import grid_of
 from gymwright.mechanics.grid.tables import grid_tables
+from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.expr.types import Info, info_of
 
 SMALL = 16
@@ -214,6 +216,23 @@ class PyGrid:
 
     def text(self, gen: PyGen) -> str | None:
         return f"render_ansi(v.tiles, GRID_CHARS, v.pos, {_goals(gen)})"
+
+    def carried(self, cs: CheckedSpec, make_env: Callable[[], Any]) -> dict[str, str]:
+        """`grid.solve`: the solved layout pool of these params (solved here, once, by gymwright's
+        MAPF solver), so that the export draws its layouts without gymwright."""
+        g = grid_of(cs)
+        if g is None or g.wait_ratio is None:
+            return {}
+        from gymwright.mapf.bake import solved_pools  # only MAPF exports need the solver
+
+        return solved_pools(make_env())
+
+    def carried_note(self, cs: CheckedSpec) -> str | None:
+        g = grid_of(cs)
+        if g is None or g.wait_ratio is None:
+            return None
+        return ("at the params it was generated with: it carries their solved layouts, and at other values of "
+                "the layout pool's params it needs gymwright's solver")
 
 
 
