@@ -140,10 +140,10 @@ TOY = {
 
         from __future__ import annotations
 
-        from gymwright.mechanics.emit import PyGen
+        from gymwright.mechanics.emit import PyGen, PythonPart
 
 
-        class PyClock:
+        class PyClock(PythonPart):
             calls = {"phase": lambda e, n: f"clock_phase(v.tick, {e.emit(n.args[0])}, p.period)"}
             axis_calls: dict = {}
 
@@ -167,12 +167,6 @@ TOY = {
                     gen.w(f"v.rang = v.rang | np.asarray(v.{name}, dtype=bool)")
                 gen.replaced(["tick", "rang"])
 
-            def array_reads(self, gen: PyGen) -> set[str]:
-                return set()
-
-            def frame(self, gen: PyGen, cell: int) -> str | None:
-                return None
-
             def text(self, gen: PyGen) -> str | None:
                 return "'tick=' + str(v.tick)"
 
@@ -184,18 +178,11 @@ TOY = {
 
         from __future__ import annotations
 
-        from gymwright.mechanics.emit import BatchGen
-        from gymwright.spec.checked import CheckedSpec
+        from gymwright.mechanics.emit import BatchGen, BatchPart
 
 
-        class BatchClock:
+        class BatchClock(BatchPart):
             calls = {"phase": lambda e, n: (f"clock_phase(v.tick, {e.emit(n.args[0]).code}, p.period)", 1)}
-
-            def tables(self, gen: BatchGen) -> None:
-                pass
-
-            def fixed_start(self, cs: CheckedSpec) -> bool:
-                return True
 
             def reset(self, gen: BatchGen) -> None:
                 gen.w("v.tick = np.zeros(K, dtype=np.int64)")
@@ -206,9 +193,6 @@ TOY = {
                 gen.w(f"v.rang = np.zeros((K, {gen.n}), dtype=bool)")
                 for name in {c.name for r in gen.cs.roles for c in r.choices if c.fields.get("chime")}:
                     gen.w(f"v.rang = v.rang | v.{name}")
-
-            def finish(self, gen: BatchGen) -> None:
-                pass
 
 
         BATCH = BatchClock()

@@ -40,12 +40,13 @@ class PyGen(Protocol):
     def flags_from_lists(self, em: PyEmitter, trees: list[ast.AST], me: str = "me") -> list[str]: ...
 
 
-class PythonPart(Protocol):
-    """A module's part of the Python backend (`PYTHON` in the file its entry's `python` names)."""
+class PythonPart:
+    """A module's part of the Python backend (`PYTHON` in the file its entry's `python` names): a
+    subclass overrides what its module adds; each default adds nothing."""
 
-    calls: Mapping[str, Callable[[PyEmitter, ast.Call], str]]
+    calls: Mapping[str, Callable[[PyEmitter, ast.Call], str]] = {}
     """The lowering of its expression functions (`compile/pyexpr.py`'s `CALLS` for these names)."""
-    axis_calls: Mapping[str, Callable[[Any, ast.Call], tuple[str, bool]]]
+    axis_calls: Mapping[str, Callable[[Any, ast.Call], tuple[str, bool]]] = {}
     """Those of its functions that can be lowered over a role's agent axis (`compile/agent_axis.py`)."""
 
     def constants(self, gen: PyGen) -> None:
@@ -62,19 +63,24 @@ class PythonPart(Protocol):
 
     def array_reads(self, gen: PyGen) -> set[str]:
         """Action names its step code reads as whole numpy arrays (never kept as lists)."""
+        return set()
 
     def frame(self, gen: PyGen, cell: int) -> str | None:
         """Code of an RGB frame (`render_mode='rgb_array'`), cells `cell` pixels wide; None: none."""
+        return None
 
     def text(self, gen: PyGen) -> str | None:
         """Code of a text picture added to `render_text` (a string); None: none."""
+        return None
 
     def carried(self, cs: CheckedSpec, make_env: Callable[[], Any]) -> dict[str, str]:
         """What an exported module carries for it at `cs`'s params, by name (a grid's solved layout
         pools, `grid.solve`); `make_env()` makes the env at those params. {}: nothing."""
+        return {}
 
     def carried_note(self, cs: CheckedSpec) -> str | None:
         """What an export's card says it carries and what it needs beyond (None: nothing)."""
+        return None
 
 
 class BatchGen(Protocol):
@@ -93,10 +99,11 @@ class BatchGen(Protocol):
     def role_locals(self, start: int, count: int) -> None: ...
 
 
-class BatchPart(Protocol):
-    """A module's part of the batch backend (`BATCH` in the file its entry's `batch` names)."""
+class BatchPart:
+    """A module's part of the batch backend (`BATCH` in the file its entry's `batch` names): a
+    subclass overrides what its module adds; each default adds nothing."""
 
-    calls: Mapping[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]]
+    calls: Mapping[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {}
     """The lowering of its expression functions (`compile/npexpr.py`'s `CALLS` for these names)."""
 
     def tables(self, gen: BatchGen) -> None:
@@ -104,6 +111,7 @@ class BatchPart(Protocol):
 
     def fixed_start(self, cs: CheckedSpec) -> bool:
         """Whether every episode of a copy may start as the first did (no draw at its reset)."""
+        return True
 
     def reset(self, gen: BatchGen) -> None:
         """In `_init_copies` (K copies), before the spec's variables: its variables' values."""

@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Callable
-
-from gymwright.compile.npexpr import NpEmitter
-from gymwright.mechanics.emit import BatchGen
-from gymwright.spec.checked import CheckedSpec
+from gymwright.mechanics.emit import BatchGen, BatchPart
 
 
-class BatchChannel:
-    """`BATCH` of the channel module (a `mechanics.emit.BatchPart`)."""
-
-    calls: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {}
-
-    def tables(self, gen: BatchGen) -> None:
-        pass
-
-    def fixed_start(self, cs: CheckedSpec) -> bool:
-        return True  # every episode starts silent
+class BatchChannel(BatchPart):
+    """`BATCH` of the channel module: no function, no table; every episode starts silent."""
 
     def reset(self, gen: BatchGen) -> None:
         gen.w(f"v.msg = np.full((K, {gen.n}), -1, dtype=np.int64)")
@@ -36,9 +23,5 @@ class BatchChannel:
                     sl = f"{r.start}:{r.start + r.count}"
                     w(f"msg[:, {sl}] = np.where(v.{c.name}[:, {sl}], {code}, msg[:, {sl}])", comment=f"{c.path}.message")
         w("v.msg = msg")
-
-    def finish(self, gen: BatchGen) -> None:
-        pass
-
 
 BATCH = BatchChannel()

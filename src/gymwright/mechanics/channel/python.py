@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Callable
-from typing import Any
-
-from gymwright.compile.pyexpr import PyEmitter
-from gymwright.mechanics.emit import PyGen
-from gymwright.spec.checked import CheckedSpec
+from gymwright.mechanics.emit import PyGen, PythonPart
 
 
-class PyChannel:
-    """`PYTHON` of the channel module (a `mechanics.emit.PythonPart`)."""
-
-    calls: dict[str, Callable[[PyEmitter, ast.Call], str]] = {}
-    axis_calls: dict[str, Callable[[object, ast.Call], tuple[str, bool]]] = {}
-
-    def constants(self, gen: PyGen) -> None:
-        pass
-
-    def methods(self, gen: PyGen) -> None:
-        pass
+class PyChannel(PythonPart):
+    """`PYTHON` of the channel module: no function, no table, no picture."""
 
     def reset(self, gen: PyGen) -> None:
         gen.w(f"v.msg = np.full({gen.n}, -1, dtype=np.int64)")
@@ -38,21 +23,6 @@ class PyChannel:
                             w(f"msg[me] = {gen.em(per_agent=True)(message)}", comment=f"{c.path}.message")
         w("v.msg = msg")
         gen.replaced()
-
-    def array_reads(self, gen: PyGen) -> set[str]:
-        return set()
-
-    def frame(self, gen: PyGen, cell: int) -> str | None:
-        return None
-
-    def text(self, gen: PyGen) -> str | None:
-        return None
-
-    def carried(self, cs: CheckedSpec, make_env: Callable[[], Any]) -> dict[str, str]:
-        return {}
-
-    def carried_note(self, cs: CheckedSpec) -> str | None:
-        return None
 
 
 PYTHON = PyChannel()

@@ -8,7 +8,7 @@ import ast
 from collections.abc import Callable
 
 from gymwright.compile.npexpr import NpEmitter, V, pad
-from gymwright.mechanics.emit import BatchGen
+from gymwright.mechanics.emit import BatchGen, BatchPart
 from gymwright.mechanics.grid.checked import CGrid
 from gymwright.mechanics.grid.checks import grid_of
 from gymwright.mechanics.grid.tables import grid_tables
@@ -80,7 +80,7 @@ CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
 }
 
 
-class BatchGrid:
+class BatchGrid(BatchPart):
     """`BATCH` of the grid module (a `mechanics.emit.BatchPart`)."""
 
     calls = CALLS

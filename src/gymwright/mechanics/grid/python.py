@@ -10,7 +10,7 @@ from typing import Any
 
 from gymwright.compile.agent_axis import AxisEmitter, NotOnAxis
 from gymwright.compile.pyexpr import PyEmitter
-from gymwright.mechanics.emit import PyGen
+from gymwright.mechanics.emit import PyGen, PythonPart
 from gymwright.mechanics.grid.checked import CGrid
 from gymwright.mechanics.grid.checks import grid_of
 from gymwright.mechanics.grid.tables import grid_tables
@@ -95,7 +95,7 @@ AXIS_CALLS: dict[str, Callable[[AxisEmitter, ast.Call], tuple[str, bool]]] = {
 }
 
 
-class PyGrid:
+class PyGrid(PythonPart):
     """`PYTHON` of the grid module (a `mechanics.emit.PythonPart`)."""
 
     calls = CALLS
