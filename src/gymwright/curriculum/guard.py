@@ -139,6 +139,14 @@ class Guard:
     def keep(self, kept: Kept) -> None:
         self.kept = kept
 
+    @property
+    def last(self) -> Kept:
+        """What the last judged stage kept: the policy and environment the next stage starts from
+        (set once the first stage is judged; the runner reads it only after)."""
+        if self.kept is None:
+            raise RuntimeError("Guard.last read before any stage was kept (Guard.keep comes first)")
+        return self.kept
+
     def _reject(self, decision: GuardDecision, trained: Mixture) -> None:
         self.reasons.append(decision.reason)
         self.rejected.append(trained)

@@ -109,9 +109,8 @@ def _run_stage(c: Curriculum, stage: Stage, guard: Guard,
     policy = load_policy(result.checkpoint)
     trained = Trained(k, stage.mixture, stage.edit, result, demo_steps, validate(stage.spec, policy, c.measuring))
     judged = _judged(c, stage, trained, guard, policy, records)
-    assert guard.kept is not None  # `_judged` kept this stage or the one before
     evidence = replace(judged.evidence, stage=k, stages=opts.stages, steps_left=(opts.stages - k - 1) * opts.steps_per_stage,
-                       validation=guard.kept.validation, target=opts.target, space=opts.space,
+                       validation=guard.last.validation, target=opts.target, space=opts.space,
                        guard=list(guard.reasons), rejected=list(guard.rejected),
                        targets=list((opts.validation or {}).values()))
     proposal, error = _propose(c.engineer, evidence, last=k == opts.stages - 1)
@@ -143,8 +142,7 @@ def _judged(c: Curriculum, stage: Stage, trained: Trained, guard: Guard, policy:
             decision, base = aim, kept.mixture
             evidence, returns = _evidence(c, stage, base, policy, records, None)
         guard.keep(Kept(trained.result.checkpoint, val, base, evidence, returns))
-    assert guard.kept is not None
-    return Judged(decision, base, evidence, returns, guard.kept.checkpoint)
+    return Judged(decision, base, evidence, returns, guard.last.checkpoint)
 
 
 def _evidence(c: Curriculum, stage: Stage, mixture: Mixture, policy: Any, records: list[StageRecord],
@@ -155,12 +153,11 @@ def _evidence(c: Curriculum, stage: Stage, mixture: Mixture, policy: Any, record
 def _next_stage(c: Curriculum, stage: Stage, proposal: StageProposal, shas: dict[str, str], guard: Guard) -> Stage:
     """The stage after `stage`: the proposed mixture from the kept policy, on the edited spec
     when the engineer's edit verified and the policy carried over onto it."""
-    assert guard.kept is not None
     k = stage.index + 1
-    nxt = Stage(k, stage.spec, stage.raw, proposal.mixture, guard.kept.checkpoint, None, shas, proposal.rationale)
+    nxt = Stage(k, stage.spec, stage.raw, proposal.mixture, guard.last.checkpoint, None, shas, proposal.rationale)
     if proposal.edit is None:
         return nxt
-    edit, child = apply_edit(proposal, stage.raw, guard.kept.checkpoint, c.store, c.engineer, c.out / f"stage{k}")
+    edit, child = apply_edit(proposal, stage.raw, guard.last.checkpoint, c.store, c.engineer, c.out / f"stage{k}")
     c.say(f"  edit ({edit['status']}): {edit['summary']}")
     if edit["status"] == "failed":
         return replace(nxt, edit=edit)
