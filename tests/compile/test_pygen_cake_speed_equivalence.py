@@ -48,22 +48,24 @@ def test_cached_masks_are_the_masks_built_afresh(name: str) -> None:
             _, infos = env.reset()
 
 
-def test_cake_caches_one_mask_list_per_turn_and_phase() -> None:
-    compiled = compile_spec("cake_negotiation")
-    assert "given = (active, legal_bargainer_0, legal_bargainer_1)" in compiled.source
-    assert "# turns.active: proposer if phase == 0 else 1 - proposer" in compiled.source  # the spec line stays
-    env = compiled.parallel_env()
-    env.reset(seed=0)
-    first = env._masks
-    env.step({"bargainer_0": 5})  # bargainer_1 responds now
-    assert not env._masks[0].any() and env._masks[1][11:].all() and not env._masks[1][:11].any()
+def test_cake_masks_follow_the_turn_and_a_caller_cannot_change_them() -> None:
+    """The masks a step returns (cached per turn and phase: benchmarks/test_fast_paths_used.py) are
+    the turn's, the same whenever the turn and phase come back, and read-only, so that a caller
+    writing into one cannot change a later step's."""
+    env = compile_spec("cake_negotiation").parallel_env()
+    _, infos = env.reset(seed=0)
+    first = {a: infos[a]["action_mask"].copy() for a in env.agents}
+    _, _, _, _, infos = env.step({"bargainer_0": 5})  # bargainer_1 responds now
+    responder = infos["bargainer_1"]["action_mask"]
+    assert not infos["bargainer_0"]["action_mask"].any() and responder[11:].all() and not responder[:11].any()
+    assert np.array_equal(env.action_mask("bargainer_1"), responder)
+    with pytest.raises(ValueError, match="read-only"):
+        responder[0] = 1
     env.step({"bargainer_1": 12})  # reject: bargainer_1 proposes
     env.step({"bargainer_1": 5})
-    env.step({"bargainer_0": 12})  # reject: bargainer_0 proposes again, as at the start
-    assert env._masks is first  # the same cached list
-    assert not any(m.flags.writeable for m in first)  # of read-only masks
-    lists = [k for k in env._mask_cache if not isinstance(k[0], str)]
-    assert len(lists) == 4  # (active, phase) pairs seen
+    _, _, _, _, infos = env.step({"bargainer_0": 12})  # reject: bargainer_0 proposes again, as at the start
+    for a, mask in first.items():
+        np.testing.assert_array_equal(infos[a]["action_mask"], mask)
 
 
 def test_max_and_min_metrics_fold_as_the_builtins_do() -> None:

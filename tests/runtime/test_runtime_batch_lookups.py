@@ -1,14 +1,13 @@
 """The batch runtime's look-ups that replace a numpy computation per copy (`b_pow_int`, `b_pick`,
 `b_turn_rows`, `b_agents`, `b_own`): each gives the same values, bit for
-bit, as the computation it replaces, also where it must fall back; and the batch lowering uses
-them where they apply."""
+bit, as the computation it replaces, also where it must fall back. That the batch lowering uses
+them is a speed matter: benchmarks/test_fast_paths_used.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from gymwright.compile.batch import batch_source
 from gymwright.runtime import batch
 
 
@@ -77,19 +76,6 @@ def test_agents_repeats_a_per_copy_value(n: int) -> None:
     assert got.dtype == x.dtype and np.array_equal(got, np.repeat(x[:, None], n, axis=1))
 
 
-
-
-def test_cake_lowering_uses_the_look_ups() -> None:
-    source = batch_source("cake_negotiation", {})
-    assert "b_pow_int(self._powers, 'discount', p.discount, v.round, 0, 51)" in source
-    assert "self._powers = BatchPowers()" in source
-    assert "b_pick(v.share, v.proposer)" in source
-    assert "b_turn_rows(TURN_ROWS_bargainer, code, active, 0, 2, m)" in source
-    assert "np.power(" not in source.split("# ---- generated from the spec")[1]
-
-
-def test_a_spec_without_param_powers_carries_no_table() -> None:
-    assert "BatchPowers" not in batch_source("mapf_frozenlake", {"size": 8, "n_agents": 4})
 
 
 def test_own_keeps_a_fresh_float_array_and_copies_anything_else() -> None:
