@@ -3,7 +3,7 @@ optimal sum of costs, and cached pools with a set share of wait-needing instance
 of `grid.solve`). Episodes are scored by the spec's own metrics (`valid`, `optimal`); mixtures of
 map sizes are the engineer's (`gymwright.engineer.mixture`).
 
-Semantics (matched to ``mapf_frozenlake.yaml`` and ``runtime/grid.py``): an agent parks on its
+Semantics (matched to ``mapf_frozenlake.yaml`` and ``mechanics/grid/runtime.py``): an agent parks on its
 goal at its first arrival and keeps occupying it; vertex and swap conflicts are forbidden;
 following and rotations of three or more are allowed. See ``gymwright.mapf.cbs``.
 Measured costs are in ``README.md`` next to this file.

@@ -1,7 +1,7 @@
 """Conflict-Based Search (Sharon et al. 2015) for MAPF-FrozenLake, optimal in sum of costs.
 
 **The environment's semantics, which this solver matches** (``spec/library/mapf_frozenlake.yaml``
-and ``runtime/grid.py::resolve_moves``, collision rule ``block``):
+and ``mechanics/grid/runtime.py::resolve_moves``, collision rule ``block``):
 
 - Each step every walker moves to a 4-neighbour or waits, all at once. A move off the lake
   leaves the walker in place (the same as waiting). Holes can be entered; a walker that enters

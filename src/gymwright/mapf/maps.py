@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Same order as gymwright.runtime.grid._NEIGHBOURS: up, down, left, right.
+# Same order as gymwright.mechanics.grid.runtime._NEIGHBOURS: up, down, left, right.
 MOVES: tuple[tuple[int, int], ...] = ((-1, 0), (1, 0), (0, -1), (0, 1))
 
 

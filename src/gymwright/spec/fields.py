@@ -1,6 +1,6 @@
 """The building blocks of the spec schema: identifiers, expressions and the strict base model.
 
-`spec/model.py` (the whole spec) and the mechanics modules' schema parts (`spec/mechanics/`)
+`spec/model.py` (the whole spec) and the mechanics modules' schema parts (`mechanics/<name>/schema.py`)
 build on them, so a mechanics module's schema can live with its checks without an import cycle.
 """
 
