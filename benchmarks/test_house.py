@@ -41,6 +41,7 @@ def test_the_harness_finds_what_it_counts(tmp_path: Path) -> None:
     """))
     (package / "curriculum").mkdir()
     (package / "curriculum" / "runner.py").write_text("from gymwright.train import long\n")
+    (package / "curriculum" / "goal.py").write_text("from gymwright.spec import model\n")
     (package / "cli").mkdir()
     (package / "cli" / "demo.py").write_text("import gymwright.train\nimport os\n")
     (package / "compile.py").write_text('if cs.section("grid") is None:\n    pass\n')
@@ -54,5 +55,5 @@ def test_the_harness_finds_what_it_counts(tmp_path: Path) -> None:
     assert [(f.name, f.lines) for f in tree.longest[:1]] == [("loop", 126)]
     assert tree.type_ignores == 2 and tree.type_ignores_unexplained == ["src/gymwright/train/typed.py:2"]
     assert tree.grid_files == ["src/gymwright/compile.py"]  # the grid module's own files do not count
-    assert tree.imports == {"curriculum": 1, "cli/demo.py": 1}
+    assert tree.imports == {"curriculum runner": 1, "cli/demo.py": 1}
     assert (tree.tests_top, tree.tests_nested) == (1, 1)
