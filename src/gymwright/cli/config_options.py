@@ -362,7 +362,7 @@ def config_options(command: str, fields: tuple[str, ...], *, flags: dict[str, tu
                      diagnostics=e.diagnostics)
             return fn(**kwargs, config=ConfigChoice(file, from_file, given))
 
-        wrapper.__signature__ = sig.replace(parameters=[*own, *extra, ctx_param])  # type: ignore[attr-defined]
+        wrapper.__signature__ = sig.replace(parameters=[*own, *extra, ctx_param])  # type: ignore[attr-defined]  # inspect.signature (so typer) reads __signature__, which typeshed does not declare on functions
         wrapper.__annotations__ = {}
         return wrapper
 

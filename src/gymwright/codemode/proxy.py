@@ -98,7 +98,7 @@ def encode_action(action: Any) -> Any:
     return action.tolist() if isinstance(action, np.ndarray) else action.item() if isinstance(action, np.generic) else action
 
 
-class SandboxedParallelEnv(ParallelEnv):  # type: ignore[misc]
+class SandboxedParallelEnv(ParallelEnv):
     """One instance of the model's class, living in `sandbox`."""
 
     metadata = {"render_modes": [], "name": "codemode", "is_parallelizable": True}

@@ -291,7 +291,7 @@ class Sandbox:
             self.proc.wait(timeout=5)
         for stream in (self.proc.stdin, self.proc.stdout):
             with contextlib.suppress(OSError):
-                stream.close()  # type: ignore[union-attr]
+                stream.close()  # type: ignore[union-attr]  # stdin and stdout are pipes (Popen(stdin=PIPE, stdout=PIPE)), never None
         shutil.rmtree(self.cwd, ignore_errors=True)
 
 

@@ -71,8 +71,9 @@ class _BatchGen:
                 kinds[name] = 1
         return kinds
 
-    def em(self, per_agent: bool = False, hoist: Callable[[str], str] | None = None,
+    def em(self, per_agent: bool = False, hoist: Callable[[str], str] | None = None, /,
            **overrides: tuple[str, int]) -> NpEmitter:
+        """An emitter; `overrides` (spec names -> (code, kind)) may use any name, `hoist` among them."""
         return NpEmitter(self.cs.symbols, self.kinds, per_agent=per_agent, overrides=overrides,
                          me_range=self.me_range, hoist=hoist, powers="self._powers")
 
@@ -458,8 +459,9 @@ class _BatchGen:
                 old = f"new{targets[target]}" if target in targets else f"v.{target}"
                 j = targets.setdefault(target, len(targets))
                 note = f"{rule.path}.set.{target}: {c.source}"
-                flag = var.dtype == "bool" and isinstance(c.tree.body, ast.Constant) and isinstance(c.tree.body.value, bool)
-                if flag and c.tree.body.value:  # a flag set where the rule fires: one operation, not np.where
+                const = c.tree.body.value if isinstance(c.tree.body, ast.Constant) else None
+                flag = var.dtype == "bool" and isinstance(const, bool)
+                if flag and const:  # a flag set where the rule fires: one operation, not np.where
                     w(f"new{j} = np.logical_or({old}, {cond})", comment=note)
                 elif flag:
                     w(f"new{j} = np.logical_and({old}, np.logical_not({cond}))", comment=note)
@@ -493,9 +495,9 @@ class _BatchGen:
                 for a in sorted({x.name for c in r.choices for x in c.args}):
                     w(f"v.{a}{into} = ARGV_{r.name}__{a}[act]")
             if whole:
-                for c in cs.choice_names:
-                    if c not in {x.name for x in cs.roles[0].choices}:
-                        w(f"v.{c} = np.zeros((K, {self.n}), dtype=bool)")
+                for name in cs.choice_names:
+                    if name not in {x.name for x in cs.roles[0].choices}:
+                        w(f"v.{name} = np.zeros((K, {self.n}), dtype=bool)")
             w("return illegal")
         w("")
         with w.block("def _rewards(self, p, v, BI):"):
@@ -656,7 +658,7 @@ class _BatchGen:
                 w(f"out = np.zeros((K, {self.n}, OBS_DIM), dtype=np.float32)")
             for r in cs.roles:
                 self.role_locals(r.start, r.count)
-                em = self.em(True, hoist=self.hoister("where the agents fall in the windows (shared)"))
+                em = self.em(True, self.hoister("where the agents fall in the windows (shared)"))
                 self.share_calls(em, [f.expr.tree.body for f in r.features])
                 w(f"parts = BatchObsWriter(out, {r.start}, {r.count})", comment="written chunk by chunk")
                 at = 0

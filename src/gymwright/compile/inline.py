@@ -138,10 +138,10 @@ def _import_block(imports: set[Imported]) -> str:
     return "\n\n".join("\n".join(g) for g in groups if g)
 
 
-def _bound(node: ast.stmt) -> list[str]:
+def _bound(node: ast.FunctionDef | ast.ClassDef | ast.Assign | ast.AnnAssign) -> list[str]:
     if isinstance(node, ast.FunctionDef | ast.ClassDef):
         return [node.name]
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
 
 

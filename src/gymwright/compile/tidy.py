@@ -72,11 +72,12 @@ def _preamble(stmt: ast.stmt) -> tuple[list[str], list[str]]:
     target, value = stmt.targets[0], stmt.value
     targets = target.elts if isinstance(target, ast.Tuple) else [target]
     values = value.elts if isinstance(value, ast.Tuple) and isinstance(target, ast.Tuple) else [value]
-    if len(targets) != len(values) or not all(isinstance(t, ast.Name) for t in targets):
+    names = [t.id for t in targets if isinstance(t, ast.Name)]
+    if len(targets) != len(values) or len(names) != len(targets):
         return [], []
     if not all(_plain(v) for v in values):
         return [], []
-    return [t.id for t in targets], [ast.unparse(v) for v in values]  # type: ignore[attr-defined]
+    return names, [ast.unparse(v) for v in values]
 
 
 def _plain(node: ast.expr) -> bool:

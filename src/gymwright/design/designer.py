@@ -245,7 +245,7 @@ def write_spec_file(spec: dict[str, Any], result: DesignResult, store: Store, ou
     name = str(spec.get("name", "spec"))
     suffix = {"passed": "", "unfit": ".unfit"}.get(result.status, ".failed")
     ext = ".py" if result.mode == "code" else ".yaml"  # code mode: the vetted module itself
-    path = out or store.path / "artifacts" / "specs" / f"{name}-{result.spec_sha[:12]}{suffix}{ext}"  # type: ignore[index]
+    path = out or store.path / "artifacts" / "specs" / f"{name}-{result.spec_sha[:12]}{suffix}{ext}"  # type: ignore[index]  # the one caller sets spec_sha (put_spec) just before
     path.parent.mkdir(parents=True, exist_ok=True)
     header = f"# designed by gymwright (design {result.design_id}, {result.model})\n# task: {result.task}\n"
     if result.mode == "code":

@@ -177,7 +177,7 @@ def template_choice_model(names: list[str]) -> type[BaseModel]:
     return create_model(
         "TemplateChoice",
         __config__=ConfigDict(extra="ignore"),
-        template=(Literal[tuple(names)], Field(description="the library spec that fits best")),  # type: ignore[valid-type]
+        template=(Literal[tuple(names)], Field(description="the library spec that fits best")),
         same_kind=(bool, Field(True, description="whether it is the same kind of game as the task")),
         reason=(str, Field("", max_length=300, description="why this template, in one sentence")),
     )

@@ -41,7 +41,7 @@ def review_spec(session: Any, spec: dict[str, Any]) -> TaskFitReview | None:
     except (DesignStopped, LLMError) as e:  # a spent budget, a lost server: keep the verified spec
         session.note("review", f"no usable task-fit review ({e.message}); fits the task: unknown")
         return None
-    return review  # type: ignore[no-any-return]
+    return review
 
 
 def play_record(spec: dict[str, Any], seed: int = PLAY_SEED) -> str:
@@ -118,7 +118,7 @@ def _decoder(module: Any) -> Callable[[str, int], str]:
 
     def decode(agent: str, action: int) -> str:
         try:
-            choice, args = table[roles[index[agent]]][action]  # type: ignore[index]
+            choice, args = table[roles[index[agent]]][action]  # type: ignore[index]  # a table getattr did not find is None: the except's TypeError catches it
         except (TypeError, KeyError, IndexError):
             return f"action {action}"
         given = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in args.items())

@@ -166,7 +166,7 @@ class DesignSession:
                 last_error = cut_off(last_error, completion, max_tokens)
             self.record_reply(stage, messages, completion, data, last_error, start)
             if not last_error:
-                return value, completion.text  # type: ignore[return-value]
+                return value, completion.text  # type: ignore[return-value]  # with no error, parse_reply's value is parse's result (a T), not its None
             messages = [*messages[:2], Message("assistant", completion.text),
                         Message("user", self.prompts.render("parse_error", error=last_error))]
         raise DesignStopped(

@@ -82,12 +82,12 @@ def choose_template(session: DesignSession, task: str) -> str:
     user = session.prompts.render("template", task=task, catalog=catalog(task))
     choice, _ = session.ask_json("template", [session.system(), Message("user", user)],
                                  model.model_json_schema(), model.model_validate)
-    if not choice.same_kind:  # type: ignore[attr-defined]
+    if not choice.same_kind:  # type: ignore[attr-defined]  # template_choice_model's fields: made by create_model at run time, unseen by mypy
         raise DesignStopped(
-            f"the model found no library template that fits this task: the nearest, {choice.template}, is "  # type: ignore[attr-defined]
-            f"not the same kind of game ({choice.reason or 'no reason given'})",  # type: ignore[attr-defined]
+            f"the model found no library template that fits this task: the nearest, {choice.template}, is "  # type: ignore[attr-defined]  # template_choice_model's fields: made by create_model at run time, unseen by mypy
+            f"not the same kind of game ({choice.reason or 'no reason given'})",  # type: ignore[attr-defined]  # template_choice_model's fields: made by create_model at run time, unseen by mypy
             hint="use --mode spec (a model writes a new spec), ideally with a stronger model")
-    return str(choice.template)  # type: ignore[attr-defined]
+    return str(choice.template)  # type: ignore[attr-defined]  # template_choice_model's fields: made by create_model at run time, unseen by mypy
 
 
 def run_template_mode(session: DesignSession, task: str) -> Outcome:

@@ -109,7 +109,7 @@ class LocalProvider:
     def _wait_ready(self, proc: subprocess.Popen[str], log_path: Path) -> str:
         """The server's address once it printed READY; a clear error if it died or hung."""
         line: list[str] = []
-        reader = threading.Thread(target=lambda: line.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+        reader = threading.Thread(target=lambda: line.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]  # stdout is a pipe (Popen(stdout=PIPE)), never None
         reader.start()
         reader.join(START_TIMEOUT)
         if line and line[0].startswith("READY "):

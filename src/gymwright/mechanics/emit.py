@@ -30,8 +30,11 @@ class PyGen(Protocol):
 
     cs: CheckedSpec
     w: Writer
-    n: int
     solved_pools: dict[str, str]
+
+    @property
+    def n(self) -> int:
+        """The number of agents (read-only: the spec's)."""
 
     def em(self, per_agent: bool = False, **overrides: str) -> PyEmitter: ...
     def hook(self, path: str) -> None: ...
@@ -92,7 +95,7 @@ class BatchGen(Protocol):
     powers_at: tuple[int, str]  # where `__init__` may take more lines (line, indent)
     restart_at: tuple[int, str]  # where a restart has just written the rows of the copies it starts
 
-    def em(self, per_agent: bool = False, hoist: Callable[[str], str] | None = None,
+    def em(self, per_agent: bool = False, hoist: Callable[[str], str] | None = None, /,
            **overrides: tuple[str, int]) -> NpEmitter: ...
     def value(self, c: Any, kind: int, shape: tuple[int, ...], per_agent: bool = False,
               size: str = "K", agents: int | None = None, **overrides: tuple[str, int]) -> str: ...

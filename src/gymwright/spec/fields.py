@@ -6,9 +6,10 @@ build on them, so a mechanics module's schema can live with its checks without a
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic.fields import FieldInfo
 
 from gymwright.spec.names import name_problem
 
@@ -18,6 +19,14 @@ Expr = Annotated[
     str | bool | int | float,
     Field(description="An expression (Python syntax, whitelisted) or a literal number/bool."),
 ]
+
+
+def key_field(default: Any, description: str) -> FieldInfo:
+    """`Field(default, description=description)` for a key built outside a class body (a mechanics
+    module's choice key or section), typed as the FieldInfo it is: pydantic types `Field` as its
+    default, for `x: int = Field(1)`."""
+    info: FieldInfo = Field(default, description=description)
+    return info
 
 
 def _declarable(name: str) -> str:

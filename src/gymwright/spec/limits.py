@@ -23,7 +23,7 @@ import string
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -185,7 +185,7 @@ class BoundedYamlLoader(yaml.SafeLoader):
         self.measured: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, height)
         self.keys: list[str] = []  # spec path of the node being composed
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         self.keys.append(_segment(parent, index))
         try:
             if self.check_event(yaml.AliasEvent):
@@ -195,7 +195,7 @@ class BoundedYamlLoader(yaml.SafeLoader):
         finally:
             self.keys.pop()
 
-    def _compose_counted(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+    def _compose_counted(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         event = self.peek_event()
         self._grow(1, event.start_mark)
         anchor = getattr(event, "anchor", None)
@@ -232,14 +232,23 @@ class BoundedYamlLoader(yaml.SafeLoader):
         self._grow(size, event.start_mark, f" (alias `*{event.anchor}` at `{_short_path(self.keys)}` "
                                            f"repeats {size:,} nodes)")
 
-    def _grow(self, n: int, mark: yaml.Mark, why: str = "") -> None:
+    def _grow(self, n: int, mark: _Mark | None, why: str = "") -> None:
         self.total += n
         if self.total > MAX_SPEC_NODES:
             raise self._refusal(mark, f"the {self.doc.noun} expands to more than {MAX_SPEC_NODES:,} nodes{why}; "
                                 f"the limit is {MAX_SPEC_NODES:,}", self.doc.nodes_hint)
 
-    def _refusal(self, mark: yaml.Mark, message: str, hint: str) -> SpecError:
-        return _refuse(f"{self.label}:{mark.line + 1}:{mark.column + 1}", message, hint, self.doc)
+    def _refusal(self, mark: _Mark | None, message: str, hint: str) -> SpecError:
+        where = self.label if mark is None else f"{self.label}:{mark.line + 1}:{mark.column + 1}"
+        return _refuse(where, message, hint, self.doc)
+
+
+class _Mark(Protocol):
+    """Where an event starts: PyYAML's pure-Python `yaml.Mark` or its C loader's (events' marks are
+    typed optional; the parser always sets them)."""
+
+    line: int
+    column: int
 
 
 SPEC = Document(

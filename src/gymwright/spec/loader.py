@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 from yaml.reader import ReaderError
 
 from gymwright.diagnostic import Diagnostic, error
@@ -190,7 +191,7 @@ _KINDS = {
 
 def schema_diagnostics(e: ValidationError) -> list[Diagnostic]:
     """One diagnostic per spec path (a union reports one error per alternative: merge them)."""
-    grouped: dict[str, list[dict[str, Any]]] = {}
+    grouped: dict[str, list[ErrorDetails]] = {}
     for err in e.errors():
         grouped.setdefault(_clean(err["loc"]), []).append(err)
     return [_diagnostic(path, errs) for path, errs in grouped.items()]
@@ -206,7 +207,7 @@ def _unknown_key_hint(key: str) -> str:
     return f"did you mean `{close[0]}`?" if close else "remove it; see `gymwright schema` for the allowed keys"
 
 
-def _diagnostic(path: str, errs: list[dict[str, Any]]) -> Diagnostic:
+def _diagnostic(path: str, errs: list[ErrorDetails]) -> Diagnostic:
     err = errs[0]
     kind = err["type"]
     if kind == "extra_forbidden":

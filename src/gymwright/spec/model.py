@@ -29,7 +29,7 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 
 from gymwright.mechanics.registry import MECHANICS
-from gymwright.spec.fields import DOC, IDENT, DType, Expr, Name, _Strict  # noqa: F401 - the whole schema is reached as spec.model.X
+from gymwright.spec.fields import DOC, IDENT, DType, Expr, Name, _Strict, key_field  # noqa: F401 - the whole schema is reached as spec.model.X
 
 
 def _finite(x: Any, fix: str) -> Any:
@@ -117,8 +117,7 @@ def _with_mechanics(base: type[_Strict], fields: dict[str, tuple[str, tuple[Any,
     for key, (module, (annotation, info)) in fields.items():
         extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
         keys[key] = (annotation, FieldInfo.merge_field_infos(info, json_schema_extra={**extra, "mechanics": module}))
-    made: type[_Strict] = create_model(base.__name__, __base__=base, __module__=__name__, **keys)
-    return made
+    return create_model(base.__name__, __base__=base, __module__=__name__, **keys)
 
 
 class _ChoiceHead(_Strict):
@@ -129,8 +128,11 @@ class _ChoiceHead(_Strict):
 
 # A type checker sees the keys every spec has; the mechanics modules' keys are added from the
 # registry (their modules read them, typed there).
-_ChoiceKeys = _ChoiceHead if TYPE_CHECKING else _with_mechanics(
-    _ChoiceHead, {key: (m.name, field) for m in MECHANICS.values() for key, field in m.choice_fields.items()})
+if TYPE_CHECKING:
+    _ChoiceKeys = _ChoiceHead
+else:
+    _ChoiceKeys = _with_mechanics(
+        _ChoiceHead, {key: (m.name, field) for m in MECHANICS.values() for key, field in m.choice_fields.items()})
 
 
 class Choice(_ChoiceKeys):
@@ -284,8 +286,11 @@ class _SpecHead(_Strict):
 
 
 # The mechanics modules' sections follow `agents` (as the choice keys above: see there).
-_SpecSections = _SpecHead if TYPE_CHECKING else _with_mechanics(
-    _SpecHead, {m.name: (m.name, (m.section | None, Field(None, description=m.doc))) for m in MECHANICS.values()})
+if TYPE_CHECKING:
+    _SpecSections = _SpecHead
+else:
+    _SpecSections = _with_mechanics(
+        _SpecHead, {m.name: (m.name, (m.section | None, key_field(None, description=m.doc))) for m in MECHANICS.values()})
 
 
 class EnvSpec(_SpecSections):

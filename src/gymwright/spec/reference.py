@@ -98,7 +98,7 @@ def conventions() -> str:
 
 def _mechanics(field: typing.Any) -> str | None:
     extra = field.json_schema_extra
-    return extra.get("mechanics") if isinstance(extra, dict) else None  # type: ignore[return-value]
+    return extra.get("mechanics") if isinstance(extra, dict) else None
 
 
 def model_table(model: type[BaseModel], left_out: Iterable[str] = ()) -> str:

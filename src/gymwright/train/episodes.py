@@ -74,7 +74,7 @@ def play_episodes(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | Non
     if npc:
         policy = Team(policy, players_for(npc, benv, roles, spec, seed=seed))
     if callable(getattr(policy, "bind", None)):
-        policy.bind(benv)  # type: ignore[attr-defined]
+        policy.bind(benv)  # type: ignore[attr-defined]  # a policy with a callable bind (checked on the line above)
     one_episode_per_copy(benv)
     obs, masks = benv.reset(seed=seed)
     check = StepCheck(spec, benv.possible_agents, episodes)  # every step's values finite

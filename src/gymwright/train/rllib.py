@@ -459,7 +459,7 @@ def train_rllib(spec: Any, params: dict[str, Any] | list[dict[str, Any]] | None 
     if len(per_copy) > 1:
         from gymwright.train.rollout import spread
 
-        per_copy = spread(per_copy, settings.num_envs)  # type: ignore[assignment]
+        per_copy = spread(per_copy, settings.num_envs)  # type: ignore[assignment]  # spread returns a list when given more than one config, as here
     first = per_copy[0]
     compiled = compile_spec(spec, first)
     mixture = mixture_config(spec, per_copy) if len(per_copy) > 1 else None

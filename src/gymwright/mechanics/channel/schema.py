@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gymwright.spec.fields import DOC, Expr, _Strict
+from gymwright.spec.fields import DOC, Expr, _Strict, key_field
 
 
 class Channel(_Strict):
@@ -15,6 +15,6 @@ class Channel(_Strict):
 
 
 CHOICE_FIELDS = {
-    "message": (Expr | None, Field(None, description="channel specs: the int symbol this choice sends (per agent, may use the arguments).")),
+    "message": (Expr | None, key_field(None, description="channel specs: the int symbol this choice sends (per agent, may use the arguments).")),
 }
 """The key a choice gains: the symbol it sends."""

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from gymwright.spec.fields import Expr, Name, _Strict
+from gymwright.spec.fields import Expr, Name, _Strict, key_field
 
 
 class TileKind(_Strict):
@@ -62,6 +62,6 @@ Direction = Literal["up", "down", "left", "right", "stay"]
 DIRECTIONS = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1), "stay": (0, 0)}
 
 CHOICE_FIELDS = {
-    "move": (Direction | list[int] | None, Field(None, description="grid specs: the move this choice makes (up/down/left/right/stay or [drow, dcol]).")),
+    "move": (Direction | list[int] | None, key_field(None, description="grid specs: the move this choice makes (up/down/left/right/stay or [drow, dcol]).")),
 }
 """The key a choice gains: the move it makes."""

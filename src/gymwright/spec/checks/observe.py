@@ -13,6 +13,7 @@ from gymwright.spec.checks.actions import role_span
 from gymwright.spec.checks.context import STAGE, CheckContext
 from gymwright.spec.expr.check import Checked
 from gymwright.spec.limits import MAX_FEATURE_SIZE, MAX_OBS_DIM
+from gymwright.spec.model import Feature
 
 
 def check_observe(ctx: CheckContext) -> None:
@@ -27,6 +28,7 @@ def check_observe(ctx: CheckContext) -> None:
             continue
         total = 0
         for i, f in enumerate(feats):
+            assert isinstance(f, Feature)  # EnvSpec's `observe` validator makes a bare expression a Feature
             path = f"observe.{role.name}[{i}]"
             scope = ctx.scope(f"observation feature {i}", per_agent=True, me=role_span(role), actions=True)
             c = ctx.expr(f.expr, scope, path)

@@ -216,7 +216,8 @@ def _parse_action(text: str) -> tuple[str, dict[str, Any]] | None:
         kw = {}
         for k in node.keywords:
             v = k.value
-            if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.USub) and isinstance(v.operand, ast.Constant):
+            if (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.USub) and isinstance(v.operand, ast.Constant)
+                    and isinstance(v.operand.value, int | float)):
                 v = ast.Constant(-v.operand.value)
             if not isinstance(v, ast.Constant) or not isinstance(v.value, int | float) or k.arg is None:
                 return None

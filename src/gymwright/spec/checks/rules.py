@@ -70,7 +70,7 @@ def _check_rule(ctx: CheckContext, rule: Any, path: str, index: int) -> list[CRu
         ctx.error(f"{path}.when", f"`when` must be a scalar bool{' per agent' if per_agent else ''}, got {when.info.describe()}",
                   "compare, e.g. `phase == 0`" + (" or `x[me] > 0`" if per_agent else "; per-agent conditions belong in rules over agent_state"))
         when = None
-    out = []
+    out: list[CRule] = []
     for key, sets in branches:
         checked = []
         for target, src in sets.items():
