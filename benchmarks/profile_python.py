@@ -2,7 +2,7 @@
 
     python benchmarks/profile_python.py cake mapf --steps 20000 --top 20
     python benchmarks/profile_python.py mapf --statements step _observe_all__walker
-    python benchmarks/profile_python.py mapf --wrapped _observe_all__walker resolve_moves_small _observations _resolve
+    python benchmarks/profile_python.py mapf --wrapped _observe_all__walker resolve_moves _observations _resolve
     python benchmarks/profile_python.py cake mapf public_goods --save /tmp/before  # modules of today
     python benchmarks/profile_python.py cake mapf public_goods --against /tmp/before  # after a change
 

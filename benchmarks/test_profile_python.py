@@ -75,12 +75,12 @@ def test_wrapped_times_methods_and_module_functions_and_leaves_them_as_they_were
     game = next(g for g in GAMES if g.key == "mapf")
     compiled = compile_spec(game.spec, game.params)
     module = compiled.module.__dict__
-    resolve = module["resolve_moves_small"]
-    out = profile_python.wrapped(compiled.parallel_env(), module, ["step", "resolve_moves_small", "_resolve"], steps=40)
+    resolve = module["resolve_moves"]
+    out = profile_python.wrapped(compiled.parallel_env(), module, ["step", "resolve_moves", "_resolve"], steps=40)
     head, step, moves, missing = out.splitlines()
     assert re.fullmatch(r"40 env steps, [\d.]+ us per step \(wall clock, timers included\)", head), head
     assert re.fullmatch(r"\s+[\d.]+ us   1\.00 calls per step  step", step), step
-    assert re.fullmatch(r"\s+[\d.]+ us   1\.00 calls per step  resolve_moves_small", moves), moves  # one a step
+    assert re.fullmatch(r"\s+[\d.]+ us   1\.00 calls per step  resolve_moves", moves), moves  # one a step
     assert float(moves.split()[0]) < float(step.split()[0])  # called inside step: part of its time
     assert missing == "  (no method or function _resolve)"  # the hand-written env's name: skipped here
-    assert module["resolve_moves_small"] is resolve and type(compiled.parallel_env()).step.__name__ == "step"
+    assert module["resolve_moves"] is resolve and type(compiled.parallel_env()).step.__name__ == "step"
