@@ -366,6 +366,7 @@ def test_exported_module_runs_without_gymwright(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- demo
+@pytest.mark.slow  # the whole loop, two curricula and their held-out evaluation: about 30 s, so CI's slow run
 def test_demo_runs_the_whole_loop(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     result = invoke("demo", "--steps", "4096", "--stages", "2", "--episodes", "20", "--out", str(out))

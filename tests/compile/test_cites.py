@@ -8,10 +8,10 @@ import pytest
 from gymwright.compile.build import check
 from gymwright.compile.cites import cited_path
 from gymwright.compile.python_backend import generate
-from gymwright.spec.loader import library_names
+from tests.support.library_sample import every_spec
 
 
-@pytest.mark.parametrize("name", library_names())
+@pytest.mark.parametrize("name", every_spec())
 def test_every_rule_init_term_and_observation_is_cited_and_read_back(name: str) -> None:
     cs = check(name)
     source = generate(cs, instrument=True)

@@ -28,8 +28,9 @@ from gymwright.compile.inline import MARKER
 from gymwright.compile.writer import docstring_text
 from gymwright.runtime.core import rt_param
 from gymwright.spec.checker import check_spec
-from gymwright.spec.loader import library_names, load_spec, read_data
+from gymwright.spec.loader import load_spec, read_data
 from gymwright.store import spec_hash as store_spec_hash
+from tests.support.library_sample import every_spec
 
 GRID, CHANNEL, MAPF = "predator_prey", "speaker_listener", "mapf_frozenlake"
 
@@ -194,7 +195,7 @@ def test_an_argument_table_is_read_from_its_constant() -> None:
     assert body.count("0.30000000000000004") == 2  # DECODE's row of the action, and ARGV's table
 
 
-@pytest.mark.parametrize("name", library_names())
+@pytest.mark.parametrize("name", every_spec())
 def test_no_export_repeats_a_table_that_could_be_written_once(name: str) -> None:
     body = _generated(name)
     assert write_tables_once(body) == body

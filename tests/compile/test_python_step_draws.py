@@ -9,12 +9,12 @@ import re
 import pytest
 
 from gymwright.compile import compile_spec
-from gymwright.spec import library_names
+from tests.support.library_sample import every_spec
 
 SET_UP = {"self.v._rng = Draws()", "v._rng.reset(seed)", "v._rng.step = v.t + 1"}
 
 
-@pytest.mark.parametrize("name", library_names())
+@pytest.mark.parametrize("name", every_spec())
 def test_step_counts_draw_steps_iff_the_module_draws(name: str) -> None:
     compiled = compile_spec(name)
     source = compiled.source

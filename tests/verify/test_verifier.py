@@ -416,7 +416,7 @@ def test_random_functions_are_exactly_the_seeded_ones() -> None:
 
 
 @pytest.mark.parametrize("instrument", [False, True], ids=["plain", "instrumented"])
-@pytest.mark.parametrize("name", library_names())
+@pytest.mark.parametrize("name", every_spec())
 def test_generated_library_module_draws_only_from_the_seeded_stream(name: str, instrument: bool) -> None:
     assert randomness_audit(compile_spec(name, instrument=instrument).source) == []
 

@@ -27,9 +27,12 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import hashlib
+import json
 import re
 from pathlib import Path
 
+from gymwright.compile.common import spec_sha
 from gymwright.compile.inline import MARKER, imported, trusted_definitions, trusted_imports
 from gymwright.errors import CompileError
 from gymwright.mechanics.base import stage_of
@@ -104,7 +107,26 @@ class AuditError(CompileError):
 def audit_module(source: str, cs: CheckedSpec) -> None:
     """Refuse `source` (raise AuditError) unless it is its docstring, imports and runtime
     definitions exactly as gymwright ships them, the marker line, then generated code built
-    only from checked parts (see the module doc)."""
+    only from checked parts (see the module doc).
+
+    A module this process passed before for the same checked spec (the same source, by its
+    SHA-256, and the same spec and params) passes again without a second walk; a refusal is never
+    remembered."""
+    key = (hashlib.sha256(source.encode()).hexdigest(), spec_sha(cs),
+           json.dumps(cs.params, sort_keys=True, default=repr))
+    if key in _PASSED:
+        return
+    _audit(source, cs)
+    if len(_PASSED) >= _PASSED_MAX:
+        _PASSED.pop(next(iter(_PASSED)))
+    _PASSED[key] = None
+
+
+_PASSED: dict[tuple[str, str, str], None] = {}  # (source sha256, spec sha256, params) of modules passed
+_PASSED_MAX = 512
+
+
+def _audit(source: str, cs: CheckedSpec) -> None:
     try:
         tree = ast.parse(source)
     except SyntaxError as e:

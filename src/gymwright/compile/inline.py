@@ -161,6 +161,13 @@ MARKER = "# ---- generated from the spec " + "-" * 69
 """The line between the runtime and the generated code (what the audit splits a module at)."""
 
 
+@functools.lru_cache(maxsize=128)
+def _tidied(body: str, taken: frozenset[str]) -> str:
+    """`body` tidied and wrapped (both pure functions of the text: a module generated again, as
+    the verifier, the trainer and the batch backend each do, is tidied once)."""
+    return wrap_source(tidy(body, taken))
+
+
 def assemble(docstring: str, body: str, extra_imports: tuple[Imported, ...] = ()) -> str:
     """A whole module: `docstring` (already safe text), the imports, the runtime that `body`
     reaches, the marker line, then `body` (the generated code)."""
@@ -169,5 +176,5 @@ def assemble(docstring: str, body: str, extra_imports: tuple[Imported, ...] = ()
     except SyntaxError:  # the audit refuses the module and says where; inline everything meanwhile
         used = set(runtime()[0])
     imports, runtime_block = inline(used, extra_imports)
-    body = wrap_source(tidy(body, frozenset(runtime()[0])))
+    body = _tidied(body, frozenset(runtime()[0]))
     return f'"""{docstring}"""\n\n{imports}\n\n\n{runtime_block}\n\n\n{MARKER}\n{body}'

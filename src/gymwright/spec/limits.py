@@ -17,6 +17,7 @@ folder's JSON records, which `gymwright.report.records` reads).
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import string
@@ -298,12 +299,27 @@ def _segment(parent: yaml.Node | None, index: Any) -> str:
 
 
 def load_yaml(text: str, label: str, doc: Document | None = None) -> Any:
-    """yaml.safe_load within the limits (raises SpecError on a limit, yaml.YAMLError on syntax)."""
+    """yaml.safe_load within the limits (raises SpecError on a limit, yaml.YAMLError on syntax).
+
+    A text read before within the same limits gives a copy of what it gave then (the bounded
+    loader builds every node in Python, so a library spec read again costs a copy, not a parse);
+    refusals are never remembered, so each says its own label."""
+    key = (text, doc)
+    if key in _LOADED:
+        return copy.deepcopy(_LOADED[key])
     loader = BoundedYamlLoader(text, label, doc)
     try:
-        return loader.get_single_data()
+        data = loader.get_single_data()
     finally:
         loader.dispose()
+    if len(_LOADED) >= _LOADED_MAX:
+        _LOADED.pop(next(iter(_LOADED)))
+    _LOADED[key] = copy.deepcopy(data)
+    return data
+
+
+_LOADED: dict[tuple[str, Document | None], Any] = {}  # text read within a document's limits -> its data
+_LOADED_MAX = 256
 
 
 # ---------------------------------------------------------------------------- JSON
