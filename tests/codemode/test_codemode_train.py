@@ -62,6 +62,7 @@ class MaskWatcher:
         return acts
 
 
+@pytest.mark.slow  # over 5 s (train, evaluate and play through the sandbox); the default suite keeps assess and the copies
 def test_train_evaluate_and_play_a_code_mode_design(tmp_path: Path) -> None:
     """The smoke test: `gymwright train design.py`, its log and checkpoint, then evaluation and play."""
     path, run = design(tmp_path), tmp_path / "run"
