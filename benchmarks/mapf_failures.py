@@ -82,7 +82,7 @@ def play_cell(policy: Any, params: dict[str, Any], episodes: int, seed: int = 90
     """The share of each outcome over `episodes` episodes of one held-out cell of `spec`."""
     from gymwright.compile import compile_spec
 
-    compiled = compile_spec(spec, {**params, **engineer.HELD_OUT_POOL})
+    compiled = compile_spec(spec, {**params, **engineer.held_out_pool(params)})
     env = compiled.parallel_env()
     hole_of = np.asarray(compiled.module.GRID_BLOCKED, dtype=bool)
     counts = dict.fromkeys(OUTCOMES, 0)

@@ -148,11 +148,13 @@ def test_the_budget_and_distribution_variants_train_what_their_names_say() -> No
 
 
 def test_no_held_out_instance_comes_from_a_pool_any_method_trains_or_validates_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The held-out cells are judged on pools of another family (`layout_seed`) than the levels
-    of the space and the validation cells (seed 0: the default), in both experiments and in the
-    bounds; every pool the experiments fill is one of these."""
-    held_seed = engineer.HELD_OUT_POOL["layout_seed"]
-    assert held_seed != 0 and engineer.HELD_OUT_POOL["layout_pool"] == 200
+    """The held-out cells are judged on pools of other families (`layout_seed`, one a cell) than the
+    levels of the space and the validation cells (seed 0: the default), in both experiments and in
+    the bounds; every pool the experiments fill is one of these."""
+    seeds = {name: {cell: p["layout_seed"] for cell, p in pools.items()} for name, pools in engineer.HELD_OUT_POOL.items()}
+    every = [s for by_cell in seeds.values() for s in by_cell.values()]
+    assert 0 not in every and len(set(every)) == len(every), "a family of its own for every cell"
+    assert all(p["layout_pool"] == 250 for pools in engineer.HELD_OUT_POOL.values() for p in pools.values())
     judged: list[dict] = []
 
     class Result:
@@ -165,14 +167,15 @@ def test_no_held_out_instance_comes_from_a_pool_any_method_trains_or_validates_o
         assert all(p.get("layout_seed", 0) == 0 and p["layout_pool"] == 1000 for p in engineer.validation_cells(exp).values())
         judged.clear()
         engineer.held_out(engineer.Run(name, "fixed", 0), exp, "unused", 2)
-        assert len(judged) == len(exp.held_out)
-        assert all(p["layout_seed"] == held_seed and p["layout_pool"] == 200 for p in judged)
+        assert [p["layout_seed"] for p in judged] == list(seeds[name].values())
+        assert all(p["layout_pool"] == 250 for p in judged)
         keys = engineer.pool_keys([name])
-        assert {k[-1] for k in keys} == {0, held_seed}
-        assert all(k[-2:] == (200, held_seed) for k in keys if k[-1] == held_seed)
+        assert {k[-1] for k in keys} == {0, *seeds[name].values()}
+        assert all(k[-2] == 250 for k in keys if k[-1] != 0)
+        assert all(engineer.held_out_pool(p) == engineer.HELD_OUT_POOL[name][cell] for cell, p in exp.held_out.items())
     cells = []
     monkeypatch.setattr("gymwright.engineer.measure_validation",
                         lambda spec, c, *a, **k: cells.append(c) or type("V", (), {"mean": 0.0, "ci95": 0.0,
                                                                                       "secondary": {"optimal": 0.0}})())
     engineer._judged(engineer.SPEC, None, {"validation_episodes": 1})
-    assert all(p["layout_seed"] == held_seed for p in cells[0].values())
+    assert {cell: p["layout_seed"] for cell, p in cells[0].items()} == seeds["in_distribution"]
