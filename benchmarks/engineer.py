@@ -22,10 +22,10 @@ same stages and the same total env-step budget, the same frozen base learner (`L
   reads the same evidence (validation, levers, stage k of N) and answers the mixture, guarded.
 
 Every engineer sees a validation set drawn like the held-out cells (other episodes, the training
-pools) after every stage; the held-out cells themselves (pools of 200 solved instances, the same
-episode seeds for every method and seed) are evaluated once, on the final policy. Figures: valid
-and optimal rates per cell and overall, mean over seeds with a 95% t-interval over seeds, and
-paired differences (same seeds) between each engineer and each baseline.
+pools) after every stage; the held-out cells themselves (each cell its own family of solved pools,
+250 instances a cell, the same episode seeds for every method and seed) are evaluated once, on the
+final policy. Figures: valid and optimal rates per cell and overall, mean over seeds with a 95%
+t-interval over seeds, and paired differences (same seeds) between each engineer and each baseline.
 
     python benchmarks/engineer.py --quick                      # a smoke run (1 seed, no intervals; 2 jobs)
     python benchmarks/engineer.py --json benchmarks/results/engineer_latest.json   # the full run
@@ -53,17 +53,11 @@ from typing import Any
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from gymwright.curriculum.compare import HELD_OUT_SEED  # noqa: E402 (torch after the thread count)
-from gymwright.curriculum.mapf_goal import HELD_OUT_FAMILY  # noqa: E402
-from gymwright.curriculum.mapf_goal import HELD_OUT_POOL as HELD_OUT_SIZE  # noqa: E402
+from gymwright.curriculum.mapf_goal import HELD_OUT_FAMILY, held_out_pools  # noqa: E402
 
 SPEC = "mapf_frozenlake"
 TRAIN_FIXED = {"max_steps": 30, "view_radius": 2}
 HELD_FIXED = {"max_steps": 40, "view_radius": 2}
-HELD_OUT_POOL = {"layout_pool": HELD_OUT_SIZE, "layout_seed": HELD_OUT_FAMILY}
-"""The pools the held-out cells are judged on, as the demo's comparison judges them
-(`gymwright.curriculum.compare`): 200 solved instances a cell from another family of pools
-(`layout_seed` 1) than every pool a method trains or validates on (seed 0), so no judged
-instance was ever trained on (pools of one family share instances across sizes and wait ratios)"""
 LEARNER: dict[str, Any] = {"hidden": (64, 64), "ent_coef": 0.01, "rollout_len": 16, "lr": 1e-3}
 """The frozen base learner v3 (IPPO, one shared walker policy; see `--tune`, `--bounds`,
 benchmarks/README.md's "Engineer experiment" and results/2026-12-03-engineer-learner-v3.md): v2
@@ -71,6 +65,19 @@ with lr 1e-3 (from 3e-4) and 512 copies (from 256)."""
 NUM_ENVS = 512
 BAND = (0.3, 0.6)
 BASELINES = ("fixed", "dr", "plr")
+DESIGNER_LEVERS: dict[str, float | None] = {"park_cost": None, "imitation": 0.1}
+"""The designer levers (`gymwright.engineer.levers`) of the `heuristic-levers` and `llm` arms and their first
+stage: the parking cost available and off (the heuristic's rule turns it on where timeouts dominate the
+failures), the imitation loss on CBS plans on at 0.1 (the first stage starts from their clone)"""
+LEVER_ARMS: dict[str, dict[str, float | None]] = {
+    "heuristic-levers": DESIGNER_LEVERS,
+    "heuristic-park": {"park_cost": None},  # the ablations: one lever each
+    "heuristic-imitation": {"imitation": 0.1},
+    "llm": {**DESIGNER_LEVERS, "weight": None}, "llm-failures": {**DESIGNER_LEVERS, "weight": None},
+    "llm-guideline": {**DESIGNER_LEVERS, "weight": None},
+}
+"""Per method, the designer levers it may use (none for the others: a sampler has none; `llm-plain` is the
+LLM engineer without them)"""
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
@@ -110,6 +117,40 @@ EXPERIMENTS = {
 }
 
 
+def _held_out_pools() -> dict[str, dict[str, dict[str, int]]]:
+    """Experiment -> cell -> the pool it is judged on: every cell of every experiment its own
+    family, numbered on from `HELD_OUT_FAMILY` across the experiments in order (in_distribution's
+    cells get 1-4, as the demo's comparison's goal does: `gymwright.curriculum.mapf_goal`)."""
+    out, first = {}, HELD_OUT_FAMILY
+    for name, exp in EXPERIMENTS.items():
+        out[name] = held_out_pools(list(exp.held_out), first=first)
+        first += len(exp.held_out)
+    return out
+
+
+HELD_OUT_POOL = _held_out_pools()
+"""Experiment -> cell -> the pool the cell is judged on (`layout_pool` 250 solved instances,
+`layout_seed` its own family). Each cell has a family of its own, never 0 (every pool a method
+trains or validates on), so no judged instance was ever trained on, and no two cells share one:
+with one family for all cells, slot k of the 0.5 and 0.75 wait cells of a size was the same
+instance in about 74% of the slots (slot k is drawn from the stream (seed, k) and needs a wait
+when k < round(wait_ratio * slots), `gymwright.mapf.lazy`)."""
+
+
+def held_out_pool(params: dict[str, Any]) -> dict[str, int]:
+    """The pool of the held-out cell whose configuration `params` is, in whichever experiment (for
+    callers that hold a cell's params but not its name, e.g. mapf_failures.py); the experiments'
+    cells differ in configuration, so one cell matches."""
+    config = ("size", "n_agents", "hole_density", "wait_ratio")
+    for name, exp in EXPERIMENTS.items():
+        for cell, p in exp.held_out.items():
+            if all(p[k] == params.get(k) for k in config):
+                return HELD_OUT_POOL[name][cell]
+    shown = {k: params.get(k) for k in config}
+    raise ValueError(f"{shown} is not a held-out cell of any experiment ({', '.join(EXPERIMENTS)}): only those "
+                     "have a held-out pool")
+
+
 @dataclass
 class Run:
     experiment: str
@@ -133,8 +174,8 @@ def make_engineer(name: str, space: Any, model: str | None) -> Any:
     )
 
     simple = {"fixed": FixedEngineer, "heuristic": HeuristicEngineer}
-    if name in simple:
-        return simple[name]()
+    if name in simple or name in LEVER_ARMS and not name.startswith("llm"):
+        return simple.get(name, HeuristicEngineer)()
     if name == "heuristic-band":  # the ablation: knobs follow the band alone, not the judged values
         return HeuristicEngineer(toward_targets=False)
     if name == "dr":
@@ -146,7 +187,7 @@ def make_engineer(name: str, space: Any, model: str | None) -> Any:
     if model is None:
         raise SystemExit(f"benchmarks/engineer.py: the {name} engineer needs --model (e.g. --model openai:gpt-4o-mini)")
     variants = {"llm": {}, "llm-failures": {"with_guideline": False, "with_history": False},
-                "llm-guideline": {"with_history": False}}
+                "llm-guideline": {"with_history": False}, "llm-plain": {}}
     return LLMEngineer(LLM(provider_from_name(model)), **variants[name])
 
 
@@ -174,7 +215,8 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
         eval_episodes=cfg["stage_episodes"], num_envs=NUM_ENVS, seed=1000 * seed, knobs=tuple(exp.knobs),
         record_episodes=20, validation=validation_cells(exp), validation_episodes=cfg["validation_episodes"],
         secondary=("optimal",), target=exp.target, space=space if method not in ("fixed",) else None,
-        guard=method not in BASELINES, train=dict(LEARNER), **imitation_options(cfg))
+        guard=method not in BASELINES, train=dict(LEARNER), levers=dict(LEVER_ARMS.get(method, {})),
+        **imitation_options(cfg))
     start = time.perf_counter()
     out = Path(cfg["out"]) / exp_name / f"{method}-seed{seed}"
     records = evolve(SPEC, start_mixture(exp, engineer, space), engineer, out, opts,
@@ -201,7 +243,7 @@ def imitation_options(cfg: dict[str, Any]) -> dict[str, Any]:
     """`CurriculumOptions` of a learner that imitates CBS plans (`--imitate`), none otherwise."""
     if not cfg.get("imitate"):
         return {}
-    from mapf_demos import make_demos, relabel_demos
+    from gymwright.mapf.demos import make_demos, relabel_demos
 
     dagger = {"relabeller": relabel_demos, "relabel_episodes": cfg["relabel"]} if cfg.get("relabel") else {}
     return {"demonstrator": make_demos, "demo_episodes": cfg["imitate"], "imitation_coef": cfg.get("imitation_coef", 0.0),
@@ -213,7 +255,8 @@ def held_out(run: Run, exp: Experiment, checkpoint: str, episodes: int) -> None:
 
     policy = load_policy(checkpoint)
     for cell, params in exp.held_out.items():
-        m = play_episodes(SPEC, {**params, **HELD_OUT_POOL}, policy, episodes, seed=HELD_OUT_SEED).episode_metrics
+        pool = HELD_OUT_POOL[exp.name][cell]
+        m = play_episodes(SPEC, {**params, **pool}, policy, episodes, seed=HELD_OUT_SEED).episode_metrics
         failed = m["valid"] == 0
         hole = failed & (m["holes"] > 0)
         conflict = failed & ~hole & (m["conflicts"] > 0)
@@ -223,15 +266,16 @@ def held_out(run: Run, exp: Experiment, checkpoint: str, episodes: int) -> None:
 
 
 def pool_keys(names: list[str]) -> list[tuple[int, int, float, float, int, int]]:
-    """Every solved pool the experiments draw from: (size, agents, holes, wait, slots, family seed)."""
+    """Every solved pool the experiments draw from: (size, agents, holes, wait, slots, family seed);
+    a held-out cell's pool is its own family's (`HELD_OUT_POOL`)."""
     keys = set()
-    held = (HELD_OUT_POOL["layout_pool"], HELD_OUT_POOL["layout_seed"])
     for name in names:
         exp = EXPERIMENTS[name]
         for p in exp.space().levels():
             keys.add((p["size"], p["n_agents"], p["hole_density"], p["wait_ratio"], 1000, 0))
-        for p in exp.held_out.values():
-            for n, seed in ((1000, 0), held):  # validation (the training pools) and held out
+        for cell, p in exp.held_out.items():
+            held = HELD_OUT_POOL[name][cell]
+            for n, seed in ((1000, 0), (held["layout_pool"], held["layout_seed"])):  # validation and held out
                 keys.add((p["size"], p["n_agents"], p["hole_density"], p["wait_ratio"], n, seed))
     return sorted(keys, key=lambda k: -(k[0] ** 2) * k[1])  # the slowest first
 
@@ -472,7 +516,8 @@ def team_spec(weight: float = 2.0) -> dict[str, Any]:
 def _judged(spec: Any, policy: Any, cfg: dict[str, Any], **change: Any) -> dict[str, float]:
     from gymwright.engineer import measure_validation
 
-    cells = {k: {**v, **HELD_OUT_POOL, **change} for k, v in EXPERIMENTS["in_distribution"].held_out.items()}
+    pools = HELD_OUT_POOL["in_distribution"]
+    cells = {k: {**v, **pools[k], **change} for k, v in EXPERIMENTS["in_distribution"].held_out.items()}
     val = measure_validation(spec, cells, policy, "valid", cfg["validation_episodes"], 700_000, ("optimal",))
     return {"valid": val.mean, "ci95": val.ci95, "optimal": val.secondary["optimal"]}
 
@@ -518,23 +563,24 @@ LEARNER_V2: dict[str, Any] = {"lr": 3e-4, "num_envs": 256}
 """What learner v2 had where v3 differs (v3 halved the MAPF gold check's steps: tests/train/test_game_theory.py)"""
 
 DEMO_EPISODES = 4000
-"""Episodes of CBS plans a BC-init variant clones (`mapf_demos.make_demos`) before its PPO run"""
+"""Episodes of CBS plans a BC-init variant clones (`gymwright.mapf.demos.make_demos`) before its PPO run"""
 
 
 def held_out_layouts() -> frozenset[bytes]:
-    """Every layout of the judged held-out pools (in_distribution), as `mapf_demos.layout_key`s.
-    They come from another family of pools (`HELD_OUT_POOL`) than any training pool; before that
-    (results up to 2026-12-03) the judged cells' training pools held about half of them, since slot
-    k of a config is the same instance in every pool of one family where it is the same kind."""
-    from mapf_demos import layout_key
-
+    """Every layout of the judged held-out pools (in_distribution), as `gymwright.mapf.demos.layout_key`s.
+    They come from other families of pools (`HELD_OUT_POOL`, one a cell) than any training pool;
+    before that (results up to 2026-12-03) the judged cells' training pools held about half of
+    them, since slot k of a config is the same instance in every pool of one family where it is the
+    same kind."""
     from gymwright.mapf import PoolConfig
+    from gymwright.mapf.demos import layout_key
     from gymwright.mapf.lazy import solved_pool
 
     keys = set()
-    for p in EXPERIMENTS["in_distribution"].held_out.values():
+    for cell, p in EXPERIMENTS["in_distribution"].held_out.items():
         config = PoolConfig(p["size"], p["n_agents"], float(p["hole_density"]), float(p["wait_ratio"]))
-        holes, starts, goals, _ = solved_pool(config, HELD_OUT_POOL["layout_pool"], HELD_OUT_POOL["layout_seed"]).whole()
+        pool = HELD_OUT_POOL["in_distribution"][cell]
+        holes, starts, goals, _ = solved_pool(config, pool["layout_pool"], pool["layout_seed"]).whole()
         keys.update(layout_key(*x) for x in zip(holes, starts, goals, strict=True))
     return frozenset(keys)
 
@@ -543,9 +589,8 @@ def imitate(spec: Any, params: Any, episodes: int, seed: int, out: Path, exclude
     """Demonstrations of `episodes` CBS plans on `params` (drawn like the training configs), cloned
     into a warm start: {checkpoint, demo env steps (charged to the budget), samples, loss, accuracy};
     with `exclude_held_out`, no demonstration is on a layout of the judged held-out pools."""
-    from mapf_demos import make_demos
-
     from gymwright.curriculum.demonstrations import DEMO_SEED
+    from gymwright.mapf.demos import make_demos
     from gymwright.train.imitation import clone
 
     demos = make_demos(spec, params, episodes, DEMO_SEED + episodes * seed,
@@ -739,7 +784,7 @@ def merge(paths: list[Path], renames: dict[str, str] | None = None) -> dict[str,
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--experiments", default="in_distribution,generalization")
-    ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, heuristic-band (knobs by the band alone), llm, llm-failures, llm-guideline")
+    ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, heuristic-band (knobs by the band alone), heuristic-levers (with the designer levers, LEVER_ARMS), heuristic-park and heuristic-imitation (one lever each), llm (with the levers), llm-plain (without), llm-failures, llm-guideline")
     ap.add_argument("--model", help="the LLM engineer's model (adds `llm`)")
     ap.add_argument("--ablation", action="store_true", help="with --model: also llm-failures and llm-guideline")
     ap.add_argument("--seeds", type=int, default=3, help="how many seeds (runs per method and experiment)")
@@ -760,14 +805,14 @@ def main(argv: list[str] | None = None) -> int:
                     "words: fixed, oracle, mappo ...); `fixed` is always run, every difference is paired with it")
     ap.add_argument("--imitate", type=int, default=0, metavar="EPISODES",
                     help="the learner imitates CBS plans: every method's first stage starts from a clone of this many "
-                    "demonstrated episodes of its mixture (`mapf_demos.py`), their env steps charged to the budget")
+                    "demonstrated episodes of its mixture (`gymwright.mapf.demos`), their env steps charged to the budget")
     ap.add_argument("--imitation-coef", type=float, default=0.0,
                     help="with --imitate: every stage also keeps an imitation loss of this weight on demonstrations of "
                     "its own mixture (the same number of episodes a stage); 0: a BC init only")
     ap.add_argument("--relabel", type=int, default=0, metavar="EPISODES",
                     help="with --imitate and --imitation-coef: DAgger; from the second stage on, the imitation loss is on "
                     "this many episodes a stage played by the previous stage's policy and labelled by CBS "
-                    "(`mapf_demos.relabel_demos`), added to its earlier demonstrations; their env steps are charged")
+                    "(`gymwright.mapf.demos.relabel_demos`), added to its earlier demonstrations; their env steps are charged")
     ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
                     help="join the runs of earlier --json results into one report (runs found twice must agree)")
     ap.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",

@@ -1,4 +1,4 @@
-"""`mapf_demos.py` and the BC-init variants of `engineer.py --bounds`: CBS plans become legal,
+"""`gymwright.mapf.demos` and the BC-init variants of `engineer.py --bounds`: CBS plans become legal,
 conflict-free demonstrations that bring every walker home, and a clone of them warm-starts PPO.
 
 Run with `pytest benchmarks/test_mapf_demos.py` (not part of the main suite).
@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import engineer
-import mapf_demos
 import numpy as np
 import pytest
 
 from gymwright.compile import compile_spec
+from gymwright.mapf import demos as mapf_demos
 from gymwright.mapf.cbs import find_conflicts, solve
 from gymwright.train import TrainConfig, load_policy, train
 from gymwright.train.imitation import clone

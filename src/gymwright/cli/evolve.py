@@ -63,6 +63,8 @@ def evolve_command(
     mix: Annotated[str | None, typer.Option("--mix", metavar="NAME=V1,V2,...", help="Train each stage on a mixture: one bucket per value of this param (equal data shares to start), e.g. size=3,4,5.")] = None,
     knob: Annotated[list[str] | None, typer.Option("--knob", help="A param the engineer may move (repeat; default: every bounded numeric param that keeps the shapes).")] = None,
     edits: Annotated[bool, typer.Option("--edits", help="Let the engineer change the game when its knobs cannot: a verified variant (heuristic) or the model's spec edit (llm), verified and repaired before the next stage, which trains on it with the policy carried over by name.")] = False,
+    lever: Annotated[list[str] | None, typer.Option("--lever", metavar="NAME[=STRENGTH]", help="A designer lever the engineer may use (repeat): park_cost (a cost for parking on another walker's way), weight or weight:TERM (a reward term's weight), imitation (an imitation loss on a planner's plans; MAPF's built-in CBS planner). They change the game the policy trains on, never the one it is judged on. Without =STRENGTH it starts off.")] = None,
+    demos: Annotated[int, typer.Option("--demos", min=1, help="Demonstrated episodes a stage while the imitation lever is on.")] = 2000,
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default runs/evolve-SPEC).")] = None,
     backend: BackendOpt = DEFAULT,
     ray_address: RayAddressOpt = None,
@@ -99,7 +101,8 @@ def evolve_command(
             say(settings)
         opts = CurriculumOptions(stages=stages, steps_per_stage=steps, band=band, task_metric=metric,
                                  knobs=tuple(knob) if knob else None, num_envs=num_envs, seed=seed, train=train,
-                                 backend=backend, ray_address=ray_address)
+                                 backend=backend, ray_address=ray_address, levers=parse_levers(lever or []),
+                                 demo_episodes=demos)
         start = parse_mix(mix, parse_params(param)) if mix else parse_params(param)
         with Store.open() as store:
             records = evolve(spec, start, eng, folder, opts, store=store, progress=say)
@@ -122,6 +125,8 @@ def print_stages(records: list[Any], title: str) -> None:
         else:
             shown = "\n".join(f"{b['label']} {b['share']:.0%}: {_short(b['params'])} -> {b['success']:.3f}" for b in r.mixture)
             changed = "\n".join(f"{b['label']} {b['share']:.0%}: {_short(b['params'])}" for b in r.proposed_mixture)
+        on = {k: v for k, v in r.levers.items() if v}
+        shown += f"\nlevers: {_short(on)}" if on else ""
         cells = (str(r.index + 1), shown, f"{r.success:.3f}",
                  ", ".join(f"{k} {n}" for k, n in r.failures.items()) or "-", changed, r.rationale)
         table.add_row(*(Text(c) for c in cells))  # Text: a label such as [size=3] is not markup
@@ -177,6 +182,21 @@ STAGE_SETTINGS: dict[str, Callable[[ConfigChoice | None, Path, str, int], tuple[
     "builtin": builtin_stage_settings, "rllib": rllib_stage_settings}
 """(num_envs, first seed, the other TrainConfig fields) of every stage, per trainer of `TRAINERS` by name"""
 assert set(STAGE_SETTINGS) == set(TRAINERS), "every trainer needs its stage settings here"
+
+
+def parse_levers(given: list[str]) -> dict[str, float | None]:
+    """`NAME` (starts off) or `NAME=STRENGTH` per --lever."""
+    from gymwright.errors import GymwrightError
+
+    out: dict[str, float | None] = {}
+    for text in given:
+        name, sep, value = text.partition("=")
+        try:
+            out[name.strip()] = float(value) if sep else None
+        except ValueError:
+            raise GymwrightError(f"--lever {text!r}: {value!r} is not a number", path="--lever",
+                                 hint="give NAME or NAME=STRENGTH, e.g. --lever park_cost=0.5") from None
+    return out
 
 
 def parse_mix(mix: str, base: dict[str, Any]) -> Any:

@@ -60,4 +60,11 @@ class CurriculumOptions:
     previous stage's policy's own play of the stage's mixture, labelled by the expert, added to the
     demonstrations its lineage was trained on; needs `demonstrator` (the first stage) and `imitation_coef`"""
     relabel_episodes: int = 0
+    levers: dict[str, float | None] = field(default_factory=dict)
+    """designer levers the engineer may use (`gymwright.engineer.levers`: `park_cost`, `weight` for every
+    reward term's weight or `weight:TERM` for one, `imitation`), each with its strength in the first stage
+    (None or its off value: available, off; a family name such as `weight` starts all its levers off). They change
+    the game the policy *trains* on only: validation, evidence and judgment play the game as designed.
+    `imitation` needs a demonstrator; for a spec with solved layouts (MAPF) the built-in planner's
+    (`gymwright.mapf.demos.planner_for`) is used when none is given, with `demo_episodes` (default 2000)"""
     """episodes the policy plays a stage for the relabeller (0: `demo_episodes`); their env steps are charged"""

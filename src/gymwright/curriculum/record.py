@@ -77,6 +77,8 @@ class StageRecord:
     edit: dict[str, Any] | None = None  # the spec edit this stage trained on (None: the previous stage's spec)
     env_steps: int = 0  # env steps of the stage's training (PPO)
     demo_env_steps: int = 0  # env steps of the demonstrations it imitated (out of the same budget)
+    levers: dict[str, float] = field(default_factory=dict)  # the designer levers' strengths it trained with
+    proposed_levers: dict[str, float] = field(default_factory=dict)  # those the engineer proposed next
 
     @classmethod
     def of(cls, trained: Trained, judged: Judged, proposed: Proposed) -> StageRecord:
@@ -94,7 +96,8 @@ class StageRecord:
             guard=decision.action if decision else "", guard_reason=decision.reason if decision else "",
             policy=judged.policy, unchanged=proposal.mixture.same_as(base) and proposal.edit is None,
             engineer_error=proposed.error, edit=trained.edit, env_steps=trained.result.env_steps,
-            demo_env_steps=trained.demo_steps)
+            demo_env_steps=trained.demo_steps, levers=dict(trained.mixture.levers),
+            proposed_levers=dict(proposal.mixture.levers))
 
     def append_to(self, path: Path) -> None:
         """One stage line more in curriculum.jsonl (an append: a failure is a WriteError naming the file)."""

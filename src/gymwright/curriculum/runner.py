@@ -35,6 +35,7 @@ from gymwright.curriculum.training import check_imitation, train_stage
 from gymwright.design.session import with_defaults
 from gymwright.engineer.engineers import Engineer, StageProposal, current_mixture
 from gymwright.engineer.evidence import StageEvidence
+from gymwright.engineer.levers import Lever
 from gymwright.engineer.mixture import Mixture
 from gymwright.store import Store
 from gymwright.train.npc import load_policy
@@ -66,6 +67,7 @@ class Curriculum:
     out: Path
     store: Store | None
     say: Callable[[str], None]
+    levers: dict[str, Lever] = field(default_factory=dict)  # the designer levers the engineer may use
 
 
 def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out: Path,
@@ -77,12 +79,12 @@ def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out:
     trainer = trainer_named(opts.backend)
     check_imitation(opts, trainer)
     with trainer.session(opts.ray_address):
-        spec_data, raw, mixture, metric = start_of(spec, params, opts)
+        spec_data, raw, mixture, metric, menu = start_of(spec, params, opts)
         first = Stage(0, spec_data, raw, mixture)
         out.mkdir(parents=True, exist_ok=True)
         per_copy = opts.num_envs if trainer.logs_per_copy else None
         c = Curriculum(opts, engineer, trainer, Measuring(opts, metric, engineer, per_copy), out, store,
-                       progress or (lambda _: None))
+                       progress or (lambda _: None), menu)
         return _run(c, first)
 
 
@@ -105,14 +107,16 @@ def _run_stage(c: Curriculum, stage: Stage, guard: Guard,
     store's hashes of the stage's specs (by bucket label)."""
     opts, k = c.opts, stage.index
     c.say(f"stage {k + 1}/{opts.stages}: training on {_describe(stage.mixture)}")
-    result, demo_steps = train_stage(c.trainer, stage.spec, stage.mixture, opts, k, c.out / f"stage{k}", stage.init_from)
+    result, demo_steps = train_stage(c.trainer, stage.spec, stage.raw, stage.mixture, opts, k, c.out / f"stage{k}",
+                                     stage.init_from, c.levers)
     policy = load_policy(result.checkpoint)
     trained = Trained(k, stage.mixture, stage.edit, result, demo_steps, validate(stage.spec, policy, c.measuring))
     judged = _judged(c, stage, trained, guard, policy, records)
     evidence = replace(judged.evidence, stage=k, stages=opts.stages, steps_left=(opts.stages - k - 1) * opts.steps_per_stage,
                        validation=guard.last.validation, target=opts.target, space=opts.space,
                        guard=list(guard.reasons), rejected=list(guard.rejected),
-                       targets=list((opts.validation or {}).values()))
+                       targets=list((opts.validation or {}).values()), levers=dict(judged.base.levers),
+                       lever_menu=dict(c.levers))
     proposal, error = _propose(c.engineer, evidence, last=k == opts.stages - 1)
     shas = {b.label: _store_stage(c.store, stage.raw, b.params, stage.shas.get(b.label), stage.reason)
             for b in judged.base.buckets}
@@ -178,6 +182,12 @@ def _propose(engineer: Engineer, evidence: StageEvidence, last: bool) -> tuple[S
 
 
 def _describe(mixture: Mixture) -> str:
+    on = {k: v for k, v in mixture.levers.items() if v}
+    levers = f" with levers {on}" if on else ""
+    return _describe_levels(mixture) + levers
+
+
+def _describe_levels(mixture: Mixture) -> str:
     if mixture.is_single:
         return str(mixture.buckets[0].params)
     if len(mixture.buckets) > 6:

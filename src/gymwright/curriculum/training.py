@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gymwright.curriculum.demonstrations import DEMO_SEED, demonstrate, relabel
+from gymwright.curriculum.demonstrations import DEMO_SEED, Demonstrator, demonstrate, relabel
 from gymwright.curriculum.options import CurriculumOptions
+from gymwright.engineer.levers import Lever, scaffolded, spec_levers_on
 from gymwright.engineer.mixture import Mixture
 from gymwright.errors import GymwrightError
 from gymwright.train.imitation import Demos, clone
@@ -21,33 +22,69 @@ def check_imitation(opts: CurriculumOptions, trainer: Trainer) -> None:
     if opts.relabeller is not None and (opts.demonstrator is None or opts.imitation_coef == 0):
         raise GymwrightError("a relabeller (DAgger) needs a demonstrator and an imitation_coef above 0",
                              path="relabeller", hint="set demonstrator, demo_episodes and imitation_coef, or drop it")
-    if opts.demonstrator is not None and not trainer.imitates:
+    if (opts.demonstrator is not None or "imitation" in opts.levers) and not trainer.imitates:
         raise GymwrightError(f"demonstrations need a trainer that imitates; {trainer.title} does not", path="backend",
-                             hint="train with backend builtin, or drop the demonstrator")
+                             hint="train with backend builtin, or drop the demonstrator and the imitation lever")
 
 
-def train_stage(trainer: Trainer, spec: str | dict[str, Any], mixture: Mixture, opts: CurriculumOptions, k: int,
-                folder: Path, init_from: str | None) -> tuple[TrainResult, int]:
-    """Train stage `k` on `mixture`, warm-started from `init_from`: (its result, the env steps its
-    demonstrations took, charged to the stage's budget)."""
-    imitation, init_from, demo_steps = _imitation(spec, mixture, opts, k, folder, init_from)
-    run = Run(spec, [dict(b.params) for b in mixture.buckets], [int(c) for c in mixture.counts(opts.num_envs)],
+DEFAULT_DEMO_EPISODES = 2000
+"""demonstrated episodes a stage when the imitation lever is on and `demo_episodes` is not given"""
+
+
+def training_spec(spec: str | dict[str, Any], raw: dict[str, Any], mixture: Mixture,
+                  menu: dict[str, Lever]) -> str | dict[str, Any]:
+    """The game a stage trains on: `spec` itself, or a copy with the mixture's spec levers applied."""
+    return scaffolded(raw, mixture.levers, menu) if spec_levers_on(mixture.levers, menu) else spec
+
+
+def train_stage(trainer: Trainer, spec: str | dict[str, Any], raw: dict[str, Any], mixture: Mixture,
+                opts: CurriculumOptions, k: int, folder: Path, init_from: str | None,
+                menu: dict[str, Lever]) -> tuple[TrainResult, int]:
+    """Train stage `k` on `mixture` (with its designer levers applied to the game it trains on),
+    warm-started from `init_from`: (its result, the env steps its demonstrations took, charged to
+    the stage's budget). Demonstrations are of the game as designed (the levers change rewards and
+    the imitation weight, never what a walker sees or may do)."""
+    demonstrator, coef = _imitating(opts, raw, mixture, menu)
+    imitation, init_from, demo_steps = _imitation(spec, mixture, opts, k, folder, init_from, demonstrator, coef)
+    trained_on = training_spec(spec, raw, mixture, menu)
+    run = Run(trained_on, [dict(b.params) for b in mixture.buckets], [int(c) for c in mixture.counts(opts.num_envs)],
               opts.steps_per_stage - demo_steps, opts.num_envs, opts.seed + k, folder, init_from, opts.train,
               opts.ray_address, imitation)
     return trainer.run(run), demo_steps
 
 
+def _imitating(opts: CurriculumOptions, raw: dict[str, Any], mixture: Mixture,
+               menu: dict[str, Lever]) -> tuple[Demonstrator | None, float]:
+    """(the demonstrator, the imitation weight) of a stage: the options' own, or, when `imitation` is
+    a designer lever, the lever's strength in the mixture (off: no demonstrations) and the options'
+    demonstrator or else the spec's built-in planner."""
+    if "imitation" not in menu:
+        return opts.demonstrator, opts.imitation_coef
+    coef = float(mixture.levers.get("imitation", menu["imitation"].off))
+    if coef == menu["imitation"].off:
+        return None, 0.0
+    from gymwright.mapf.demos import planner_for
+
+    demonstrator = opts.demonstrator or planner_for(raw)
+    if demonstrator is None:
+        raise GymwrightError("the imitation lever needs a demonstrator, and this spec has no built-in planner",
+                             path="levers.imitation", hint="give CurriculumOptions.demonstrator, or drop the lever")
+    return demonstrator, coef
+
+
 def _imitation(spec: str | dict[str, Any], mixture: Mixture, opts: CurriculumOptions, k: int, folder: Path,
-               init_from: str | None) -> tuple[dict[str, Any], str | None, int]:
+               init_from: str | None, demonstrator: Demonstrator | None,
+               coef: float) -> tuple[dict[str, Any], str | None, int]:
     """What a stage imitates: (TrainConfig changes, the checkpoint it starts from, demo env steps)."""
-    if opts.demonstrator is None or (init_from is not None and opts.imitation_coef == 0):
+    if demonstrator is None or (init_from is not None and coef == 0):
         return {}, init_from, 0
     seed = DEMO_SEED + 10_000 * (opts.seed + k)
+    episodes = opts.demo_episodes or DEFAULT_DEMO_EPISODES
     if init_from is not None and opts.relabeller is not None:
-        demos, steps = relabel(spec, mixture, opts.relabeller, opts.relabel_episodes or opts.demo_episodes, seed,
+        demos, steps = relabel(spec, mixture, opts.relabeller, opts.relabel_episodes or episodes, seed,
                                init_from, _lineage_demos(init_from), folder / "demos.npz")
     else:
-        demos = demonstrate(spec, mixture, opts.demonstrator, opts.demo_episodes, seed, folder / "demos.npz")
+        demos = demonstrate(spec, mixture, demonstrator, episodes, seed, folder / "demos.npz")
         steps = demos.env_steps
     if steps >= opts.steps_per_stage:
         raise GymwrightError(f"stage {k + 1}: the demonstrations took {steps} env steps of the stage's "
@@ -56,7 +93,7 @@ def _imitation(spec: str | dict[str, Any], mixture: Mixture, opts: CurriculumOpt
         first = mixture.buckets[0].params
         init_from = clone(spec, first, demos, folder / "bc.pt",
                           hidden=tuple(opts.train.get("hidden", (64, 64))), seed=opts.seed + k).checkpoint
-    changes = {"demos": folder / "demos.npz", "imitation_coef": opts.imitation_coef} if opts.imitation_coef else {}
+    changes = {"demos": folder / "demos.npz", "imitation_coef": coef} if coef else {}
     return changes, init_from, steps
 
 

@@ -27,7 +27,9 @@ from gymwright.design.templated import params_schema
 from gymwright.diagnostic import shown
 from gymwright.engineer.edits import MAX_PATCH_OPS, MAX_REASON_CHARS, SpecEdit, edit_from_reply
 from gymwright.engineer.evidence import Evidence, Knob, StageEvidence
+from gymwright.engineer.lever_rules import propose_levers
 from gymwright.engineer.mixture import Bucket, Mixture, floor_shares
+from gymwright.engineer.space import ConfigSpace
 from gymwright.engineer.structural import propose_in_space
 from gymwright.engineer.variants import Edit, pick_variant
 from gymwright.errors import GymwrightError
@@ -64,6 +66,12 @@ is verified, repaired if it fails, and the next stage trains on it; the policy k
 The spec:
 ```yaml
 {spec}```"""
+LEVER_GUIDE = """
+
+You may also set the designer levers listed above (training scaffolding: they change the game the
+policy trains on, never the one it is judged on): add "levers" to your reply, an object of lever
+name -> strength (one of its allowed values; its first value is off). Leave a lever out to keep it
+as it is."""
 EDIT_SCHEMA: dict[str, Any] = {"anyOf": [{"type": "null"}, {
     "type": "object", "additionalProperties": False, "required": ["reason", "patch"],
     "properties": {"reason": {"type": "string", "maxLength": MAX_REASON_CHARS},
@@ -106,7 +114,8 @@ class Engineer(Protocol):
 
 
 def current_mixture(evidence: StageEvidence) -> Mixture:
-    return Mixture([b for b, _ in evidence.buckets])
+    """The mixture the evidence stands for, with the lever strengths it trained with."""
+    return Mixture([b for b, _ in evidence.buckets], dict(evidence.levers))
 
 
 class FixedEngineer:
@@ -160,6 +169,20 @@ class HeuristicEngineer:
         return Proposal({**evidence.params, k.name: new_value}, why, self.name), False
 
     def propose_stage(self, evidence: StageEvidence) -> StageProposal:
+        """The levels (`_propose_levels`), then the designer levers by their rule
+        (`gymwright.engineer.lever_rules`: on where the failures call for them, annealed when they no
+        longer do); a lever setting the guardrail undid before is not proposed again."""
+        p = self._propose_levels(evidence)
+        if not evidence.lever_menu:
+            return p
+        settings, why = propose_levers(evidence)
+        mixture = p.mixture.with_levers(settings)
+        if settings != evidence.levers and any(mixture.same_as(r) for r in evidence.rejected):
+            mixture, why = p.mixture.with_levers(evidence.levers), [*why, "but the guardrail undid this lever "
+                                                                         "setting before: the levers stay"]
+        return replace(p, mixture=mixture, rationale="; ".join([p.rationale, "levers: " + "; ".join(why)]))
+
+    def _propose_levels(self, evidence: StageEvidence) -> StageProposal:
         """Each bucket as `propose` would move it; data shares move toward the buckets with the
         lowest task metric (weight share * exp(2 (band middle - success)), at least 5% each).
         With a configuration space (`evidence.space`) the structural rule of
@@ -239,10 +262,13 @@ class LLMEngineer:
         curriculum verifies and repairs (`gymwright.engineer.edits`) before the next stage"""
         self._spec_shown: Any = None  # the spec an edit would patch (set per proposal)
         self._edit_reply: Any = None
+        self._menu: dict[str, Any] = {}  # the designer levers the reply may set (set per proposal)
+        self._levers_reply: Any = None
 
     def propose_stage(self, evidence: StageEvidence) -> StageProposal:
         self._spec_shown, self._edit_reply = (evidence.spec if self.edits else None), None
-        proposal = self._propose_stage(evidence)
+        self._menu, self._levers_reply = dict(evidence.lever_menu), None
+        proposal = self._with_levers(self._propose_stage(evidence), evidence)
         if self._edit_reply is None:
             return proposal
         try:
@@ -252,6 +278,27 @@ class LLMEngineer:
         if edit is None:
             return proposal
         return replace(proposal, edit=edit, rationale=f"{proposal.rationale}; edit: {edit.reason}")
+
+    def _with_levers(self, proposal: StageProposal, evidence: StageEvidence) -> StageProposal:
+        """The proposal with the reply's lever strengths (each moved to its nearest allowed value);
+        levers the reply leaves out, and every lever of a failed or empty reply, stay as they were."""
+        if not self._menu:
+            return proposal
+        settings, notes = dict(evidence.levers), []
+        given = self._levers_reply if isinstance(self._levers_reply, dict) else {}
+        for name, value in given.items():
+            lever = self._menu.get(name)
+            if lever is None or not _finite(value) or isinstance(value, bool):
+                notes.append(f"ignored lever {shown(repr(name))}={shown(repr(value))} (not a lever with a number)")
+                continue
+            settings[name] = lever.nearest(float(value))
+            if settings[name] != value:
+                notes.append(f"lever {name} {value} moved to the nearest allowed {settings[name]:g}")
+        changed = [f"{k} {evidence.levers.get(k, self._menu[k].off):g} -> {v:g}" for k, v in settings.items()
+                   if v != evidence.levers.get(k, self._menu[k].off)]
+        said = ["levers: " + ", ".join(changed)] if changed else []
+        return replace(proposal, mixture=proposal.mixture.with_levers(settings),
+                       rationale="; ".join([proposal.rationale, *said, *notes]).strip("; "))
 
     def _intro(self, guideline: str | None = None) -> str:
         text = self.guideline if guideline is None or self.guideline != GUIDELINE else guideline
@@ -265,6 +312,11 @@ class LLMEngineer:
             prompt += EDIT_GUIDE.format(spec=yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
             schema = {**schema, "properties": {**schema["properties"], "edit": EDIT_SCHEMA}}
             tokens = 3000  # room for a patch
+        if self._menu:
+            prompt += LEVER_GUIDE
+            levers = {"type": "object", "additionalProperties": False,
+                      "properties": {k: {"enum": list(lv.values)} for k, lv in self._menu.items()}}
+            schema = {**schema, "properties": {**schema["properties"], "levers": levers}}
         reply = self.llm.complete(Request((Message("user", prompt),), schema=schema, schema_name="proposal",
                                           max_tokens=tokens))
         try:
@@ -277,6 +329,7 @@ class LLMEngineer:
             return {}
         if self._spec_shown is not None:
             self._edit_reply = data.get("edit")
+        self._levers_reply = data.get("levers")
         return data
 
     def propose(self, evidence: Evidence) -> Proposal:
@@ -326,42 +379,30 @@ class LLMEngineer:
 
 
     def _propose_in_space(self, evidence: StageEvidence) -> StageProposal:
-        """The next mixture as a list of buckets, each lever one of the space's allowed values:
-        buckets may be added (a new structural combination), dropped (left out) and reweighted."""
+        """The next mixture as a list of buckets, each one level of the space (an allowed value for
+        every lever): buckets may be added, dropped and reweighted, and one structure may have
+        several buckets at different knob values (each keeps its own). Rows naming the same level
+        are one bucket, their shares added, and the rationale says so."""
         space = evidence.space
-        levers = {k: {"enum": list(v)} for k, v in {**space.structural, **space.knobs}.items()}
-        item = {"type": "object", "additionalProperties": False, "required": [*levers, "share"],
-                "properties": {**levers, "share": {"type": "number", "minimum": 0, "maximum": 1}}}
-        schema = {"type": "object", "additionalProperties": False, "required": ["buckets", "rationale"],
-                  "properties": {"buckets": {"type": "array", "items": item, "minItems": 1, "maxItems": 6},
-                                 "rationale": {"type": "string", "maxLength": 900}}}
+        levers = [*space.structural, *space.knobs]
+        most = _most_buckets(space)
+        example = ", ".join(f'"{k}": ...' for k in levers)
         prompt = (f"{self._intro(GOAL_GUIDELINE)}{evidence.to_prompt(with_history=self.with_history)}\n\nPropose the "
-                  "next stage's mixture: a list of buckets (at most 6), each with a value for every lever and its share "
-                  "of the training data (shares sum to 1). Keep a bucket by listing it, drop it by leaving it out, add "
-                  "one by listing a new combination. Reply with JSON: "
-                  '{"buckets": [{' + ", ".join(f'"{k}": ...' for k in levers) + ', "share": 0.5}, ...], "rationale": "..."}')
-        data = self._ask(prompt, schema)
-        rows = data.get("buckets") if isinstance(data.get("buckets"), list) else []
-        buckets: dict[str, Bucket] = {}
-        notes: list[str] = []
-        for row in rows:
-            if not isinstance(row, dict):
-                continue
-            params = space.nearest({**evidence.buckets[0][0].params, **{k: row[k] for k in levers if k in row}})
-            if any(params[k] != row.get(k) for k in levers):
-                notes.append(f"moved {({k: row.get(k) for k in levers})} to the nearest allowed values")
-            share = _share(row.get("share"), 0.0)
-            label = space.label(params)
-            if label in buckets:  # the same structure twice: one bucket, shares added
-                buckets[label].share += share
-                continue
-            buckets[label] = Bucket(params, share, label)
-        if not buckets or sum(b.share for b in buckets.values()) <= 0:
-            return StageProposal(current_mixture(evidence), "; ".join([str(data.get("rationale", "")),
-                                 "the reply named no bucket with a positive share: the stage is kept"]).strip("; "), self.name)
-        shares = floor_shares({k: b.share for k, b in buckets.items()})
-        mixture = Mixture([Bucket(b.params, shares[k], k) for k, b in buckets.items()])
-        return StageProposal(mixture, "; ".join([str(data.get("rationale", "")), *notes]).strip("; "), self.name)
+                  f"next stage's mixture: a list of buckets (at most {most}), each with a value for every lever and its "
+                  "share of the training data (shares sum to 1). Any number of buckets per structure: each bucket is "
+                  "one level (a value for every lever); rows with the same values for every lever are merged. Keep a "
+                  "bucket by listing it, drop it by leaving it out, add one by listing a new level. Reply with JSON: "
+                  '{"buckets": [{' + example + ', "share": 0.5}, ...], "rationale": "..."}')
+        data = self._ask(prompt, _space_schema(space, most))
+        said, given = str(data.get("rationale", "")), data.get("buckets")
+        levels, notes = _levels_of(space, evidence.buckets[0][0].params, given if isinstance(given, list) else [])
+        if not levels or sum(share for _, share in levels) <= 0:
+            return StageProposal(current_mixture(evidence), "; ".join([said, "the reply named no bucket with a positive "
+                                 "share: the stage is kept"]).strip("; "), self.name)
+        labels = space.labels([params for params, _ in levels])
+        shares = floor_shares({label: share for label, (_, share) in zip(labels, levels, strict=True)})
+        mixture = Mixture([Bucket(params, shares[label], label) for label, (params, _) in zip(labels, levels, strict=True)])
+        return StageProposal(mixture, "; ".join([said, *notes]).strip("; "), self.name)
 
     def _propose_steps(self, evidence: StageEvidence) -> StageProposal:
         knobs = sorted({k.name for _, e in evidence.buckets for k in e.knobs})
@@ -396,6 +437,49 @@ class LLMEngineer:
         given = data.get("buckets") if isinstance(data.get("buckets"), dict) else {}
         rows = [given[k] if isinstance(given.get(k), dict) else {} for k in labels]
         return rows, str(data.get("rationale", ""))
+
+
+MOST_BUCKETS = 48
+"""The most buckets a reply in a space may list: every level of a small space, a bound on a large
+one (each bucket takes at least one env copy, and the prompt and reply grow with it)."""
+
+
+def _most_buckets(space: ConfigSpace) -> int:
+    """How many buckets a reply may list: one per level of the space, at most `MOST_BUCKETS`."""
+    return max(1, min(len(space.levels()), MOST_BUCKETS))
+
+
+def _space_schema(space: ConfigSpace, most: int) -> dict[str, Any]:
+    """The reply's schema: up to `most` buckets, each an allowed value per lever and a share."""
+    levers = {k: {"enum": list(v)} for k, v in {**space.structural, **space.knobs}.items()}
+    item = {"type": "object", "additionalProperties": False, "required": [*levers, "share"],
+            "properties": {**levers, "share": {"type": "number", "minimum": 0, "maximum": 1}}}
+    return {"type": "object", "additionalProperties": False, "required": ["buckets", "rationale"],
+            "properties": {"buckets": {"type": "array", "items": item, "minItems": 1, "maxItems": most},
+                           "rationale": {"type": "string", "maxLength": 900}}}
+
+
+def _levels_of(space: ConfigSpace, base: dict[str, Any], rows: list[Any]) -> tuple[list[tuple[dict[str, Any], float]], list[str]]:
+    """The reply's rows as levels with their shares, in the reply's order, each lever moved to its
+    nearest allowed value; rows that give one level (every lever equal, after that move) become one,
+    shares added: each merge is noted, so the rationale shows what the model's list became."""
+    levers = [*space.structural, *space.knobs]
+    levels: dict[tuple[Any, ...], tuple[dict[str, Any], float]] = {}
+    notes: list[str] = []
+    for row in rows:
+        if not isinstance(row, dict):
+            continue
+        params = space.nearest({**base, **{k: row[k] for k in levers if k in row}})
+        if any(params[k] != row.get(k) for k in levers):
+            notes.append(f"moved {({k: row.get(k) for k in levers})} to the nearest allowed values")
+        share, key = _share(row.get("share"), 0.0), space.key(params)
+        if key in levels:
+            levels[key] = (levels[key][0], levels[key][1] + share)
+            notes.append(f"merged a row repeating the level {space.level_label(params)} into its bucket, "
+                         "their shares added")
+            continue
+        levels[key] = (params, share)
+    return list(levels.values()), notes
 
 
 def _step(e: Evidence, change: Any, knob: Any) -> tuple[dict[str, Any], str]:

@@ -165,6 +165,19 @@ class StageEvidence:
     guard: list[str] = field(default_factory=list)
     rejected: list[Any] = field(default_factory=list)  # mixtures the guardrail reverted or rolled back
     targets: list[dict[str, Any]] = field(default_factory=list)  # the validation cells' params
+    levers: dict[str, float] = field(default_factory=dict)
+    """the designer levers' strengths this stage trained with (`Mixture.levers`)"""
+    lever_menu: dict[str, Any] = field(default_factory=dict)
+    """the designer levers the engineer may use (`gymwright.engineer.levers.Lever` by name; empty: none)"""
+
+    def failure_shares(self) -> dict[str, float]:
+        """Per failure kind, its share of the recorded episodes (share-weighted over the buckets)."""
+        out: dict[str, float] = {}
+        for b, e in self.buckets:
+            for x in (e.failures.buckets.values() if e.failures else ()):
+                for kind, n in x["kinds"].items():
+                    out[kind] = out.get(kind, 0.0) + b.share * n / max(1, x["episodes"])
+        return out
 
     @property
     def success(self) -> float:
@@ -186,6 +199,8 @@ class StageEvidence:
                          + self.validation.to_prompt(self.task_metric))
         if self.space is not None:
             lines.append("\n## Levers\n" + self.space.to_prompt())
+        if self.lever_menu:
+            lines.append("\n## Designer levers (training scaffolding)\n" + self._lever_lines())
         if self.guard:
             lines.append("\n## Guardrail decisions so far (a change that did not help was undone)")
             lines += [f"- {g}" for g in self.guard]
@@ -196,6 +211,16 @@ class StageEvidence:
             lines += self._bucket_lines(b, e)
         if with_history and self.history:
             lines += self._history_lines()
+        return "\n".join(lines)
+
+    def _lever_lines(self) -> str:
+        shares = self.failure_shares()
+        seen = ", ".join(f"{k} {v:.2f}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1])) or "none recorded"
+        lines = ["These change the game the policy trains on, never the one it is judged on: validation and the "
+                 "final judgment play the game as designed. Set each one's strength (its first allowed value is off); "
+                 "turn one on where the failures call for it, and off when it no longer helps.",
+                 f"Failures of the recorded episodes (share of episodes, by kind): {seen}."]
+        lines += [f"- {lv.describe(self.levers.get(name, lv.off))}" for name, lv in self.lever_menu.items()]
         return "\n".join(lines)
 
     def _bucket_lines(self, b: Bucket, e: Evidence) -> list[str]:

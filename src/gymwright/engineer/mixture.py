@@ -32,6 +32,9 @@ class Bucket:
 @dataclass
 class Mixture:
     buckets: list[Bucket] = field(default_factory=list)
+    levers: dict[str, float] = field(default_factory=dict)
+    """the designer levers' strengths the stage trains with (`gymwright.engineer.levers`; absent or
+    off: the game as designed): training scaffolding, part of the stage's environment"""
 
     def __post_init__(self) -> None:
         if not self.buckets:
@@ -81,7 +84,7 @@ class Mixture:
         """The same buckets with the same params, and shares within `tol`: no change."""
         mine = {b.label: b for b in self.buckets}
         theirs = {b.label: b for b in other.buckets}
-        return mine.keys() == theirs.keys() and all(
+        return mine.keys() == theirs.keys() and self.levers == other.levers and all(
             mine[k].params == theirs[k].params and abs(mine[k].share - theirs[k].share) <= tol for k in mine)
 
     def to_list(self) -> list[dict[str, Any]]:
@@ -91,7 +94,11 @@ class Mixture:
         """A new mixture: each bucket's params updated from `params[label]`, shares from `shares`."""
         shares = shares or {}
         return Mixture([Bucket({**b.params, **params.get(b.label, {})}, shares.get(b.label, b.share), b.label)
-                        for b in self.buckets])
+                        for b in self.buckets], dict(self.levers))
+
+    def with_levers(self, levers: dict[str, float]) -> Mixture:
+        """The same buckets trained with the lever strengths `levers`."""
+        return Mixture([Bucket(dict(b.params), b.share, b.label) for b in self.buckets], dict(levers))
 
 
 def floor_shares(shares: dict[str, float], floor: float = MIN_SHARE) -> dict[str, float]:

@@ -10,12 +10,19 @@ the same space. Discrete values also keep the solved layout pools reusable (a po
 space = ConfigSpace({"size": [3, 4, 5, 6]}, {"wait_ratio": [0.0, 0.25, 0.5, 0.75]}, {"n_agents": 3})
 space.levels()          # every assignment, as param dicts
 space.label({"size": 4, "n_agents": 3, ...})   # "size=4": the bucket's name
+space.level_label({"size": 4, "wait_ratio": 0.5, ...})   # "size=4 wait_ratio=0.5": the whole level
 ```
+
+A mixture may hold several levels of one structure (size 5 at wait ratio 0.5 and at 0.75): each
+is its own bucket, and `labels` names them by the whole level where a structure repeats (the
+short structural name alone would merge them), by the structure alone where it is unique (short,
+and stable while a bucket's knobs move, so the guard and the history still know it).
 """
 
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +69,17 @@ class ConfigSpace:
     def label(self, params: dict[str, Any]) -> str:
         """A bucket's name: its structural params (`size=4 n_agents=3`)."""
         return " ".join(f"{k}={params[k]}" for k in self.structural if k in params) or "config"
+
+    def level_label(self, params: dict[str, Any]) -> str:
+        """A level's whole name: every lever, structural first (`size=5 n_agents=3 wait_ratio=0.5`),
+        so two levels of one structure are told apart."""
+        return " ".join(f"{k}={params[k]}" for k in [*self.structural, *self.knobs] if k in params) or "config"
+
+    def labels(self, levels: list[dict[str, Any]]) -> list[str]:
+        """Distinct bucket names for a mixture's levels (distinct by `key`): the structure alone
+        (`label`) where only one level has it, the whole level (`level_label`) where several do."""
+        counts = Counter(self.label(p) for p in levels)
+        return [self.label(p) if counts[self.label(p)] == 1 else self.level_label(p) for p in levels]
 
     def key(self, params: dict[str, Any]) -> tuple[Any, ...]:
         return tuple(params.get(k) for k in [*self.structural, *self.knobs])

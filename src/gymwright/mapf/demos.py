@@ -181,3 +181,15 @@ def action_names(spec: Any) -> list[str]:
 
     data = read_data(spec)[0] if not isinstance(spec, dict) else spec
     return [a["name"] for a in data["actions"]["walker"]]
+
+
+def planner_for(data: dict[str, Any]) -> Any:
+    """The built-in demonstrator (`make_demos`: CBS plans replayed through the env) for a spec of
+    MAPF-FrozenLake's form (a `walker` role on a grid with solved layouts, `reached` and `clashed`
+    walker state), or None for another spec."""
+    grid = data.get("grid") or {}
+    state = data.get("agent_state") or {}
+    walker = (data.get("actions") or {}).get("walker")
+    if not (grid.get("solve") and walker and {"reached", "clashed"} <= set(state)):
+        return None
+    return make_demos
