@@ -38,6 +38,7 @@ t-interval over seeds, and paired differences (same seeds) between each engineer
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -89,11 +90,19 @@ class Experiment:
     knobs: dict[str, list[float]]
     held_out: dict[str, dict[str, Any]]  # cell label -> params
     target: str
+    fixed: dict[str, Any] = field(default_factory=lambda: dict(TRAIN_FIXED))  # every level's other params
+    judged_like: str = ""
+    """the experiment whose held-out pools this one is judged on ("": its own), so two spaces are compared
+    on the same instances"""
+    pool: int = 1000  # solved layouts of each training level
 
     def space(self) -> Any:
         from gymwright.engineer import ConfigSpace
 
-        return ConfigSpace.for_spec(SPEC, self.structural, self.knobs, TRAIN_FIXED)
+        space = ConfigSpace.for_spec(SPEC, self.structural, self.knobs, self.fixed)
+        if self.name == "declared_ranges":
+            space.allowed = declared_level
+        return space
 
 
 def _cells(agents: list[int], sizes: list[int], waits: list[float], holes: float) -> dict[str, dict[str, Any]]:
@@ -115,6 +124,44 @@ EXPERIMENTS = {
         "3, 4 and 5 walkers on 5x5 lakes, hole ratio 0.2, wait ratio 0.25, 0.5 and 0.75 (at most 40 steps; "
         "training may use at most 3); judged on the valid rate, then the optimal rate"),
 }
+DECLARED_POOL = 20
+"""solved layouts of each level of the declared ranges (9,000 levels over about 600 pools: 1,000 a pool would
+take hours of CBS on 2 cores; a level's pool is the instances, not the game)"""
+EXPERIMENTS["declared_ranges"] = Experiment(
+    "declared_ranges", {"view_radius": 2, "layout_pool": DECLARED_POOL, "max_steps": 40, "slip": 0.0, "size": 4,
+                        "n_agents": 3, "wait_ratio": 0.25, "hole_density": 0.2},
+    {"size": [3, 4, 5, 6, 8, 10], "n_agents": [1, 2, 3, 4, 5]},
+    {"wait_ratio": [0.0, 0.25, 0.5, 0.75, 1.0], "hole_density": [0.0, 0.2, 0.3, 0.45, 0.6], "slip": [0.0, 0.25, 0.5],
+     "max_steps": [400, 100, 40, 10]},
+    EXPERIMENTS["in_distribution"].held_out, EXPERIMENTS["in_distribution"].target,
+    {"view_radius": 2, "layout_pool": DECLARED_POOL}, judged_like="in_distribution", pool=DECLARED_POOL)
+"""Where a user stands: no hand-curated space. Every param MAPF-FrozenLake declares that changes the level
+without changing the policy's inputs or what is judged, each over its declared range (a few values from
+its minimum to its maximum, easy to hard, the judged values among them): sizes 3-10, 1-5 walkers, hole
+ratio 0-0.6, wait ratio 0-1, slip 0-0.5, step limit 400 down to 10 (of 4-400; 4 steps reach no goal past
+3 cells). Left out: `view_radius` (the policy's input size), `step_cost` and `conflict_cost` (the reward:
+designer levers, not levels), `layout_pool` and `layout_seed` (which instances, not the game). Levels the
+game cannot make are no level (`declared_level`). Judged on in_distribution's cells and pools."""
+
+
+DECLARED_INFEASIBLE = Path(__file__).parent / "data" / "declared_infeasible.json"
+"""(size, agents, holes, wait) combinations of the declared ranges whose pools cannot be filled (no layout
+of that kind in 2,000 draws), found by `prepare_pools` and kept here: no method may draw them"""
+
+
+@functools.lru_cache(maxsize=1)
+def _infeasible() -> frozenset[tuple[int, int, float, float]]:
+    if not DECLARED_INFEASIBLE.exists():
+        return frozenset()
+    return frozenset(tuple(k) for k in json.loads(DECLARED_INFEASIBLE.read_text()))  # type: ignore[misc]
+
+
+def declared_level(p: dict[str, Any]) -> bool:
+    """A combination of the declared ranges the game can make: a wait needs two walkers, and the pool of
+    its layouts could be filled."""
+    if p["n_agents"] == 1 and p["wait_ratio"] > 0:
+        return False
+    return (p["size"], p["n_agents"], p["hole_density"], p["wait_ratio"]) not in _infeasible()
 
 
 def _held_out_pools() -> dict[str, dict[str, dict[str, int]]]:
@@ -123,9 +170,11 @@ def _held_out_pools() -> dict[str, dict[str, dict[str, int]]]:
     cells get 1-4, as the demo's comparison's goal does: `gymwright.curriculum.mapf_goal`)."""
     out, first = {}, HELD_OUT_FAMILY
     for name, exp in EXPERIMENTS.items():
+        if exp.judged_like:
+            continue
         out[name] = held_out_pools(list(exp.held_out), first=first)
         first += len(exp.held_out)
-    return out
+    return {**out, **{n: out[e.judged_like] for n, e in EXPERIMENTS.items() if e.judged_like}}
 
 
 HELD_OUT_POOL = _held_out_pools()
@@ -164,7 +213,7 @@ class Run:
 
 
 # ---------------------------------------------------------------------------- one run
-def make_engineer(name: str, space: Any, model: str | None) -> Any:
+def make_engineer(name: str, space: Any, model: str | None, seed: int = 0) -> Any:
     from gymwright.engineer import (
         DomainRandomization,
         FixedEngineer,
@@ -178,10 +227,10 @@ def make_engineer(name: str, space: Any, model: str | None) -> Any:
         return simple.get(name, HeuristicEngineer)()
     if name == "heuristic-band":  # the ablation: knobs follow the band alone, not the judged values
         return HeuristicEngineer(toward_targets=False)
-    if name == "dr":
-        return DomainRandomization(space)
+    if name == "dr":  # over a space of more than 64 levels, 64 drawn a stage (seeded by the run's seed)
+        return DomainRandomization(space, seed=seed)
     if name == "plr":
-        return PrioritizedReplay(space)
+        return PrioritizedReplay(space, seed=seed)
     from gymwright.llm import LLM, provider_from_name
 
     if model is None:
@@ -208,7 +257,7 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
     torch.set_num_threads(1)
     exp = EXPERIMENTS[exp_name]
     space = exp.space()
-    engineer = make_engineer(method, space, cfg["model"])
+    engineer = make_engineer(method, space, cfg["model"], seed)
     engineer.name = method
     opts = CurriculumOptions(
         stages=cfg["stages"], steps_per_stage=cfg["steps"] // cfg["stages"], band=tuple(cfg["band"]), task_metric="valid",
@@ -235,8 +284,13 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
 
 def validation_cells(exp: Experiment) -> dict[str, dict[str, Any]]:
     """What the engineers read after every stage: the held-out cells' configurations in the pools
-    of the training family (1000 instances, seed 0), other episodes than any stage trains on"""
-    return {k: {**v, "layout_pool": 1000} for k, v in exp.held_out.items()}
+    of the training family (1000 instances, seed 0), other episodes than any stage trains on; every
+    lever of the space a cell leaves out at the spec's default (its judged value: slip 0)"""
+    from gymwright.spec.loader import load_spec
+
+    declared = load_spec(SPEC).params
+    levers = [k for k in [*exp.structural, *exp.knobs] if k in declared]
+    return {k: {**{n: declared[n].default for n in levers}, **v, "layout_pool": 1000} for k, v in exp.held_out.items()}
 
 
 def imitation_options(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -272,7 +326,7 @@ def pool_keys(names: list[str]) -> list[tuple[int, int, float, float, int, int]]
     for name in names:
         exp = EXPERIMENTS[name]
         for p in exp.space().levels():
-            keys.add((p["size"], p["n_agents"], p["hole_density"], p["wait_ratio"], 1000, 0))
+            keys.add((p["size"], p["n_agents"], p["hole_density"], p["wait_ratio"], exp.pool, 0))
         for cell, p in exp.held_out.items():
             held = HELD_OUT_POOL[name][cell]
             for n, seed in ((1000, 0), (held["layout_pool"], held["layout_seed"])):  # validation and held out
@@ -283,19 +337,36 @@ def pool_keys(names: list[str]) -> list[tuple[int, int, float, float, int, int]]
 def fill_pool(key: tuple[int, int, float, float, int, int]) -> float:
     """Solve every slot of one pool (CBS), so it is cached on disk for every later run."""
     from gymwright.mapf import PoolConfig
+    from gymwright.mapf.errors import MapfError
     from gymwright.mapf.lazy import solved_pool
 
     size, agents, holes, wait, n, seed = key
     start = time.perf_counter()
-    solved_pool(PoolConfig(size, agents, float(holes), float(wait)), n, seed).whole()
+    try:
+        solved_pool(PoolConfig(size, agents, float(holes), float(wait)), n, seed).whole()
+    except MapfError:  # no layout of that kind (a declared range's corner): recorded, never drawn
+        return -1.0
     return time.perf_counter() - start
 
 
 def prepare_pools(names: list[str], jobs: int) -> float:
-    """Fill the pools once (minutes the first time; a cached pool loads in milliseconds)."""
+    """Fill the pools once (minutes the first time; a cached pool loads in milliseconds). A pool that
+    cannot be filled is an error, but in the declared ranges, whose corners the game cannot make: those
+    are written to `DECLARED_INFEASIBLE` and left out of that space."""
     start = time.perf_counter()
+    keys = pool_keys(names)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-        list(pool.map(fill_pool, pool_keys(names)))
+        took = list(pool.map(fill_pool, keys))
+    failed = sorted({k[:4] for k, t in zip(keys, took, strict=True) if t < 0})
+    declared = "declared_ranges" in names and EXPERIMENTS["declared_ranges"].pool
+    if any(k[4] != declared or k[5] != 0 for k, t in zip(keys, took, strict=True) if t < 0):
+        raise SystemExit(f"benchmarks/engineer.py: pools that cannot be filled outside the declared ranges: {failed}")
+    if failed:
+        known = sorted(set(_infeasible()) | {tuple(k) for k in failed})
+        DECLARED_INFEASIBLE.write_text(json.dumps([list(k) for k in known]) + "\n")
+        _infeasible.cache_clear()
+        print(f"declared ranges: {len(failed)} (size, agents, holes, wait) combinations have no layout of their kind; "
+              f"left out ({DECLARED_INFEASIBLE})", file=sys.stderr)
     return time.perf_counter() - start
 
 
@@ -783,7 +854,9 @@ def merge(paths: list[Path], renames: dict[str, str] | None = None) -> dict[str,
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--experiments", default="in_distribution,generalization")
+    ap.add_argument("--experiments", default="in_distribution,generalization",
+                    help="in_distribution, generalization, declared_ranges (no curated space: the spec's declared ranges)")
+    ap.add_argument("--pools-only", action="store_true", help="only fill the experiments' solved pools, then stop")
     ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, heuristic-band (knobs by the band alone), heuristic-levers (with the designer levers, LEVER_ARMS), heuristic-park and heuristic-imitation (one lever each), llm (with the levers), llm-plain (without), llm-failures, llm-guideline")
     ap.add_argument("--model", help="the LLM engineer's model (adds `llm`)")
     ap.add_argument("--ablation", action="store_true", help="with --model: also llm-failures and llm-guideline")
@@ -871,16 +944,26 @@ def main(argv: list[str] | None = None) -> int:
     names = [e.strip() for e in args.experiments.split(",") if e.strip()]
     pools_s = prepare_pools(names, args.jobs)
     print(f"solved pools ready in {pools_s:.0f} s", file=sys.stderr)
+    if args.pools_only:
+        return 0
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     jobs = [(e, m, s) for e in names for s in seeds for m in methods]
     runs: list[Run] = []
     with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(run_one, e, m, s, cfg) for e, m, s in jobs]
-        for f in futures:
-            run = f.result()
+        failed = []
+        for (e, m, s), f in zip(jobs, futures, strict=True):
+            try:
+                run = f.result()
+            except Exception as error:  # noqa: BLE001 - one failed run must not lose the others
+                failed.append(f"{e} {m} seed {s}: {type(error).__name__}: {error}")
+                print(f"{failed[-1]}", file=sys.stderr)
+                continue
             runs.append(run)
             print(f"{run.experiment} {run.method} seed {run.seed}: {run.env_steps} env steps in {run.train_s:.0f} s; "
                   f"held-out valid {overall(run, 'valid'):.3f}", file=sys.stderr)
+    if not runs:
+        raise SystemExit("benchmarks/engineer.py: every run failed:\n" + "\n".join(failed))
     engineers = [m for m in methods if m not in BASELINES]
     report: dict[str, Any] = {"budget_env_steps": runs[0].env_steps, "seeds": seeds,
                               "stages": args.stages, "band": list(args.band), "learner": {**LEARNER, "num_envs": NUM_ENVS,
@@ -900,10 +983,13 @@ def main(argv: list[str] | None = None) -> int:
         print(tables(exp, summary))
     print(stage_lines(runs))
     report["wall_s"] = time.perf_counter() - start
+    report["failed"] = failed
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1, default=float))
-    return 0
+    if failed:
+        print(f"{len(failed)} runs failed (left out of every figure above):\n" + "\n".join(failed), file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

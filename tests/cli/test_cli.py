@@ -366,7 +366,7 @@ def test_exported_module_runs_without_gymwright(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- demo
-@pytest.mark.slow  # the whole loop, two curricula and their held-out evaluation: about 30 s, so CI's slow run
+@pytest.mark.slow  # the whole loop, three curricula and their held-out evaluation: about 45 s, so CI's slow run
 def test_demo_runs_the_whole_loop(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     result = invoke("demo", "--steps", "4096", "--stages", "2", "--episodes", "20", "--out", str(out))
@@ -374,32 +374,37 @@ def test_demo_runs_the_whole_loop(tmp_path: Path) -> None:
     assert "design 1: passed" in result.stdout and "mapf_frozenlake: passed" in result.stdout
     assert "chose template mapf_frozenlake" in result.stdout and "retrieval" in result.stdout
     assert "n_agents=3 from 'three robots'" in result.stdout
-    assert "[engineer] stage 2: valid" in result.stdout and "[fixed] stage 2: valid" in result.stdout
+    assert all(f"[{arm}] stage 2: valid" in result.stdout for arm in ("engineer", "dr", "fixed"))
+    assert re.search(r"\[engineer\] stage 2/2 \[#+\.*\] +\d+% [\d,]+/[\d,]+ env steps, [\d,]+/s, \d+:\d\d elapsed, ETA",
+                     result.stdout)  # progress while a stage trains
     assert "heuristic engineer" in result.stdout and "learnability" in result.stdout
     assert "seed 0: reset" in result.stdout and "seed 0: step 1" in result.stdout  # rendered
     comparison = json.loads((out / "comparison.json").read_text())
-    assert set(comparison["arms"]) == {"engineer", "fixed"} and comparison["env_steps"] == 8192
+    assert list(comparison["arms"]) == ["engineer", "dr", "fixed"] and comparison["env_steps"] == 8192
+    assert comparison["arms"]["dr"]["folder"] == "dr" and len(comparison["arms"]["dr"]["stages"][0]["trained"]) == 48
     assert comparison["arms"]["fixed"]["folder"] == "baseline" and (out / "baseline" / "curriculum.jsonl").exists()
     assert list(comparison["held_out"]) == ["3 ag 5x5 w 0.50", "3 ag 5x5 w 0.75", "3 ag 6x6 w 0.50", "3 ag 6x6 w 0.75"]
     # the engineer benchmark's settings: its learner, band and view radius; held out on another
     # family of solved pools, one family a cell (no instance shared between cells); the arms side by side
-    assert "each arm: lr 0.001, 512 env copies, 8,192 env steps; the two arms train side by side" in result.stdout
+    assert "each arm: lr 0.001, 512 env copies, 8,192 env steps; the 3 arms train two at a time" in result.stdout
     assert [(c["view_radius"], c["layout_seed"], c["layout_pool"]) for c in comparison["held_out"].values()] == \
         [(2, 1, 250), (2, 2, 250), (2, 3, 250), (2, 4, 250)]
     assert comparison["episodes"] == 150  # at least 150 a cell, whatever --episodes says
-    for arm in ("engineer", "fixed"):
+    for arm in ("engineer", "dr", "fixed"):
         assert all(b["params"]["view_radius"] == 2 for st in comparison["arms"][arm]["stages"] for b in st["trained"])
     assert "band [0.3, 0.6]" in result.stdout
-    eng, fixed = comparison["arms"]["engineer"], comparison["arms"]["fixed"]
-    diff = eng["mean"] - fixed["mean"]
-    assert f"engineer - fixed: {diff:+.3f}" in result.stdout
-    ci = (eng["ci95"] ** 2 + fixed["ci95"] ** 2) ** 0.5
-    verdict = "inside the noise" if abs(diff) <= ci else "curriculum is better" if diff > 0 else "environment is better"
-    assert verdict in result.stdout
+    eng = comparison["arms"]["engineer"]
+    for base in ("dr", "fixed"):
+        other = comparison["arms"][base]
+        diff = eng["mean"] - other["mean"]
+        ci = (eng["ci95"] ** 2 + other["ci95"] ** 2) ** 0.5
+        verdict = "inside the noise" if abs(diff) <= ci else "curriculum is better" if diff > 0 else f"{base} is better"
+        assert f"engineer - {base}: {diff:+.3f}" in result.stdout and verdict in result.stdout
     page = (out / "report.html").read_text()
-    assert "<html" in page[:200].lower() and "Engineer against the fixed environment" in page
+    assert "<html" in page[:200].lower() and "Engineer against the baselines" in page
     section = page[page.index('id="comparison"'):]
-    assert "Not recorded" not in section[:400] and "3 ag 6x6 w 0.75" in section and "engineer - fixed" in section
+    assert "Not recorded" not in section[:400] and "3 ag 6x6 w 0.75" in section
+    assert "engineer - fixed" in section and "engineer - dr" in section
     assert "the heuristic engineer&#x27;s stages" in section or "the heuristic engineer's stages" in section
     assert (out / "stage1" / "eval" / "scorecard.json").exists()
     assert len(result.stdout.splitlines()) < 200

@@ -5,12 +5,14 @@ uses the built-in planner (CBS) for a MAPF spec, its env steps charged to the st
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gymwright.curriculum import CurriculumOptions, evolve
 from gymwright.design.session import with_defaults
 from gymwright.engineer import FixedEngineer
+from gymwright.engineer.engineers import StageProposal, current_mixture
 from gymwright.errors import GymwrightError
 from gymwright.spec.loader import read_data
 from gymwright.store import spec_hash
@@ -56,3 +58,27 @@ def test_levers_the_spec_cannot_have_or_strengths_it_does_not_allow_are_refused(
         evolve(SPEC, SMALL, FixedEngineer(), tmp_path / "b", options({"swim": 1.0}))
     with pytest.raises(GymwrightError, match="the imitation lever needs a demonstrator"):
         evolve("stag_hunt", {}, FixedEngineer(), tmp_path / "c", options({"imitation": 0.1}))
+
+
+class Toggle:
+    """An engineer that switches the parking cost every stage (and changes nothing else)."""
+
+    name = "toggle"
+
+    def propose_stage(self, evidence: Any) -> StageProposal:
+        now = evidence.levers.get("park_cost", 0.0)
+        mixture = current_mixture(evidence).with_levers({**evidence.levers, "park_cost": 0.0 if now else 0.5})
+        return StageProposal(mixture, f"park_cost {now:g} switched", self.name)
+
+
+@pytest.mark.slow  # three stages of training (CI runs it with -m slow)
+def test_the_policy_carries_over_whenever_the_levers_change_the_game_it_trains_on(tmp_path: Path) -> None:
+    opts = options({"park_cost": None, "imitation": 0.1}, demo_episodes=6)
+    opts.stages = 3
+    records = evolve(SPEC, SMALL, Toggle(), tmp_path / "run", opts)
+    assert [r.levers["park_cost"] for r in records] == [0.0, 0.5, 0.0]
+    inits = [load(r.checkpoint)["config"]["init_from"] for r in records]
+    assert inits[0].endswith("bc.pt")  # a clone of the plans, on the game as designed
+    assert inits[1] == str(tmp_path / "run" / "stage1" / "levers-carried.pt")  # onto the game with the cost
+    assert inits[2] == str(tmp_path / "run" / "stage2" / "levers-carried.pt")  # and back
+    assert load(inits[1])["carried_from"] == records[0].policy

@@ -155,7 +155,7 @@ def test_the_harness_sees_console_errors_and_broken_images(chromium: str, tmp_pa
 def test_report_of_a_grid_run_renders_in_chromium(runs: dict[str, Path], chromium: str, tmp_path: Path) -> None:
     report = write_report(runs["mapf"], tmp_path / "mapf.html")
     page = report.path.read_text()
-    assert report.missing == ["Curriculum lineage", "Engineer against the fixed environment"]
+    assert report.missing == ["Curriculum lineage", "Engineer against the baselines"]
     assert "Trajectories" in report.sections
     links = re.findall(r"""\b(?:src|href)\s*=\s*["']?([^"'\s>]*)""", page)
     assert links and all(x.startswith(("data:", "#")) for x in links), "the page links outside itself"

@@ -30,7 +30,7 @@ EVIL = '</pre><script>document.title="pwned"</script><img src=x onerror=alert(1)
 CODE = GOOD.replace("SIZE = 7\n", f"SIZE = 7  # {EVIL}\n")
 TASK = f"Two walkers on a line must meet as soon as they can. {EVIL}"
 TINY = ["--num-envs", "4", "--rollout-len", "8", "--minibatches", "2", "--epochs", "1", "--hidden", "16"]
-NOT_APPLICABLE = ["Failure kinds", "Trajectories", "Curriculum lineage", "Engineer against the fixed environment"]
+NOT_APPLICABLE = ["Failure kinds", "Trajectories", "Curriculum lineage", "Engineer against the baselines"]
 
 
 def invoke(*args: object) -> Any:
@@ -92,7 +92,7 @@ def test_report_of_a_designed_module_shows_it_escaped_with_the_design_s_verdicts
     assert "<code>&lt;module&gt;</code>" in checks
     # not trained or evaluated yet: that can still be recorded; a curriculum cannot
     assert "Not recorded" in section(page, "evaluation") and "Not recorded" in section(page, "trajectories")
-    assert report.not_applicable == ["Curriculum lineage", "Engineer against the fixed environment"]
+    assert report.not_applicable == ["Curriculum lineage", "Engineer against the baselines"]
     assert "refuses a code-mode design" in section(page, "curriculum")
     assert not [m for m in list(sys.modules.values())
                 if str(getattr(m, "__file__", "")).startswith(str(designed.parent))]

@@ -2,9 +2,10 @@
 
 A task text -> design (the offline designer unless a model is given) -> verify -> train in
 stages, the heuristic engineer redesigning the environment between them, and for the same budget
-the fixed environment (the baseline) -> evaluate the engineer's last policy (the scorecard) ->
-both final policies on held-out configurations (`gymwright.curriculum.compare`) -> watch it play
--> one self-contained report.html with both curricula side by side.
+the two baselines a reviewer asks for: the fixed environment and uniform domain randomization over
+the engineer's configuration space -> evaluate the engineer's last policy (the scorecard) -> every
+final policy on held-out configurations (`gymwright.curriculum.compare`) -> watch it play -> one
+self-contained report.html with the curricula side by side.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ DEMO_TASK = (
 )
 BASELINE = "baseline"
 """the fixed baseline's curriculum folder, inside the demo's run folder"""
+DR_FOLDER = "dr"
+"""domain randomization's curriculum folder, inside the demo's run folder"""
 DEMO_LEARNER = {"lr": 1e-3, "num_envs": 512}
 """The demo's training settings where the user sets none (a config file or an option overrides
 each): the engineer benchmark's learner (benchmarks/engineer.py, `LEARNER` and `NUM_ENVS`)"""
@@ -96,18 +99,28 @@ def demo_verify(report: Any) -> None:
 def demo_train(spec: str, folder: Path, stages: int, steps: int, store: Path | None,
                config: ConfigChoice | None = None, episodes: int = 150, backend: str = DEFAULT,
                ray_address: str | None = None) -> Any:
-    """Step 3: train in stages with the heuristic engineer between them, then, for the same budget,
-    the fixed environment; both final policies are judged on the same held-out configurations."""
+    """Step 3: train in stages with the heuristic engineer between them, and for the same budget the
+    fixed environment and domain randomization over the engineer's space (without one, the fixed
+    environment alone); every final policy is judged on the same held-out configurations."""
     from gymwright.cli.common import chosen_trainer, out
     from gymwright.cli.evolve import STAGE_SETTINGS
     from gymwright.curriculum import CurriculumOptions, compare, goal_for
-    from gymwright.engineer import FixedEngineer, HeuristicEngineer
+    from gymwright.engineer import DomainRandomization, FixedEngineer, HeuristicEngineer
     from gymwright.store import Store
 
     trainer = chosen_trainer(backend)
     on = "" if trainer.takes_every_field else f" on {trainer.title}"  # the built-in goes unnamed
+    params = demo_params(spec)
+    goal = goal_for(spec, params)
+    arms: dict[str, Any] = {"engineer": HeuristicEngineer(), "fixed": FixedEngineer()}
+    folders = {"engineer": folder, "fixed": folder / BASELINE}
+    if goal.space is not None:
+        arms = {"engineer": arms["engineer"], "dr": DomainRandomization(goal.space), "fixed": arms["fixed"]}
+        folders["dr"] = folder / DR_FOLDER
+    baselines = " and ".join({"dr": "domain randomization over its space", "fixed": "the fixed environment"}[a]
+                             for a in arms if a != "engineer")
     out.rule(Text(f"3. train{on}: {stages} stages of {steps:,} env steps with the heuristic engineer, "
-                  "and the same budget on the fixed environment", style="bold"))
+                  f"and the same budget for {baselines}", style="bold"))
     choice = config or ConfigChoice()
     if trainer.takes_every_field:  # the demo's learner under the user's file and options
         choice = ConfigChoice(choice.file, {**DEMO_LEARNER, **choice.from_file}, choice.from_cli)
@@ -116,16 +129,13 @@ def demo_train(spec: str, folder: Path, stages: int, steps: int, store: Path | N
         out.print(Text(settings, style="dim"))
     if trainer.runs_side_by_side:
         out.print(Text(f"each arm: lr {train['lr']:g}, {num_envs} env copies, {stages * steps:,} env steps; "
-                       "the two arms train side by side (one process each)", style="dim"))
-    params = demo_params(spec)
-    goal = goal_for(spec, params)
+                       f"the {len(arms)} arms train two at a time (one process each)", style="dim"))
     out.print(Text(f"judged on: {goal.target}", style="dim"))
     opts = CurriculumOptions(stages=stages, steps_per_stage=steps, band=DEMO_BAND, eval_episodes=episodes, num_envs=num_envs,
                              seed=seed, train=train, record_episodes=min(40, episodes),
                              validation_episodes=episodes, backend=backend, ray_address=ray_address)
     with Store.open(store) as st:
-        return compare(spec, params, {"engineer": HeuristicEngineer(), "fixed": FixedEngineer()}, goal,
-                       {"engineer": folder, "fixed": folder / BASELINE}, folder / "comparison.json", opts,
+        return compare(spec, params, arms, goal, folders, folder / "comparison.json", opts,
                        episodes=max(episodes, HELD_OUT_EPISODES), store=st, progress=lambda line: out.print(Text(line, style="dim")),
                        jobs=2)
 
@@ -136,7 +146,9 @@ def demo_compare(comparison: Any) -> None:
 
     from gymwright.cli.common import out
 
-    out.rule(Text(f"5. held out: the engineer against the fixed environment ({comparison.episodes} episodes a cell)", style="bold"))
+    baselines = [a for a in comparison.arms if a != "engineer"]
+    out.rule(Text(f"5. held out: the engineer against {' and '.join(baselines)} ({comparison.episodes} episodes a cell)",
+                  style="bold"))
     arms = comparison.arms
     table = Table(show_edge=False)
     table.add_column("held-out configuration")
@@ -148,10 +160,11 @@ def demo_compare(comparison: Any) -> None:
     for metric in next(iter(arms.values())).secondary:
         table.add_row(f"mean {metric}", *(f"{a.secondary[metric]:.3f}" for a in arms.values()))
     out.print(table)
-    diff, ci = comparison.difference("engineer", "fixed")
-    verdict = ("inside the noise: no measurable difference" if abs(diff) <= ci else
-               "the engineer's curriculum is better" if diff > 0 else "the fixed environment is better")
-    out.print(Text(f"engineer - fixed: {diff:+.3f} ± {ci:.3f} (95%): {verdict}", style="bold"))
+    for base in baselines:
+        diff, ci = comparison.difference("engineer", base)
+        verdict = ("inside the noise: no measurable difference" if abs(diff) <= ci else
+                   "the engineer's curriculum is better" if diff > 0 else f"{base} is better")
+        out.print(Text(f"engineer - {base}: {diff:+.3f} ± {ci:.3f} (95%): {verdict}", style="bold"))
 
 
 def demo_evaluate(spec: str, policy_path: str, folder: Path, episodes: int = 150) -> Any:
@@ -180,7 +193,7 @@ def demo_command(
     model: Annotated[str | None, typer.Option(
         "--model", "-m", help="A model (see `gymwright design --help`); default: offline.")] = None,
     stages: Annotated[int, typer.Option("--stages", min=1, help="Training stages (the engineer acts between them).")] = 4,
-    steps: Annotated[int, typer.Option("--steps", min=1000, help="Env steps per stage (each arm: the engineer's and the fixed baseline's, side by side).")] = 800_000,
+    steps: Annotated[int, typer.Option("--steps", min=1000, help="Env steps per stage (each arm: the engineer's, domain randomization's and the fixed baseline's, two at a time).")] = 800_000,
     output: Annotated[Path, typer.Option("--out", "-o", help="The run folder.")] = Path("runs/demo"),
     store: Annotated[Path | None, typer.Option("--store", help="The store folder.")] = None,
     episodes: Annotated[int, typer.Option("--episodes", min=10, help=(
@@ -191,7 +204,7 @@ def demo_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary on stdout (the steps' output goes to stderr).")] = False,
     config: ConfigChoice | None = None,
 ) -> None:
-    """The main job, offline by default: design -> verify -> train (engineer and fixed) -> evaluate -> held out -> report.
+    """The main job, offline by default: design -> verify -> train (engineer, domain randomization, fixed) -> evaluate -> held out -> report.
 
     The training config options (and --config FILE.yaml) set every stage's TrainConfig."""
     from gymwright.atomic import write_atomic

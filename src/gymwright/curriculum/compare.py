@@ -122,7 +122,7 @@ def _arm(name: str, engineer: Engineer, goal: Goal, folder: Path, spec: str, opt
     """One arm: its curriculum, then its final policy judged on the held-out cells."""
     opts = _options_for(engineer, goal, options)
     say(f"{name} ({engineer.name} engineer): {opts.stages} stages of {opts.steps_per_stage:,} env steps")
-    records = evolve(spec, _start(goal), engineer, folder, opts, store=store,
+    records = evolve(spec, _start(goal, engineer), engineer, folder, opts, store=store,
                      progress=lambda line: say(f"  [{name}] {line}"))
     arm = _judge(name, engineer, folder, records, spec, goal, metric, episodes)
     say(f"{name}: held-out {metric} {arm.mean:.3f} +/- {arm.ci95:.3f}")
@@ -163,14 +163,23 @@ def _arms_in_parallel(tasks: list[tuple[Any, ...]], root: Path | None, jobs: int
 
 
 def _options_for(engineer: Engineer, goal: Goal, options: CurriculumOptions) -> CurriculumOptions:
-    """The baseline keeps the task's configuration; an engineer gets the goal, the levers and the guardrails."""
+    """The fixed baseline keeps the task's configuration; a sampler (domain randomization, PLR: it has
+    an `initial` distribution) draws from the goal's space, unguarded, with no designer levers; an
+    engineer gets the goal, the space, the levers and the guardrails."""
     if engineer.name == "fixed":
-        return replace(options, space=None, validation=None, guard=False)
+        return replace(options, space=None, validation=None, guard=False, levers={})
+    if hasattr(engineer, "initial"):
+        return replace(options, space=goal.space, validation=goal.validation, target=goal.target, guard=False,
+                       secondary=goal.secondary, levers={})
     return replace(options, space=goal.space, validation=goal.validation, target=goal.target, guard=True,
                    secondary=goal.secondary)
 
 
-def _start(goal: Goal) -> dict[str, Any] | Mixture:
+def _start(goal: Goal, engineer: Engineer) -> dict[str, Any] | Mixture:
+    """Where an arm starts: a sampler on its own distribution, every other arm on the goal's start."""
+    initial = getattr(engineer, "initial", None)
+    if initial is not None and goal.space is not None:
+        return initial()
     if goal.space is None:
         return dict(goal.start)
     return Mixture([Bucket(dict(goal.start), 1.0, goal.space.label(goal.start))])

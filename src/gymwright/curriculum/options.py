@@ -60,6 +60,14 @@ class CurriculumOptions:
     previous stage's policy's own play of the stage's mixture, labelled by the expert, added to the
     demonstrations its lineage was trained on; needs `demonstrator` (the first stage) and `imitation_coef`"""
     relabel_episodes: int = 0
+    trials: int = 0
+    """K > 1: before each stage after the first, K candidate proposals train `trial_steps` each from the kept
+    policy, and the stage goes on from the best by validation (`gymwright.curriculum.trials`); every trial's
+    env steps come out of that stage's budget; needs validation cells"""
+    trial_steps: int = 0
+    """env steps of one trial (0: an eighth of a stage)"""
+    trial_jobs: int = 2
+    """trials run at once as local processes (with a `ray_address`, as Ray tasks instead)"""
     levers: dict[str, float | None] = field(default_factory=dict)
     """designer levers the engineer may use (`gymwright.engineer.levers`: `park_cost`, `weight` for every
     reward term's weight or `weight:TERM` for one, `imitation`), each with its strength in the first stage

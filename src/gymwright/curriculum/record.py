@@ -28,6 +28,8 @@ class Trained:
     result: TrainResult
     demo_steps: int  # env steps of the demonstrations it imitated
     validation: Validation | None
+    trials: tuple[dict[str, Any], ...] = ()  # the candidates tried before it (`gymwright.curriculum.trials`)
+    trial_steps: int = 0  # their env steps, charged to this stage
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,8 @@ class StageRecord:
     demo_env_steps: int = 0  # env steps of the demonstrations it imitated (out of the same budget)
     levers: dict[str, float] = field(default_factory=dict)  # the designer levers' strengths it trained with
     proposed_levers: dict[str, float] = field(default_factory=dict)  # those the engineer proposed next
+    trials: list[dict[str, Any]] = field(default_factory=list)  # candidates tried before the stage, best kept
+    trial_env_steps: int = 0  # their env steps (out of the stage's budget)
 
     @classmethod
     def of(cls, trained: Trained, judged: Judged, proposed: Proposed) -> StageRecord:
@@ -97,7 +101,8 @@ class StageRecord:
             policy=judged.policy, unchanged=proposal.mixture.same_as(base) and proposal.edit is None,
             engineer_error=proposed.error, edit=trained.edit, env_steps=trained.result.env_steps,
             demo_env_steps=trained.demo_steps, levers=dict(trained.mixture.levers),
-            proposed_levers=dict(proposal.mixture.levers))
+            proposed_levers=dict(proposal.mixture.levers), trials=list(trained.trials),
+            trial_env_steps=trained.trial_steps)
 
     def append_to(self, path: Path) -> None:
         """One stage line more in curriculum.jsonl (an append: a failure is a WriteError naming the file)."""

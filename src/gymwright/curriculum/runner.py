@@ -32,6 +32,7 @@ from gymwright.curriculum.options import CurriculumOptions
 from gymwright.curriculum.record import Judged, Proposed, StageRecord, Trained
 from gymwright.curriculum.start import start_of
 from gymwright.curriculum.training import check_imitation, train_stage
+from gymwright.curriculum.trials import candidates, check_trials, run_trials, trial_steps
 from gymwright.design.session import with_defaults
 from gymwright.engineer.engineers import Engineer, StageProposal, current_mixture
 from gymwright.engineer.evidence import StageEvidence
@@ -54,6 +55,8 @@ class Stage:
     edit: dict[str, Any] | None = None  # the edit it trains on (None: the previous stage's spec)
     shas: dict[str, str] = field(default_factory=dict)  # the previous stage's specs in the store, by bucket label
     reason: str = ""  # the engineer's rationale for it (the store's lineage reason)
+    spent: int = 0  # env steps of its budget spent on trials before it (`gymwright.curriculum.trials`)
+    trials: tuple[dict[str, Any], ...] = ()  # those trials
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,7 @@ def evolve(spec: str, params: dict[str, Any] | Mixture, engineer: Engineer, out:
     opts = options or CurriculumOptions()
     trainer = trainer_named(opts.backend)
     check_imitation(opts, trainer)
+    check_trials(opts)
     with trainer.session(opts.ray_address):
         spec_data, raw, mixture, metric, menu = start_of(spec, params, opts)
         first = Stage(0, spec_data, raw, mixture)
@@ -98,7 +102,26 @@ def _run(c: Curriculum, stage: Stage) -> list[StageRecord]:
         rec.append_to(c.out / "curriculum.jsonl")
         guard.changed = not rec.unchanged
         stage = _next_stage(c, stage, proposal, shas, guard)
+        if c.opts.trials > 1 and stage.index < c.opts.stages and stage.edit is None:
+            stage = _tried(c, stage, guard)
     return records
+
+
+def _tried(c: Curriculum, stage: Stage, guard: Guard) -> Stage:
+    """The stage as the best of K short trials left it: its candidate's mixture and levers, from that
+    trial's policy, with the trials' env steps spent (`gymwright.curriculum.trials`)."""
+    k, opts = stage.index, replace(c.opts, task_metric=c.measuring.metric)
+    picked = candidates(stage.mixture, guard.last.mixture, c.levers, opts.trials)
+    c.say(f"stage {k + 1}/{opts.stages}: trying {len(picked)} candidates, {trial_steps(opts):,} env steps each")
+    tasks = [(stage.spec, stage.raw, m, opts, k, c.out / f"stage{k}-trial{i}", guard.last.checkpoint, c.levers, why, i)
+             for i, (m, why) in enumerate(picked)]
+    trials = run_trials(tasks, opts, c.say)
+    best = max(trials, key=lambda t: t.validation)  # a tie goes to the earlier candidate: the proposal first
+    for t in trials:
+        c.say(f"  trial {t.index + 1} ({t.why}): validation {t.validation:.3f}{' (kept)' if t is best else ''}")
+    return replace(stage, mixture=best.mixture, init_from=best.checkpoint, spent=sum(t.env_steps for t in trials),
+                   trials=tuple(t.as_dict() for t in trials), reason=f"{stage.reason}; kept trial {best.index + 1} "
+                   f"of {len(trials)} ({best.why}, validation {best.validation:.3f})")
 
 
 def _run_stage(c: Curriculum, stage: Stage, guard: Guard,
@@ -107,10 +130,12 @@ def _run_stage(c: Curriculum, stage: Stage, guard: Guard,
     store's hashes of the stage's specs (by bucket label)."""
     opts, k = c.opts, stage.index
     c.say(f"stage {k + 1}/{opts.stages}: training on {_describe(stage.mixture)}")
-    result, demo_steps = train_stage(c.trainer, stage.spec, stage.raw, stage.mixture, opts, k, c.out / f"stage{k}",
-                                     stage.init_from, c.levers)
+    left = replace(opts, steps_per_stage=opts.steps_per_stage - stage.spent)
+    result, demo_steps = train_stage(c.trainer, stage.spec, stage.raw, stage.mixture, left, k, c.out / f"stage{k}",
+                                     stage.init_from, c.levers, c.say)
     policy = load_policy(result.checkpoint)
-    trained = Trained(k, stage.mixture, stage.edit, result, demo_steps, validate(stage.spec, policy, c.measuring))
+    trained = Trained(k, stage.mixture, stage.edit, result, demo_steps, validate(stage.spec, policy, c.measuring),
+                      stage.trials, stage.spent)
     judged = _judged(c, stage, trained, guard, policy, records)
     evidence = replace(judged.evidence, stage=k, stages=opts.stages, steps_left=(opts.stages - k - 1) * opts.steps_per_stage,
                        validation=guard.last.validation, target=opts.target, space=opts.space,

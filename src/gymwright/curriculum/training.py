@@ -3,11 +3,13 @@ stage's mixture, warm-started from the policy the stage before kept."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from gymwright.curriculum.demonstrations import DEMO_SEED, Demonstrator, demonstrate, relabel
 from gymwright.curriculum.options import CurriculumOptions
+from gymwright.curriculum.progress import StageProgress
 from gymwright.engineer.levers import Lever, scaffolded, spec_levers_on
 from gymwright.engineer.mixture import Mixture
 from gymwright.errors import GymwrightError
@@ -39,18 +41,49 @@ def training_spec(spec: str | dict[str, Any], raw: dict[str, Any], mixture: Mixt
 
 def train_stage(trainer: Trainer, spec: str | dict[str, Any], raw: dict[str, Any], mixture: Mixture,
                 opts: CurriculumOptions, k: int, folder: Path, init_from: str | None,
-                menu: dict[str, Lever]) -> tuple[TrainResult, int]:
+                menu: dict[str, Lever], say: Callable[[str], None] | None = None) -> tuple[TrainResult, int]:
     """Train stage `k` on `mixture` (with its designer levers applied to the game it trains on),
     warm-started from `init_from`: (its result, the env steps its demonstrations took, charged to
-    the stage's budget). Demonstrations are of the game as designed (the levers change rewards and
+    the stage's budget); `say` gets a progress line now and then while it trains
+    (`gymwright.curriculum.progress`). Demonstrations are of the game as designed (the levers change rewards and
     the imitation weight, never what a walker sees or may do)."""
     demonstrator, coef = _imitating(opts, raw, mixture, menu)
     imitation, init_from, demo_steps = _imitation(spec, mixture, opts, k, folder, init_from, demonstrator, coef)
     trained_on = training_spec(spec, raw, mixture, menu)
+    init_from = onto(init_from, trained_on, spec, mixture.buckets[0].params, folder)
+    steps = opts.steps_per_stage - demo_steps
+    progress = StageProgress(k, opts.stages, steps, say) if say is not None else None
     run = Run(trained_on, [dict(b.params) for b in mixture.buckets], [int(c) for c in mixture.counts(opts.num_envs)],
-              opts.steps_per_stage - demo_steps, opts.num_envs, opts.seed + k, folder, init_from, opts.train,
-              opts.ray_address, imitation)
+              steps, opts.num_envs, opts.seed + k, folder, init_from, opts.train,
+              opts.ray_address, imitation, progress)
     return trainer.run(run), demo_steps
+
+
+def onto(init_from: str | None, trained_on: str | dict[str, Any], base: str | dict[str, Any],
+         params: dict[str, Any], folder: Path) -> str | None:
+    """`init_from` as a policy of the game the stage trains on: itself when it was trained on that game,
+    else carried over (`gymwright.train.carryover`) from the game it was trained on, the one as designed
+    or the one its stage's levers made (its config holds it). Designer levers change rewards and the
+    imitation weight only, so every weight and value normalizer carries over as it is."""
+    if init_from is None:
+        return None
+    from gymwright.train import checkpoint as ck
+    from gymwright.train.carryover import carry_over
+
+    saved = ck.load(init_from)
+    if saved["spec_hash"] == ck.spec_identity(trained_on)[0]:
+        return init_from
+    parents = [p for p in (saved.get("config", {}).get("spec"), base) if p is not None]
+    parent = next((p for p in parents if ck.spec_identity(p)[0] == saved["spec_hash"]), None)
+    if parent is None:
+        raise GymwrightError(f"{init_from} was trained on spec {saved['spec_name']}, neither the game as designed nor "
+                             "the one its levers made", path="init_from", hint="start the curriculum from a policy of this spec")
+    folder.mkdir(parents=True, exist_ok=True)
+    carried = carry_over(init_from, parent, trained_on, dict(params), folder / "levers-carried.pt")
+    if carried.checkpoint is None:
+        raise GymwrightError(f"the policy of {init_from} does not carry over to the stage's levers: {carried.restart}",
+                             path="levers")
+    return carried.checkpoint
 
 
 def _imitating(opts: CurriculumOptions, raw: dict[str, Any], mixture: Mixture,

@@ -31,6 +31,7 @@ train_spec = scaffolded(spec_data, {"park_cost": 0.5, "weight:team": 2.0})
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -81,16 +82,23 @@ def _park_cost(data: dict[str, Any]) -> Lever | None:
     grid = data.get("grid") or {}
     if not ({"arrived", "reached"} <= set(state) and grid and grid.get("goals", "random") != "none"):
         return None
-    roles = list(data.get("rewards") or {})
-
-    def apply(spec: dict[str, Any], value: float) -> None:
-        for role in roles:
-            spec["rewards"][role].append({"name": "park_in_way", "expr": f"-{value!r} * (arrived[me] and {GOAL_IN_WAY})",
-                                          "doc": "training scaffolding: parked on the way of a walker still on its way"})
-
+    apply = functools.partial(_add_park_cost, list(data.get("rewards") or {}))
     return Lever("park_cost", "a cost paid by a walker that arrives on its goal while that goal lies on a shortest "
                  "route of another walker still on its way (it blocks that walker for good); teaches waiting before "
                  "parking", (0.0, 0.25, 0.5, 1.0), 0.5, apply, signal="timeout")
+
+
+def _add_park_cost(roles: list[str], spec: dict[str, Any], value: float) -> None:
+    for role in roles:
+        spec["rewards"][role].append({"name": "park_in_way", "expr": f"-{value!r} * (arrived[me] and {GOAL_IN_WAY})",
+                                      "doc": "training scaffolding: parked on the way of a walker still on its way"})
+
+
+def _reweigh(name: str, spec: dict[str, Any], value: float) -> None:
+    for terms in spec["rewards"].values():
+        for t in terms:
+            if t.get("name") == name:
+                t["weight"] = float(t.get("weight", 1.0)) * value
 
 
 def _weights(data: dict[str, Any]) -> list[Lever]:
@@ -100,13 +108,7 @@ def _weights(data: dict[str, Any]) -> list[Lever]:
             name = term.get("name")
             if not name or f"weight:{name}" in out:
                 continue
-
-            def apply(spec: dict[str, Any], value: float, name: str = name) -> None:
-                for ts in spec["rewards"].values():
-                    for t in ts:
-                        if t.get("name") == name:
-                            t["weight"] = float(t.get("weight", 1.0)) * value
-
+            apply = functools.partial(_reweigh, name)
             doc = term.get("doc") or term.get("expr", "")
             out[f"weight:{name}"] = Lever(f"weight:{name}", f"multiplies the weight of reward term `{name}` ({doc}) of "
                                           f"role {role} and every role that has it", (1.0, 0.0, 0.5, 2.0, 4.0), 2.0, apply)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,10 @@ class ConfigSpace:
     """params every level has (e.g. view_radius, max_steps)"""
     meanings: dict[str, str] = field(default_factory=dict)
     """one line per lever: what it does (from the spec's param docs when not given)"""
+    allowed: Callable[[dict[str, Any]], bool] | None = None
+    """which assignments are levels (None: all): a space spanning a spec's declared ranges holds
+    combinations the game cannot make (a wait needs two walkers; a tiny crowded lake has no layout
+    that needs one), and no method may draw those"""
 
     def __post_init__(self) -> None:
         for name, values in {**self.structural, **self.knobs}.items():
@@ -97,7 +102,7 @@ class ConfigSpace:
         for shape in self.shapes():
             for vs in itertools.product(*self.knobs.values()):
                 out.append({**self.fixed, **shape, **dict(zip(knob_names, vs, strict=True))})
-        return out
+        return [p for p in out if self.allowed is None or self.allowed(p)]
 
     def difficulty(self, shape: dict[str, Any]) -> int:
         """The rank of a structural assignment: the sum of its values' positions (easy 0)."""

@@ -19,9 +19,18 @@ one bucket per level, in the same curriculum runner and budget:
   as in the paper. The first stage is uniform (no level scored yet).
 
 Neither reads per-bucket evaluations or knob effects: only the training log.
+
+Over a space with more levels than `per_stage` (a space spanning a spec's declared ranges holds
+thousands), a stage cannot give every level an env copy: domain randomization then draws
+`per_stage` levels uniformly, afresh every stage; PLR keeps a buffer of the levels it has scored
+and fills each stage with its replay distribution's top half of `per_stage` from the buffer
+(sampled without replacement) and the other half drawn fresh and uniformly (the paper's replay
+probability 0.5, decided per stage instead of per episode).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -42,20 +51,36 @@ def level_label(space: ConfigSpace, params: dict[str, object]) -> str:
     return " ".join(f"{k}={params[k]}" for k in [*space.structural, *space.knobs])
 
 
+PER_STAGE = 64
+"""levels a stage of a sampler trains on at most (every level of a smaller space)"""
+
+
+def sampled(space: ConfigSpace, levels: list[dict[str, Any]], shares: list[float] | None = None) -> Mixture:
+    """A mixture of the given levels, named by all their levers, equal shares by default."""
+    shares = shares or [1.0] * len(levels)
+    return Mixture([Bucket(dict(p), s, level_label(space, p)) for p, s in zip(levels, shares, strict=True)])
+
+
 class DomainRandomization:
     name = "dr"
     evaluates_buckets = False
     reads_knob_effects = False
 
-    def __init__(self, space: ConfigSpace) -> None:
-        self.space = space
+    def __init__(self, space: ConfigSpace, per_stage: int = PER_STAGE, seed: int = 0) -> None:
+        self.space, self.per_stage = space, per_stage
+        self.levels = space.levels()
+        self.rng = np.random.default_rng(seed)
 
     def initial(self) -> Mixture:
-        return level_mixture(self.space)
+        if len(self.levels) <= self.per_stage:
+            return level_mixture(self.space)
+        picked = self.rng.choice(len(self.levels), self.per_stage, replace=False)
+        return sampled(self.space, [self.levels[i] for i in sorted(picked)])
 
     def propose_stage(self, evidence: StageEvidence) -> StageProposal:
-        return StageProposal(self.initial(), f"uniform domain randomization over {len(self.space.levels())} levels",
-                             self.name)
+        n = len(self.levels)
+        how = f"over {n} levels" if n <= self.per_stage else f"over {n} levels, {self.per_stage} drawn for the stage"
+        return StageProposal(self.initial(), f"uniform domain randomization {how}", self.name)
 
 
 class PrioritizedReplay:
@@ -63,14 +88,19 @@ class PrioritizedReplay:
     evaluates_buckets = False
     reads_knob_effects = False
 
-    def __init__(self, space: ConfigSpace, beta: float = 1.0, rho: float = 0.1) -> None:
+    def __init__(self, space: ConfigSpace, beta: float = 1.0, rho: float = 0.1, per_stage: int = PER_STAGE,
+                 seed: int = 0) -> None:
         self.space, self.beta, self.rho = space, beta, rho
         self.last_scored: dict[str, int] = {}
+        self.fresh = DomainRandomization(space, per_stage, seed)
+        self.buffer: dict[str, tuple[dict[str, Any], float]] = {}  # a large space's scored levels: params, score
 
     def initial(self) -> Mixture:
-        return level_mixture(self.space)
+        return self.fresh.initial()
 
     def propose_stage(self, evidence: StageEvidence) -> StageProposal:
+        if len(self.fresh.levels) > self.fresh.per_stage:
+            return self._propose_from_buffer(evidence)
         labels = [b.label for b, _ in evidence.buckets]
         scores = np.array([e.train_stats.get("positive_advantage", np.nan) for _, e in evidence.buckets])
         for label, s in zip(labels, scores, strict=True):
@@ -85,6 +115,29 @@ class PrioritizedReplay:
         why = (f"PLR (positive value loss, rank prioritization beta {self.beta:.2g}, staleness rho {self.rho:.2g}): most data to "
                 + ", ".join(f"{labels[i]} {p[i]:.2f} (score {scores[i]:.4f})" for i in top))
         return StageProposal(level_mixture(self.space, shares), why, self.name)
+
+
+    def _propose_from_buffer(self, evidence: StageEvidence) -> StageProposal:
+        """Half the stage replayed from the scored levels by the replay distribution, half fresh."""
+        for b, e in evidence.buckets:
+            score = e.train_stats.get("positive_advantage", np.nan)
+            if np.isfinite(score):
+                self.buffer[b.label] = (dict(b.params), float(score))
+                self.last_scored[b.label] = evidence.stage
+        labels = list(self.buffer)
+        scores = np.array([self.buffer[x][1] for x in labels])
+        p = replay_distribution(scores, [self.last_scored.get(x, -1) for x in labels], evidence.stage, self.beta,
+                                self.rho)
+        half = min(len(labels), self.fresh.per_stage // 2)
+        replayed = list(self.fresh.rng.choice(len(labels), half, replace=False, p=p)) if half else []
+        chosen = {labels[i]: self.buffer[labels[i]][0] for i in replayed}
+        for lv in self.fresh.rng.permutation(len(self.fresh.levels)):
+            if len(chosen) >= self.fresh.per_stage:
+                break
+            chosen.setdefault(level_label(self.space, self.fresh.levels[lv]), self.fresh.levels[lv])
+        why = (f"PLR over {len(self.fresh.levels)} levels: {half} replayed from {len(labels)} scored (positive value loss, "
+               f"beta {self.beta:.2g}, rho {self.rho:.2g}), {len(chosen) - half} fresh")
+        return StageProposal(sampled(self.space, list(chosen.values())), why, self.name)
 
 
 def replay_distribution(scores: np.ndarray, last_seen: list[int], now: int, beta: float, rho: float) -> np.ndarray:

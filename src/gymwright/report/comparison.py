@@ -36,15 +36,19 @@ def held_out_table(arms: dict[str, dict[str, Any]], cells: dict[str, Any], metri
 
 
 def difference_line(arms: dict[str, dict[str, Any]]) -> Html:
-    """The first curriculum against the second, with whether it is beyond the noise."""
+    """The first curriculum against each other one, with whether it is beyond the noise."""
     if len(arms) < 2:
         return Html("")
-    (a, x), (b, y) = list(arms.items())[:2]
-    diff = float(x.get("mean", 0.0)) - float(y.get("mean", 0.0))
-    ci = math.hypot(float(x.get("ci95", 0.0)), float(y.get("ci95", 0.0)))
-    verdict = ("inside the noise: no measurable difference" if abs(diff) <= ci
-               else f"{a} is better" if diff > 0 else f"{b} is better")
-    return tag("p", tag("strong", f"{a} - {b}: {diff:+.3f} ± {ci:.3f}"), f" (95%, the two intervals combined): {verdict}.")
+    (a, x), *others = list(arms.items())
+    lines = []
+    for b, y in others:
+        diff = float(x.get("mean", 0.0)) - float(y.get("mean", 0.0))
+        ci = math.hypot(float(x.get("ci95", 0.0)), float(y.get("ci95", 0.0)))
+        verdict = ("inside the noise: no measurable difference" if abs(diff) <= ci
+                   else f"{a} is better" if diff > 0 else f"{b} is better")
+        lines.append(tag("p", tag("strong", f"{a} - {b}: {diff:+.3f} ± {ci:.3f}"),
+                         f" (95%, the two intervals combined): {verdict}."))
+    return join(lines)
 
 
 def curves_figure(segments: dict[str, list[Any]], metric: str) -> Html | None:

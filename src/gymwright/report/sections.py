@@ -508,5 +508,5 @@ SECTIONS = (
     Section("failures", "Failure kinds", failures_section),
     Section("trajectories", "Trajectories", trajectories_section),
     Section("curriculum", "Curriculum lineage", curriculum_section),
-    Section("comparison", "Engineer against the fixed environment", comparison_section),
+    Section("comparison", "Engineer against the baselines", comparison_section),
 )

@@ -13,7 +13,7 @@ This module does not import torch or Ray: each trainer imports its own when it r
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +39,9 @@ class Run:
     config: dict[str, Any] = field(default_factory=dict)  # more TrainConfig fields (the trainer's own)
     ray_address: str | None = None
     imitation: dict[str, Any] = field(default_factory=dict)  # demos and imitation_coef (a trainer that imitates)
+    progress: Callable[[dict[str, Any]], None] | None = None
+    """called with each training log row as it trains (the built-in's `gymwright.train.ppo.train` progress;
+    RLlib's runs are not followed row by row)"""
 
 
 class Trainer(Protocol):
@@ -82,7 +85,7 @@ class BuiltinPPO:
         return train(TrainConfig(**{**run.config, "spec": run.spec, "params": [dict(p) for p in run.params],
                                     "copies": [int(c) for c in run.copies], "total_steps": run.steps,
                                     "num_envs": run.num_envs, "seed": run.seed, "out": run.out,
-                                    "init_from": run.init_from, **run.imitation}))
+                                    "init_from": run.init_from, **run.imitation}), progress=run.progress)
 
 
 class RLlib:
