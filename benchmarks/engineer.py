@@ -297,7 +297,7 @@ def imitation_options(cfg: dict[str, Any]) -> dict[str, Any]:
     """`CurriculumOptions` of a learner that imitates CBS plans (`--imitate`), none otherwise."""
     if not cfg.get("imitate"):
         return {}
-    from gymwright.mapf.demos import make_demos, relabel_demos
+    from gymwright.curriculum.mapf_demos import make_demos, relabel_demos
 
     dagger = {"relabeller": relabel_demos, "relabel_episodes": cfg["relabel"]} if cfg.get("relabel") else {}
     return {"demonstrator": make_demos, "demo_episodes": cfg["imitate"], "imitation_coef": cfg.get("imitation_coef", 0.0),
@@ -634,17 +634,17 @@ LEARNER_V2: dict[str, Any] = {"lr": 3e-4, "num_envs": 256}
 """What learner v2 had where v3 differs (v3 halved the MAPF gold check's steps: tests/train/test_game_theory.py)"""
 
 DEMO_EPISODES = 4000
-"""Episodes of CBS plans a BC-init variant clones (`gymwright.mapf.demos.make_demos`) before its PPO run"""
+"""Episodes of CBS plans a BC-init variant clones (`gymwright.curriculum.mapf_demos.make_demos`) before its PPO run"""
 
 
 def held_out_layouts() -> frozenset[bytes]:
-    """Every layout of the judged held-out pools (in_distribution), as `gymwright.mapf.demos.layout_key`s.
+    """Every layout of the judged held-out pools (in_distribution), as `gymwright.curriculum.mapf_demos.layout_key`s.
     They come from other families of pools (`HELD_OUT_POOL`, one a cell) than any training pool;
     before that (results up to 2026-12-03) the judged cells' training pools held about half of
     them, since slot k of a config is the same instance in every pool of one family where it is the
     same kind."""
     from gymwright.mapf import PoolConfig
-    from gymwright.mapf.demos import layout_key
+    from gymwright.curriculum.mapf_demos import layout_key
     from gymwright.mapf.lazy import solved_pool
 
     keys = set()
@@ -661,7 +661,7 @@ def imitate(spec: Any, params: Any, episodes: int, seed: int, out: Path, exclude
     into a warm start: {checkpoint, demo env steps (charged to the budget), samples, loss, accuracy};
     with `exclude_held_out`, no demonstration is on a layout of the judged held-out pools."""
     from gymwright.curriculum.demonstrations import DEMO_SEED
-    from gymwright.mapf.demos import make_demos
+    from gymwright.curriculum.mapf_demos import make_demos
     from gymwright.train.imitation import clone
 
     demos = make_demos(spec, params, episodes, DEMO_SEED + episodes * seed,
@@ -878,14 +878,14 @@ def main(argv: list[str] | None = None) -> int:
                     "words: fixed, oracle, mappo ...); `fixed` is always run, every difference is paired with it")
     ap.add_argument("--imitate", type=int, default=0, metavar="EPISODES",
                     help="the learner imitates CBS plans: every method's first stage starts from a clone of this many "
-                    "demonstrated episodes of its mixture (`gymwright.mapf.demos`), their env steps charged to the budget")
+                    "demonstrated episodes of its mixture (`gymwright.curriculum.mapf_demos`), their env steps charged to the budget")
     ap.add_argument("--imitation-coef", type=float, default=0.0,
                     help="with --imitate: every stage also keeps an imitation loss of this weight on demonstrations of "
                     "its own mixture (the same number of episodes a stage); 0: a BC init only")
     ap.add_argument("--relabel", type=int, default=0, metavar="EPISODES",
                     help="with --imitate and --imitation-coef: DAgger; from the second stage on, the imitation loss is on "
                     "this many episodes a stage played by the previous stage's policy and labelled by CBS "
-                    "(`gymwright.mapf.demos.relabel_demos`), added to its earlier demonstrations; their env steps are charged")
+                    "(`gymwright.curriculum.mapf_demos.relabel_demos`), added to its earlier demonstrations; their env steps are charged")
     ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
                     help="join the runs of earlier --json results into one report (runs found twice must agree)")
     ap.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",

@@ -17,7 +17,7 @@ import pytest
 from gymwright.compile import compile_spec
 from gymwright.curriculum.compare import goal_for
 from gymwright.mapf.bake import pool_of
-from gymwright.mapf.demos import layout_key
+from gymwright.curriculum.mapf_demos import layout_key
 
 
 def layouts(params: dict) -> list[bytes]:

@@ -1,4 +1,4 @@
-"""`gymwright.mapf.demos` and the BC-init variants of `engineer.py --bounds`: CBS plans become legal,
+"""`gymwright.curriculum.mapf_demos` and the BC-init variants of `engineer.py --bounds`: CBS plans become legal,
 conflict-free demonstrations that bring every walker home, and a clone of them warm-starts PPO.
 
 Run with `pytest benchmarks/test_mapf_demos.py` (not part of the main suite).
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gymwright.compile import compile_spec
-from gymwright.mapf import demos as mapf_demos
+from gymwright.curriculum import mapf_demos
 from gymwright.mapf.cbs import find_conflicts, solve
 from gymwright.train import TrainConfig, load_policy, train
 from gymwright.train.imitation import clone

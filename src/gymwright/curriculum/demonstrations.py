@@ -1,7 +1,7 @@
 """Demonstrations of a stage's mixture, for a curriculum whose learner imitates as it trains.
 
 A demonstrator (`Demonstrator`: for MAPF, a planner's joint plans replayed through the env, as
-`gymwright.mapf.demos` makes them) plays the stage's configs; its episodes are spread over
+`gymwright.curriculum.mapf_demos` makes them) plays the stage's configs; its episodes are spread over
 the mixture's buckets by share, like the env copies. The curriculum clones them into the first
 stage's policy (a BC init) and, with `CurriculumOptions.imitation_coef`, keeps an imitation loss
 on each stage's own demonstrations during PPO. Every env step of the replays is charged to the

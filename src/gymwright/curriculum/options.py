@@ -74,5 +74,5 @@ class CurriculumOptions:
     (None or its off value: available, off; a family name such as `weight` starts all its levers off). They change
     the game the policy *trains* on only: validation, evidence and judgment play the game as designed.
     `imitation` needs a demonstrator; for a spec with solved layouts (MAPF) the built-in planner's
-    (`gymwright.mapf.demos.planner_for`) is used when none is given, with `demo_episodes` (default 2000)"""
+    (`gymwright.curriculum.mapf_demos.planner_for`) is used when none is given, with `demo_episodes` (default 2000)"""
     """episodes the policy plays a stage for the relabeller (0: `demo_episodes`); their env steps are charged"""

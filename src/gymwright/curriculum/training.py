@@ -96,7 +96,7 @@ def _imitating(opts: CurriculumOptions, raw: dict[str, Any], mixture: Mixture,
     coef = float(mixture.levers.get("imitation", menu["imitation"].off))
     if coef == menu["imitation"].off:
         return None, 0.0
-    from gymwright.mapf.demos import planner_for
+    from gymwright.curriculum.mapf_demos import planner_for
 
     demonstrator = opts.demonstrator or planner_for(raw)
     if demonstrator is None:
