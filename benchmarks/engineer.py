@@ -65,7 +65,7 @@ benchmarks/README.md's "Engineer experiment" and results/2026-12-03-engineer-lea
 with lr 1e-3 (from 3e-4) and 512 copies (from 256)."""
 NUM_ENVS = 512
 BAND = (0.3, 0.6)
-BASELINES = ("fixed", "dr", "plr")
+BASELINES = ("fixed", "dr", "plr", "static")
 DESIGNER_LEVERS: dict[str, float | None] = {"park_cost": None, "imitation": 0.1}
 """The designer levers (`gymwright.engineer.levers`) of the `heuristic-levers` and `llm` arms and their first
 stage: the parking cost available and off (the heuristic's rule turns it on where timeouts dominate the
@@ -74,6 +74,7 @@ LEVER_ARMS: dict[str, dict[str, float | None]] = {
     "heuristic-levers": DESIGNER_LEVERS,
     "heuristic-park": {"park_cost": None},  # the ablations: one lever each
     "heuristic-imitation": {"imitation": 0.1},
+    "static": DESIGNER_LEVERS,  # starts as heuristic-levers does, then trains its final mixture and levers
     "llm": {**DESIGNER_LEVERS, "weight": None}, "llm-failures": {**DESIGNER_LEVERS, "weight": None},
     "llm-guideline": {**DESIGNER_LEVERS, "weight": None},
 }
@@ -240,6 +241,41 @@ def make_engineer(name: str, space: Any, model: str | None, seed: int = 0) -> An
     return LLMEngineer(LLM(provider_from_name(model)), **variants[name])
 
 
+class StaticEngineer:
+    """The `static` arm: after the first stage, the final mixture and levers another engineer's run of the
+    same experiment and seed trained on, kept to the end (no adaptation). If it ties that engineer, the gain is
+    the distribution, not the adaptivity."""
+
+    name = "static"
+    evaluates_buckets = False
+    reads_knob_effects = False
+
+    def __init__(self, mixture: Any) -> None:
+        self.mixture = mixture
+
+    @classmethod
+    def of(cls, source: str | None, exp_name: str, seed: int) -> StaticEngineer:
+        """From `RUNS/METHOD` (`--static-from`: a benchmark's --out folder and the method): that run's last
+        stage (its curriculum.jsonl: the trained mixture with its params, and its levers)."""
+        from gymwright.engineer.mixture import Bucket, Mixture
+
+        if not source or "/" not in source:
+            raise SystemExit("benchmarks/engineer.py: the static arm needs --static-from RUNS/METHOD "
+                             "(e.g. runs/engineer-benchmark/heuristic-levers)")
+        root, method = source.rsplit("/", 1)
+        path = Path(root) / exp_name / f"{method}-seed{seed}" / "curriculum.jsonl"
+        if not path.exists():
+            raise SystemExit(f"benchmarks/engineer.py: --static-from {source}: no {path} (run {method} on seed {seed} first)")
+        last = json.loads(path.read_text().splitlines()[-1])
+        buckets = [Bucket(dict(b["params"]), b["share"], b["label"]) for b in last["trained_mixture"]]
+        return cls(Mixture(buckets, {k: float(v) for k, v in last.get("levers", {}).items()}))
+
+    def propose_stage(self, evidence: Any) -> Any:
+        from gymwright.engineer.engineers import StageProposal
+
+        return StageProposal(self.mixture, "static: the final mixture and levers of the engineer's run", self.name)
+
+
 def start_mixture(exp: Experiment, engineer: Any, space: Any) -> Any:
     from gymwright.engineer.mixture import Bucket, Mixture
 
@@ -257,7 +293,8 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
     torch.set_num_threads(1)
     exp = EXPERIMENTS[exp_name]
     space = exp.space()
-    engineer = make_engineer(method, space, cfg["model"], seed)
+    engineer = StaticEngineer.of(cfg["static_from"], exp_name, seed) if method == "static" else \
+        make_engineer(method, space, cfg["model"], seed)
     engineer.name = method
     opts = CurriculumOptions(
         stages=cfg["stages"], steps_per_stage=cfg["steps"] // cfg["stages"], band=tuple(cfg["band"]), task_metric="valid",
@@ -643,8 +680,8 @@ def held_out_layouts() -> frozenset[bytes]:
     before that (results up to 2026-12-03) the judged cells' training pools held about half of
     them, since slot k of a config is the same instance in every pool of one family where it is the
     same kind."""
-    from gymwright.mapf import PoolConfig
     from gymwright.curriculum.mapf_demos import layout_key
+    from gymwright.mapf import PoolConfig
     from gymwright.mapf.lazy import solved_pool
 
     keys = set()
@@ -857,7 +894,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--experiments", default="in_distribution,generalization",
                     help="in_distribution, generalization, declared_ranges (no curated space: the spec's declared ranges)")
     ap.add_argument("--pools-only", action="store_true", help="only fill the experiments' solved pools, then stop")
-    ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, heuristic-band (knobs by the band alone), heuristic-levers (with the designer levers, LEVER_ARMS), heuristic-park and heuristic-imitation (one lever each), llm (with the levers), llm-plain (without), llm-failures, llm-guideline")
+    ap.add_argument("--static-from", metavar="RUNS/METHOD",
+                    help="the static arm (method `static`) trains the final mixture and levers of METHOD's run of the same "
+                         "experiment and seed under RUNS (a --out folder) from stage 2 on")
+    ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, heuristic-band (knobs by the band alone), heuristic-levers (with the designer levers, LEVER_ARMS), heuristic-park and heuristic-imitation (one lever each), static (with --static-from), llm (with the levers), llm-plain (without), llm-failures, llm-guideline")
     ap.add_argument("--model", help="the LLM engineer's model (adds `llm`)")
     ap.add_argument("--ablation", action="store_true", help="with --model: also llm-failures and llm-guideline")
     ap.add_argument("--seeds", type=int, default=3, help="how many seeds (runs per method and experiment)")
@@ -904,7 +944,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = {"model": args.model, "stages": args.stages, "steps": args.steps, "band": list(args.band),
            "stage_episodes": args.stage_episodes, "validation_episodes": args.validation_episodes,
            "episodes": args.episodes, "out": str(args.out), "imitate": args.imitate,
-           "imitation_coef": args.imitation_coef, "relabel": args.relabel}
+           "imitation_coef": args.imitation_coef, "relabel": args.relabel, "static_from": args.static_from}
     if args.imitation_coef and not args.imitate:
         raise SystemExit("benchmarks/engineer.py: --imitation-coef needs --imitate EPISODES (the demonstrations it imitates)")
     levels = max(math.prod(len(v) for v in {**e.structural, **e.knobs}.values()) for e in EXPERIMENTS.values())

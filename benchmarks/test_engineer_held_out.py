@@ -16,8 +16,8 @@ import pytest
 
 from gymwright.compile import compile_spec
 from gymwright.curriculum.compare import goal_for
-from gymwright.mapf.bake import pool_of
 from gymwright.curriculum.mapf_demos import layout_key
+from gymwright.mapf.bake import pool_of
 
 
 def layouts(params: dict) -> list[bytes]:

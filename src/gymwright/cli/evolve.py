@@ -64,7 +64,9 @@ def evolve_command(
     knob: Annotated[list[str] | None, typer.Option("--knob", help="A param the engineer may move (repeat; default: every bounded numeric param that keeps the shapes).")] = None,
     edits: Annotated[bool, typer.Option("--edits", help="Let the engineer change the game when its knobs cannot: a verified variant (heuristic) or the model's spec edit (llm), verified and repaired before the next stage, which trains on it with the policy carried over by name.")] = False,
     lever: Annotated[list[str] | None, typer.Option("--lever", metavar="NAME[=STRENGTH]", help="A designer lever the engineer may use (repeat): park_cost (a cost for parking on another walker's way), weight or weight:TERM (a reward term's weight), imitation (an imitation loss on a planner's plans; MAPF's built-in CBS planner). They change the game the policy trains on, never the one it is judged on. Without =STRENGTH it starts off.")] = None,
-    demos: Annotated[int, typer.Option("--demos", min=1, help="Demonstrated episodes a stage while the imitation lever is on.")] = 2000,
+    demo_episodes: Annotated[int, typer.Option("--demo-episodes", min=1, help="Demonstrated episodes a stage while the imitation lever is on.")] = 2000,
+    trials: Annotated[int, typer.Option("--trials", min=0, help="Before each stage after the first, try this many candidate proposals (the engineer's, its lever switches, the kept environment) for --trial-steps each and go on from the best by validation; their steps come out of the stage's. Judged on the validation cells of the spec's goal (for MAPF the harder lakes; else the task's configuration, other episodes). 0: off.")] = 0,
+    trial_steps: Annotated[int, typer.Option("--trial-steps", min=0, help="Env steps of one trial (0: an eighth of a stage).")] = 0,
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default runs/evolve-SPEC).")] = None,
     backend: BackendOpt = DEFAULT,
     ray_address: RayAddressOpt = None,
@@ -102,8 +104,14 @@ def evolve_command(
         opts = CurriculumOptions(stages=stages, steps_per_stage=steps, band=band, task_metric=metric,
                                  knobs=tuple(knob) if knob else None, num_envs=num_envs, seed=seed, train=train,
                                  backend=backend, ray_address=ray_address, levers=parse_levers(lever or []),
-                                 demo_episodes=demos)
+                                 demo_episodes=demo_episodes, trials=trials, trial_steps=trial_steps)
         start = parse_mix(mix, parse_params(param)) if mix else parse_params(param)
+        if trials > 1:  # trials are judged on validation cells: the spec's goal's (`goal_for`)
+            from gymwright.curriculum import goal_for
+
+            first = start if isinstance(start, dict) else start.buckets[0].params
+            goal = goal_for(spec, dict(first))
+            opts.validation, opts.secondary, opts.target = goal.validation, goal.secondary, goal.target
         with Store.open() as store:
             records = evolve(spec, start, eng, folder, opts, store=store, progress=say)
     if as_json:

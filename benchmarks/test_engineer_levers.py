@@ -1,0 +1,72 @@
+"""`engineer.py`'s designer-lever arms, the static arm and the declared_ranges experiment: what each
+method may use, where the static arm reads its mixture, and which levels the declared ranges hold.
+
+Run with `pytest benchmarks/test_engineer_levers.py` (not part of the main suite).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import engineer
+import pytest
+
+from gymwright.engineer import HeuristicEngineer
+from gymwright.engineer.ued import DomainRandomization, PrioritizedReplay
+
+
+def test_the_lever_arms_are_heuristic_engineers_with_their_levers_and_the_samplers_have_none() -> None:
+    space = engineer.EXPERIMENTS["in_distribution"].space()
+    for arm in ("heuristic-levers", "heuristic-park", "heuristic-imitation"):
+        assert isinstance(engineer.make_engineer(arm, space, None), HeuristicEngineer)
+    assert engineer.LEVER_ARMS["heuristic-levers"] == {"park_cost": None, "imitation": 0.1}
+    assert engineer.LEVER_ARMS["llm"]["weight"] is None and "llm-plain" not in engineer.LEVER_ARMS
+    assert not any(m in engineer.LEVER_ARMS for m in ("fixed", "dr", "plr", "heuristic"))
+    assert "static" in engineer.BASELINES  # unguarded, and every engineer is paired with it
+
+
+def test_the_static_arm_trains_another_run_s_last_mixture_and_levers(tmp_path: Path) -> None:
+    folder = tmp_path / "in_distribution" / "heuristic-levers-seed3"
+    folder.mkdir(parents=True)
+    last = {"index": 3, "levers": {"park_cost": 0.5, "imitation": 0.05},
+            "trained_mixture": [{"label": "size=5", "params": {"size": 5, "n_agents": 3}, "share": 0.25},
+                                {"label": "size=6", "params": {"size": 6, "n_agents": 3}, "share": 0.75}]}
+    folder.joinpath("curriculum.jsonl").write_text(json.dumps({"index": 0}) + "\n" + json.dumps(last) + "\n")
+    static = engineer.StaticEngineer.of(f"{tmp_path}/heuristic-levers", "in_distribution", 3)
+    p = static.propose_stage(None)
+    assert [(b.label, b.params["size"], round(b.share, 2)) for b in p.mixture.buckets] == [("size=5", 5, 0.25),
+                                                                                         ("size=6", 6, 0.75)]
+    assert p.mixture.levers == {"park_cost": 0.5, "imitation": 0.05}
+    with pytest.raises(SystemExit, match="run heuristic-levers on seed 4 first"):
+        engineer.StaticEngineer.of(f"{tmp_path}/heuristic-levers", "in_distribution", 4)
+    with pytest.raises(SystemExit, match="needs --static-from RUNS/METHOD"):
+        engineer.StaticEngineer.of(None, "in_distribution", 0)
+
+
+def test_the_declared_ranges_span_every_declared_lever_and_hold_only_levels_the_game_can_make() -> None:
+    exp = engineer.EXPERIMENTS["declared_ranges"]
+    space = exp.space()
+    levels = space.levels()
+    assert {p["size"] for p in levels} == {3, 4, 5, 6, 8, 10} and {p["n_agents"] for p in levels} == {1, 2, 3, 4, 5}
+    assert {p["slip"] for p in levels} == {0.0, 0.25, 0.5} and {p["max_steps"] for p in levels} == {10, 40, 100, 400}
+    assert not any(p["n_agents"] == 1 and p["wait_ratio"] > 0 for p in levels)  # a wait needs two walkers
+    blocked = engineer._infeasible()
+    assert not any((p["size"], p["n_agents"], p["hole_density"], p["wait_ratio"]) in blocked for p in levels)
+    assert all(p["view_radius"] == 2 and p["layout_pool"] == engineer.DECLARED_POOL for p in levels)
+    assert engineer.HELD_OUT_POOL["declared_ranges"] == engineer.HELD_OUT_POOL["in_distribution"]  # judged alike
+    assert exp.held_out == engineer.EXPERIMENTS["in_distribution"].held_out
+    cells = engineer.validation_cells(exp)
+    assert all(c["slip"] == 0.0 and c["max_steps"] == 40 and c["layout_pool"] == 1000 for c in cells.values())
+
+
+def test_samplers_over_the_declared_ranges_draw_64_levels_a_stage() -> None:
+    space = engineer.EXPERIMENTS["declared_ranges"].space()
+    a, b = DomainRandomization(space, seed=0), DomainRandomization(space, seed=1)
+    first, again = a.initial(), a.initial()
+    assert len(first.buckets) == 64 and len({x.label for x in first.buckets}) == 64
+    assert [x.label for x in first.buckets] != [x.label for x in again.buckets]  # afresh every stage
+    assert [x.label for x in first.buckets] != [x.label for x in b.initial().buckets]  # seeded by the run
+    assert len(PrioritizedReplay(space).initial().buckets) == 64
+    curated = engineer.EXPERIMENTS["in_distribution"].space()
+    assert len(DomainRandomization(curated).initial().buckets) == 48  # a small space: every level, as before
