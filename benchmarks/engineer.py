@@ -302,6 +302,8 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
         record_episodes=20, validation=validation_cells(exp), validation_episodes=cfg["validation_episodes"],
         secondary=("optimal",), target=exp.target, space=space if method not in ("fixed",) else None,
         guard=method not in BASELINES, train=dict(LEARNER), levers=dict(LEVER_ARMS.get(method, {})),
+        **({"demo_episodes": cfg["demo_episodes"]} if cfg.get("demo_episodes") and method in LEVER_ARMS
+           and not cfg.get("imitate") else {}),
         **imitation_options(cfg))
     start = time.perf_counter()
     out = Path(cfg["out"]) / exp_name / f"{method}-seed{seed}"
@@ -894,6 +896,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--experiments", default="in_distribution,generalization",
                     help="in_distribution, generalization, declared_ranges (no curated space: the spec's declared ranges)")
     ap.add_argument("--pools-only", action="store_true", help="only fill the experiments' solved pools, then stop")
+    ap.add_argument("--demo-episodes", type=int, default=0, metavar="EPISODES",
+                    help="CBS plans demonstrated a stage while a lever arm's imitation lever is on (0: 2,000, the default)")
     ap.add_argument("--static-from", metavar="RUNS/METHOD",
                     help="the static arm (method `static`) trains the final mixture and levers of METHOD's run of the same "
                          "experiment and seed under RUNS (a --out folder) from stage 2 on")
@@ -944,7 +948,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg = {"model": args.model, "stages": args.stages, "steps": args.steps, "band": list(args.band),
            "stage_episodes": args.stage_episodes, "validation_episodes": args.validation_episodes,
            "episodes": args.episodes, "out": str(args.out), "imitate": args.imitate,
-           "imitation_coef": args.imitation_coef, "relabel": args.relabel, "static_from": args.static_from}
+           "imitation_coef": args.imitation_coef, "relabel": args.relabel, "static_from": args.static_from,
+           "demo_episodes": args.demo_episodes}
     if args.imitation_coef and not args.imitate:
         raise SystemExit("benchmarks/engineer.py: --imitation-coef needs --imitate EPISODES (the demonstrations it imitates)")
     levels = max(math.prod(len(v) for v in {**e.structural, **e.knobs}.values()) for e in EXPERIMENTS.values())

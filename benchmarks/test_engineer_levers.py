@@ -70,3 +70,29 @@ def test_samplers_over_the_declared_ranges_draw_64_levels_a_stage() -> None:
     assert len(PrioritizedReplay(space).initial().buckets) == 64
     curated = engineer.EXPERIMENTS["in_distribution"].space()
     assert len(DomainRandomization(curated).initial().buckets) == 48  # a small space: every level, as before
+
+
+def test_the_llm_arm_sets_levers_from_its_reply_and_a_failed_reply_keeps_the_stage(tmp_path: Path) -> None:
+    """The benchmark's `llm` arm with a scripted model: its first reply turns the parking cost on and
+    trains two buckets of one size with their own wait ratios; its second reply is no JSON (kept, recorded)."""
+    import yaml
+
+    reply = {"buckets": [{"size": 5, "n_agents": 3, "wait_ratio": 0.5, "hole_density": 0.3, "share": 0.5},
+                         {"size": 5, "n_agents": 3, "wait_ratio": 0.75, "hole_density": 0.3, "share": 0.5}],
+             "rationale": "timeouts: charge parking on another's way", "levers": {"park_cost": 0.5}}
+    script = tmp_path / "engineer.yaml"
+    script.write_text(yaml.safe_dump([{"json": reply}, {"text": "no json here"}, {"text": "no json here"}]))
+    cfg = {"model": f"scripted:{script}", "stages": 3, "steps": 3 * 8192, "band": [0.3, 0.6], "stage_episodes": 6,
+           "validation_episodes": 6, "episodes": 6, "out": str(tmp_path / "out"), "imitate": 0, "imitation_coef": 0.0,
+           "relabel": 0, "static_from": None, "demo_episodes": 8}
+    run = engineer.run_one("in_distribution", "llm", 0, cfg)
+    second, third = run.stages[1], run.stages[2]  # stage 2: the first reply; stage 3: after the failed one
+    labels = sorted(b["label"] for b in second["trained"])
+    assert len(labels) == 2 and all("size=5" in x for x in labels)  # two buckets of one structure, not merged
+    lines = [json.loads(x) for x in (tmp_path / "out" / "in_distribution" / "llm-seed0" / "curriculum.jsonl")
+             .read_text().splitlines()]
+    assert lines[1]["levers"]["park_cost"] == 0.5 and lines[1]["levers"]["imitation"] == 0.1
+    assert lines[1]["engineer_error"]  # the second reply failed: the stage as the guardrails kept it goes on
+    assert [b["label"] for b in lines[1]["proposed_mixture"]] == [b["label"] for b in lines[1]["mixture"]]
+    assert lines[2]["levers"] == lines[1]["proposed_levers"]
+    assert [b["label"] for b in third["trained"]] == [b["label"] for b in lines[1]["mixture"]]

@@ -129,7 +129,7 @@ def _run_stage(c: Curriculum, stage: Stage, guard: Guard,
     """Stage `stage.index`: its record, the engineer's proposal for the stage after it, and the
     store's hashes of the stage's specs (by bucket label)."""
     opts, k = c.opts, stage.index
-    c.say(f"stage {k + 1}/{opts.stages}: training on {_describe(stage.mixture)}")
+    c.say(f"stage {k + 1}/{opts.stages}: training on {_describe(stage.mixture, c.levers)}")
     left = replace(opts, steps_per_stage=opts.steps_per_stage - stage.spent)
     result, demo_steps = train_stage(c.trainer, stage.spec, stage.raw, stage.mixture, left, k, c.out / f"stage{k}",
                                      stage.init_from, c.levers, c.say)
@@ -206,8 +206,8 @@ def _propose(engineer: Engineer, evidence: StageEvidence, last: bool) -> tuple[S
         return StageProposal(current, f"the engineer failed ({error}); the stage is kept", engineer.name), error
 
 
-def _describe(mixture: Mixture) -> str:
-    on = {k: v for k, v in mixture.levers.items() if v}
+def _describe(mixture: Mixture, menu: dict[str, Lever]) -> str:
+    on = {k: v for k, v in mixture.levers.items() if k in menu and v != menu[k].off}
     levers = f" with levers {on}" if on else ""
     return _describe_levels(mixture) + levers
 
