@@ -47,8 +47,9 @@ def level_mixture(space: ConfigSpace, shares: list[float] | None = None) -> Mixt
     return Mixture([Bucket(p, s, level_label(space, p)) for p, s in zip(levels, shares, strict=True)])
 
 
-def level_label(space: ConfigSpace, params: dict[str, object]) -> str:
-    return " ".join(f"{k}={params[k]}" for k in [*space.structural, *space.knobs])
+def level_label(space: ConfigSpace, params: dict[str, Any]) -> str:
+    """A level's whole name (`ConfigSpace.level_label`: every lever, structural first)."""
+    return space.level_label(params)
 
 
 PER_STAGE = 64
