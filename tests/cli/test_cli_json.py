@@ -126,6 +126,8 @@ def test_demo_json_is_one_summary_and_the_steps_go_to_stderr(tmp_path: Path) -> 
     assert data["report"] == str(out / "report.html") and (out / "report.html").exists()
     assert data["config"] == str(out / "config.yaml") and len(data["comparison"]["arms"]["engineer"]["stages"]) == 1
     assert "1. design" in result.stderr and "7. report" in result.stderr
+    assert list(data["comparison"]["arms"]) == ["engineer", "fixed"]  # MAPPO cannot train DR's mixture of sizes
+    assert "no domain-randomization arm: --algo mappo's critic" in result.stderr
     from gymwright.train import checkpoint as ck
 
     config = ck.load(Path(data["checkpoint"]))["config"]

@@ -106,27 +106,35 @@ def demo_train(spec: str, folder: Path, stages: int, steps: int, store: Path | N
     from gymwright.cli.evolve import STAGE_SETTINGS
     from gymwright.curriculum import CurriculumOptions, compare, goal_for
     from gymwright.engineer import DomainRandomization, FixedEngineer, HeuristicEngineer
+    from gymwright.engineer.ued import PER_STAGE
     from gymwright.store import Store
 
     trainer = chosen_trainer(backend)
     on = "" if trainer.takes_every_field else f" on {trainer.title}"  # the built-in goes unnamed
+    choice = config or ConfigChoice()
+    if trainer.takes_every_field:  # the demo's learner under the user's file and options
+        choice = ConfigChoice(choice.file, {**DEMO_LEARNER, **choice.from_file}, choice.from_cli)
+    num_envs, seed, train = STAGE_SETTINGS[trainer.name](choice, folder, "demo", steps)
     params = demo_params(spec)
     goal = goal_for(spec, params)
     arms: dict[str, Any] = {"engineer": HeuristicEngineer(), "fixed": FixedEngineer()}
     folders = {"engineer": folder, "fixed": folder / BASELINE}
-    if goal.space is not None:
-        arms = {"engineer": arms["engineer"], "dr": DomainRandomization(goal.space), "fixed": arms["fixed"]}
+    mixes = train.get("algo", "ippo") != "mappo"  # MAPPO's critic reads a state whose shape each size changes
+    if goal.space is not None and mixes:
+        # a stage of domain randomization trains every level, or as many as the copies hold (drawn afresh)
+        dr = DomainRandomization(goal.space, per_stage=min(PER_STAGE, num_envs))
+        arms = {"engineer": arms["engineer"], "dr": dr, "fixed": arms["fixed"]}
         folders["dr"] = folder / DR_FOLDER
     baselines = " and ".join({"dr": "domain randomization over its space", "fixed": "the fixed environment"}[a]
                              for a in arms if a != "engineer")
     out.rule(Text(f"3. train{on}: {stages} stages of {steps:,} env steps with the heuristic engineer, "
                   f"and the same budget for {baselines}", style="bold"))
-    choice = config or ConfigChoice()
-    if trainer.takes_every_field:  # the demo's learner under the user's file and options
-        choice = ConfigChoice(choice.file, {**DEMO_LEARNER, **choice.from_file}, choice.from_cli)
-    num_envs, seed, train = STAGE_SETTINGS[trainer.name](choice, folder, "demo", steps)
     if settings := describe(config or ConfigChoice()):
         out.print(Text(settings, style="dim"))
+    if goal.space is not None and not mixes:
+        out.print(Text("no domain-randomization arm: --algo mappo's critic reads the global state, whose shape each lake "
+                       "size changes, so it cannot train a mixture of sizes (use ippo, the default, for that arm)",
+                       style="dim"))
     if trainer.runs_side_by_side:
         out.print(Text(f"each arm: lr {train['lr']:g}, {num_envs} env copies, {stages * steps:,} env steps; "
                        f"the {len(arms)} arms train two at a time (one process each)", style="dim"))
