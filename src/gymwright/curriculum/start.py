@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from gymwright.compile import compile_spec
-from gymwright.curriculum.mapf_demos import planner_for
 from gymwright.curriculum.options import CurriculumOptions
+from gymwright.curriculum.training import lever_demonstrator
 from gymwright.engineer.levers import Lever, levers_for
 from gymwright.engineer.mixture import Mixture
 from gymwright.errors import GymwrightError
@@ -38,9 +38,8 @@ def start_of(spec: str | dict[str, Any], params: dict[str, Any] | Mixture,
                              hint=f"the spec's params: {', '.join(checked.params) or 'none'}")
     raw, _ = read_data(spec)
     menu = levers_for(raw, opts.levers)
-    if "imitation" in menu and opts.demonstrator is None and planner_for(raw) is None:
-        raise GymwrightError("the imitation lever needs a demonstrator, and this spec has no built-in planner",
-                             path="levers.imitation", hint="give CurriculumOptions.demonstrator, or drop the lever")
+    if "imitation" in menu:
+        lever_demonstrator(opts, raw)  # refused before any training, not when the lever first turns on
     if not mixture.levers and menu:
         mixture = mixture.with_levers(first_strengths(opts.levers, menu))
     return spec, raw, mixture, metric, menu

@@ -86,6 +86,18 @@ def onto(init_from: str | None, trained_on: str | dict[str, Any], base: str | di
     return carried.checkpoint
 
 
+def lever_demonstrator(opts: CurriculumOptions, raw: dict[str, Any]) -> Demonstrator:
+    """The imitation lever's demonstrator: the options' own, else the spec's built-in planner; an error
+    saying so for a spec that has neither."""
+    from gymwright.curriculum.mapf_demos import planner_for
+
+    demonstrator = opts.demonstrator or planner_for(raw)
+    if demonstrator is None:
+        raise GymwrightError("the imitation lever needs a demonstrator, and this spec has no built-in planner",
+                             path="levers.imitation", hint="give CurriculumOptions.demonstrator, or drop the lever")
+    return demonstrator
+
+
 def _imitating(opts: CurriculumOptions, raw: dict[str, Any], mixture: Mixture,
                menu: dict[str, Lever]) -> tuple[Demonstrator | None, float]:
     """(the demonstrator, the imitation weight) of a stage: the options' own, or, when `imitation` is
@@ -96,12 +108,7 @@ def _imitating(opts: CurriculumOptions, raw: dict[str, Any], mixture: Mixture,
     coef = float(mixture.levers.get("imitation", menu["imitation"].off))
     if coef == menu["imitation"].off:
         return None, 0.0
-    from gymwright.curriculum.mapf_demos import planner_for
-
-    demonstrator = opts.demonstrator or planner_for(raw)
-    if demonstrator is None:
-        raise GymwrightError("the imitation lever needs a demonstrator, and this spec has no built-in planner",
-                             path="levers.imitation", hint="give CurriculumOptions.demonstrator, or drop the lever")
+    demonstrator = lever_demonstrator(opts, raw)
     return demonstrator, coef
 
 
