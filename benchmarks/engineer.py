@@ -596,10 +596,7 @@ def memory_spec() -> dict[str, Any]:
     return data
 
 
-GOAL_IN_WAY = ("any((goal[me, 0] - pos[:, 0]) * (goal[me, 0] - goal[:, 0]) <= 0 and "
-               "(goal[me, 1] - pos[:, 1]) * (goal[me, 1] - goal[:, 1]) <= 0 and not reached and arange(n_agents) != me)")
-"""My goal lies in the rectangle between another walker still on its way and that walker's goal
-(on some shortest route of it)."""
+from gymwright.engineer.levers import GOAL_IN_WAY  # noqa: E402 - the parking lever's own expression, one home
 
 
 def goal_in_way_spec(park_cost: float = 0.0) -> dict[str, Any]:
