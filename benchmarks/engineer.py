@@ -74,9 +74,13 @@ LEVER_ARMS: dict[str, dict[str, float | None]] = {
     "heuristic-levers": DESIGNER_LEVERS,
     "heuristic-park": {"park_cost": None},  # the ablations: one lever each
     "heuristic-imitation": {"imitation": 0.1},
-    "static": DESIGNER_LEVERS,  # starts as heuristic-levers does, then trains its final mixture and levers
-    "llm": {**DESIGNER_LEVERS, "weight": None}, "llm-failures": {**DESIGNER_LEVERS, "weight": None},
-    "llm-guideline": {**DESIGNER_LEVERS, "weight": None},
+    # the training-only rule: a training episode ends at its first conflict, on from the first stage (with the
+    # other two levers, whose imitation trades timeouts for conflicts; and alone)
+    "heuristic-rules": {**DESIGNER_LEVERS, "end_on:conflicts": 1.0},
+    "heuristic-end": {"end_on:conflicts": 1.0},
+    "llm": {**DESIGNER_LEVERS, "weight": None, "end_on": None},
+    "llm-failures": {**DESIGNER_LEVERS, "weight": None, "end_on": None},
+    "llm-guideline": {**DESIGNER_LEVERS, "weight": None, "end_on": None},
 }
 """Per method, the designer levers it may use (none for the others: a sampler has none; `llm-plain` is the
 LLM engineer without them)"""
@@ -276,6 +280,14 @@ class StaticEngineer:
         return StageProposal(self.mixture, "static: the final mixture and levers of the engineer's run", self.name)
 
 
+def levers_of(method: str, static_from: str | None = None) -> dict[str, float | None]:
+    """The designer levers a method may use and their first strengths; the static arm's are those of the run it
+    copies (it starts as that run did: `--static-from RUNS/METHOD`)."""
+    if method == "static" and static_from and "/" in static_from:
+        method = static_from.rsplit("/", 1)[1]
+    return dict(LEVER_ARMS.get(method, {}))
+
+
 def start_mixture(exp: Experiment, engineer: Any, space: Any) -> Any:
     from gymwright.engineer.mixture import Bucket, Mixture
 
@@ -296,13 +308,14 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
     engineer = StaticEngineer.of(cfg["static_from"], exp_name, seed) if method == "static" else \
         make_engineer(method, space, cfg["model"], seed)
     engineer.name = method
+    arm = levers_of(method, cfg.get("static_from"))
     opts = CurriculumOptions(
         stages=cfg["stages"], steps_per_stage=cfg["steps"] // cfg["stages"], band=tuple(cfg["band"]), task_metric="valid",
         eval_episodes=cfg["stage_episodes"], num_envs=NUM_ENVS, seed=1000 * seed, knobs=tuple(exp.knobs),
         record_episodes=20, validation=validation_cells(exp), validation_episodes=cfg["validation_episodes"],
         secondary=("optimal",), target=exp.target, space=space if method not in ("fixed",) else None,
-        guard=method not in BASELINES, train=dict(LEARNER), levers=dict(LEVER_ARMS.get(method, {})),
-        **({"demo_episodes": cfg["demo_episodes"]} if cfg.get("demo_episodes") and method in LEVER_ARMS
+        guard=method not in BASELINES, train=dict(LEARNER), levers=arm,
+        **({"demo_episodes": cfg["demo_episodes"]} if cfg.get("demo_episodes") and arm
            and not cfg.get("imitate") else {}),
         **imitation_options(cfg))
     start = time.perf_counter()
@@ -898,7 +911,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--static-from", metavar="RUNS/METHOD",
                     help="the static arm (method `static`) trains the final mixture and levers of METHOD's run of the same "
                          "experiment and seed under RUNS (a --out folder) from stage 2 on")
-    ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, heuristic-band (knobs by the band alone), heuristic-levers (with the designer levers, LEVER_ARMS), heuristic-park and heuristic-imitation (one lever each), static (with --static-from), llm (with the levers), llm-plain (without), llm-failures, llm-guideline")
+    ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, heuristic-band (knobs by the band alone), heuristic-levers (with the designer levers, LEVER_ARMS), heuristic-park, heuristic-imitation and heuristic-end (one lever each), heuristic-rules (heuristic-levers plus end_on:conflicts), static (with --static-from), llm (with the levers), llm-plain (without), llm-failures, llm-guideline")
     ap.add_argument("--model", help="the LLM engineer's model (adds `llm`)")
     ap.add_argument("--ablation", action="store_true", help="with --model: also llm-failures and llm-guideline")
     ap.add_argument("--seeds", type=int, default=3, help="how many seeds (runs per method and experiment)")

@@ -29,8 +29,10 @@ MOVES = {"left": (0, -1), "down": (1, 0), "right": (0, 1), "up": (-1, 0)}
 
 
 def test_a_spec_supports_the_levers_it_has_something_for() -> None:
-    menu = levers_for(MAPF, ("park_cost", "weight", "imitation"))
-    assert {"park_cost", "imitation", "weight:goal", "weight:team", "weight:time"} <= set(menu)
+    menu = levers_for(MAPF, ("park_cost", "weight", "imitation", "end_on"))
+    assert {"park_cost", "imitation", "weight:goal", "weight:team", "weight:time", "end_on:conflicts"} <= set(menu)
+    # holes and suboptimal reduce `last`: their value on one step is not the episode's, so no rule ends on them
+    assert not {"end_on:holes", "end_on:suboptimal"} & set(menu)
     assert levers_for(MAPF, ("weight:team",)).keys() == {"weight:team"}
     pie = {"name": "matrix", "rewards": {"p": [{"name": "pay", "expr": "1"}]}}
     with pytest.raises(GymwrightError, match="lever 'park_cost' is not available for spec 'matrix'") as e:
@@ -80,13 +82,41 @@ def test_a_reward_weight_lever_multiplies_that_term_only() -> None:
         scaffolded(MAPF, {"imitation": 0.1}, menu)
 
 
-def _evidence(kinds: Counter[str], episodes: int, levers: dict[str, float], **kw: Any) -> StageEvidence:
+def test_the_end_on_rule_ends_a_training_episode_at_its_first_conflict_and_nothing_else_changes() -> None:
+    menu = levers_for(MAPF, ("end_on:conflicts",))
+    assert menu["end_on:conflicts"].signal == "conflicts" and menu["end_on:conflicts"].values == (0.0, 1.0)
+    params = {"hole_density": 0.0, "n_agents": 2, "size": 3}
+    plain = compile_spec(MAPF, params).parallel_env()
+    ruled = compile_spec(scaffolded(MAPF, {"end_on:conflicts": 1.0}, menu), params).parallel_env()
+    rng = np.random.default_rng(0)
+    seen = Counter()
+    for seed in range(80):
+        plain.reset(seed=seed)
+        ruled.reset(seed=seed)
+        while plain.agents:
+            joint = {a: int(rng.integers(5)) for a in plain.agents}
+            _, r_plain, te_plain, tr_plain, info = plain.step(joint)
+            _, r_ruled, te_ruled, tr_ruled, _ = ruled.step(joint)
+            assert r_ruled == r_plain  # the rewards of the step are the game's own
+            conflict = any(i["reward_terms"]["conflict"] < 0 for i in info.values())
+            if conflict:
+                assert all(te_ruled.values()), seed  # the first conflict ends the training episode
+                seen["conflict"] += 1
+                break
+            assert te_ruled == te_plain and tr_ruled == tr_plain
+            seen["step"] += 1
+    assert seen["conflict"] > 5 and seen["step"] > 50
+    assert scaffolded(MAPF, {"end_on:conflicts": 0.0}, menu) == MAPF
+
+
+def _evidence(kinds: Counter[str], episodes: int, levers: dict[str, float],
+              menu: tuple[str, ...] = ("park_cost", "imitation", "weight:team"), **kw: Any) -> StageEvidence:
     fails = FailureEvidence("valid")
     fails.buckets["size=4"] = {"episodes": episodes, "successes": episodes - sum(kinds.values()), "kinds": kinds}
     b = Bucket({"size": 4, "n_agents": 3}, 1.0, "size=4")
     ev = Evidence("mapf_frozenlake", b.params, "valid", 1 - sum(kinds.values()) / episodes, (0.3, 0.6), fails)
     return StageEvidence("mapf_frozenlake", "valid", (0.3, 0.6), [(b, ev)], levers=levers,
-                         lever_menu=levers_for(MAPF, ("park_cost", "imitation", "weight:team")), **kw)
+                         lever_menu=levers_for(MAPF, menu), **kw)
 
 
 def test_the_heuristic_turns_a_lever_on_where_its_failures_dominate_and_anneals_it_when_they_do_not() -> None:
@@ -101,6 +131,11 @@ def test_the_heuristic_turns_a_lever_on_where_its_failures_dominate_and_anneals_
     settings, _ = propose_levers(_evidence(Counter(timeout=2), 20, on))  # few failures: nothing to answer
     assert settings["park_cost"] == 0.25
     assert propose_levers(_evidence(Counter(timeout=2), 20, {**on, "park_cost": 0.25}))[0]["park_cost"] == 0.0
+    ruled = _evidence(Counter(conflicts=8, timeout=3), 20, {"end_on:conflicts": 0.0}, menu=("end_on",))
+    assert propose_levers(ruled)[0] == {"end_on:conflicts": 1.0}  # conflicts call for the rule that ends on them
+    on = {"end_on:conflicts": 1.0}  # kept while conflicts are seen in 5% of the episodes, though timeouts dominate
+    assert propose_levers(_evidence(Counter(timeout=8, conflicts=1), 20, on, menu=("end_on",)))[0] == on
+    assert propose_levers(_evidence(Counter(timeout=8), 20, on, menu=("end_on",)))[0] == {"end_on:conflicts": 0.0}
 
 
 def test_the_heuristic_engineer_proposes_levers_with_its_levels_and_not_a_setting_the_guard_undid() -> None:

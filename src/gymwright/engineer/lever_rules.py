@@ -2,11 +2,14 @@
 
 A lever with a failure signal (`Lever.signal`, e.g. `park_cost` and `imitation` answer episodes
 that run out of steps with no hole and no conflict: a walker parked on another's only way, or
-walkers that never found their order) is:
+walkers that never found their order; `end_on:conflicts` answers conflicts) is:
 
 - **turned on** at its default strength when the policy fails in at least `MIN_FAILED` of the
   recorded episodes and the signal's kind is at least `CALLED` of those failures: the evidence
   names the behaviour the lever teaches, and it is common enough to be worth a change of game;
+  A lever with its own threshold (`Lever.called_at`: the `end_on` rules, which change nothing in an
+  episode without their failure) is also called for while its kind is seen in at least that share of
+  the recorded episodes;
 - **kept** while that holds;
 - **annealed** one allowed strength toward off when it no longer holds (the scaffolding is taken
   down as the skill is learned, as shaping and demonstration weights are annealed in DAPG,
@@ -37,7 +40,7 @@ def propose_levers(ev: StageEvidence) -> tuple[dict[str, float], list[str]]:
             continue
         now = settings.get(name, lever.off)
         seen = shares.get(lever.signal, 0.0)
-        called = failed >= MIN_FAILED and seen >= CALLED * failed
+        called = failed >= MIN_FAILED and seen >= CALLED * failed or 0 < lever.called_at <= seen
         settings[name], note = _move(lever, now, called)
         why.append(f"{name} {now:g} -> {settings[name]:g}: {note} ({lever.signal} in {seen:.2f} of the recorded "
                    f"episodes, failures in {failed:.2f})")

@@ -17,6 +17,10 @@ training spec alone).
 - `park_cost` for a grid spec with goals and `arrived`/`reached` agent state (MAPF): a cost for a
   walker that arrives on its goal while that goal lies on a shortest route of another walker still
   on its way, the failure behind most held-out timeouts (benchmarks/results/2026-12-01-engineer-bounds.md);
+- `end_on:METRIC` for every failure metric (`kind: failure`) that is nonzero on the step a failure
+  happens (`reduce` sum, max or mean; MAPF's `conflicts`): a *training-only rule*, a training episode
+  ends at the first such step (the task is already failed there; ending it takes away every reward
+  still to come, where the game as designed lets a walker collect its goal after a conflict);
 - `imitation` where the curriculum has a demonstrator (a planner's plans; for a MAPF spec the
   built-in CBS demonstrator): the weight of an imitation loss on demonstrations of the stage's
   buckets during PPO (the first stage with it on also starts from their clone); every
@@ -56,6 +60,10 @@ class Lever:
     """how it edits the training spec (None: it acts on the trainer, e.g. `imitation`)"""
     signal: str = ""
     """the failure kind whose share calls for it (the heuristic's evidence; "" none)"""
+    called_at: float = 0.0
+    """a share of the recorded episodes with the signal's kind that calls for it whatever the other failures
+    (0: only the heuristic's general rule; a rule that acts only where its failure happens costs nothing
+    elsewhere, so it is worth keeping while that failure is still seen)"""
 
     @property
     def off(self) -> float:
@@ -122,10 +130,39 @@ def _imitation(data: dict[str, Any]) -> Lever:
                  "stage's budget", (0.0, 0.05, 0.1, 0.2, 0.5), 0.1, None, signal="timeout")
 
 
+FAILURE_AT_A_STEP = ("sum", "max", "mean")
+"""reductions under which a failure metric that is nonzero on one step is nonzero for the episode (a
+`last` metric's value on one step need not be its value at the end; `min` says nothing)"""
+
+
+END_ON_CALLED_AT = 0.05
+"""an `end_on` rule is called for while its failure is seen in at least this share of the recorded episodes:
+it changes nothing in an episode without that failure"""
+
+
+def _end_on(data: dict[str, Any]) -> list[Lever]:
+    out = []
+    for name, m in (data.get("metrics") or {}).items():
+        if not isinstance(m, dict) or m.get("kind") != "failure" or m.get("reduce", "last") not in FAILURE_AT_A_STEP:
+            continue
+        apply = functools.partial(_end_episode_on, str(m["expr"]))
+        out.append(Lever(f"end_on:{name}", f"training-only rule: a training episode ends on the first step where failure "
+                         f"`{name}` ({m.get('doc') or m['expr']}) happens; the task is failed there already, and ending "
+                         "it takes away every reward still to come, so the failure costs what the episode could "
+                         "still have earned", (0.0, 1.0), 1.0, apply, signal=name, called_at=END_ON_CALLED_AT))
+    return out
+
+
+def _end_episode_on(expr: str, spec: dict[str, Any], value: float) -> None:
+    before = spec.get("terminate")
+    spec["terminate"] = f"({before}) or ({expr}) != 0" if before else f"({expr}) != 0"
+
+
 LeverMaker = Callable[[dict[str, Any]], Iterable[Lever]]
 LEVERS: dict[str, LeverMaker] = {
     "park_cost": lambda d: [lv] if (lv := _park_cost(d)) is not None else [],
     "weight": _weights,
+    "end_on": _end_on,
     "imitation": lambda d: [_imitation(d)],
 }
 """lever families by name, each making the levers a spec supports (none where it has nothing to act on)"""
