@@ -78,9 +78,12 @@ LEVER_ARMS: dict[str, dict[str, float | None]] = {
     # other two levers, whose imitation trades timeouts for conflicts; and alone)
     "heuristic-rules": {**DESIGNER_LEVERS, "end_on:conflicts": 1.0},
     "heuristic-end": {"end_on:conflicts": 1.0},
-    "llm": {**DESIGNER_LEVERS, "weight": None, "end_on": None},
-    "llm-failures": {**DESIGNER_LEVERS, "weight": None, "end_on": None},
-    "llm-guideline": {**DESIGNER_LEVERS, "weight": None, "end_on": None},
+    # fixed partners on CBS plans in a quarter of the copies from the first stage (the rule keeps them while
+    # timeouts dominate the failures, and anneals them after)
+    "heuristic-partners": {"partners": 0.25},
+    "llm": {**DESIGNER_LEVERS, "weight": None, "end_on": None, "partners": None},
+    "llm-failures": {**DESIGNER_LEVERS, "weight": None, "end_on": None, "partners": None},
+    "llm-guideline": {**DESIGNER_LEVERS, "weight": None, "end_on": None, "partners": None},
 }
 """Per method, the designer levers it may use (none for the others: a sampler has none; `llm-plain` is the
 LLM engineer without them)"""
@@ -911,7 +914,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--static-from", metavar="RUNS/METHOD",
                     help="the static arm (method `static`) trains the final mixture and levers of METHOD's run of the same "
                          "experiment and seed under RUNS (a --out folder) from stage 2 on")
-    ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, heuristic-band (knobs by the band alone), heuristic-levers (with the designer levers, LEVER_ARMS), heuristic-park, heuristic-imitation and heuristic-end (one lever each), heuristic-rules (heuristic-levers plus end_on:conflicts), static (with --static-from), llm (with the levers), llm-plain (without), llm-failures, llm-guideline")
+    ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, heuristic-band (knobs by the band alone), heuristic-levers (with the designer levers, LEVER_ARMS), heuristic-park, heuristic-imitation, heuristic-end and heuristic-partners (one lever each), heuristic-rules (heuristic-levers plus end_on:conflicts), static (with --static-from), llm (with the levers), llm-plain (without), llm-failures, llm-guideline")
     ap.add_argument("--model", help="the LLM engineer's model (adds `llm`)")
     ap.add_argument("--ablation", action="store_true", help="with --model: also llm-failures and llm-guideline")
     ap.add_argument("--seeds", type=int, default=3, help="how many seeds (runs per method and experiment)")

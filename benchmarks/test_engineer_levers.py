@@ -18,7 +18,8 @@ from gymwright.engineer.ued import DomainRandomization, PrioritizedReplay
 
 def test_the_lever_arms_are_heuristic_engineers_with_their_levers_and_the_samplers_have_none() -> None:
     space = engineer.EXPERIMENTS["in_distribution"].space()
-    for arm in ("heuristic-levers", "heuristic-park", "heuristic-imitation", "heuristic-rules", "heuristic-end"):
+    for arm in ("heuristic-levers", "heuristic-park", "heuristic-imitation", "heuristic-rules", "heuristic-end",
+                "heuristic-partners"):
         assert isinstance(engineer.make_engineer(arm, space, None), HeuristicEngineer)
     assert engineer.LEVER_ARMS["heuristic-levers"] == {"park_cost": None, "imitation": 0.1}
     assert engineer.LEVER_ARMS["llm"]["weight"] is None and "llm-plain" not in engineer.LEVER_ARMS

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from gymwright.compile import compile_spec
+from gymwright.curriculum.training import partnered
 from gymwright.engineer import HeuristicEngineer, LLMEngineer
 from gymwright.engineer.evidence import Evidence, StageEvidence
 from gymwright.engineer.lever_rules import propose_levers
@@ -29,8 +30,9 @@ MOVES = {"left": (0, -1), "down": (1, 0), "right": (0, 1), "up": (-1, 0)}
 
 
 def test_a_spec_supports_the_levers_it_has_something_for() -> None:
-    menu = levers_for(MAPF, ("park_cost", "weight", "imitation", "end_on"))
-    assert {"park_cost", "imitation", "weight:goal", "weight:team", "weight:time", "end_on:conflicts"} <= set(menu)
+    menu = levers_for(MAPF, ("park_cost", "weight", "imitation", "end_on", "partners"))
+    assert {"park_cost", "imitation", "weight:goal", "weight:team", "weight:time", "end_on:conflicts",
+            "partners"} <= set(menu)
     # holes and suboptimal reduce `last`: their value on one step is not the episode's, so no rule ends on them
     assert not {"end_on:holes", "end_on:suboptimal"} & set(menu)
     assert levers_for(MAPF, ("weight:team",)).keys() == {"weight:team"}
@@ -38,6 +40,8 @@ def test_a_spec_supports_the_levers_it_has_something_for() -> None:
     with pytest.raises(GymwrightError, match="lever 'park_cost' is not available for spec 'matrix'") as e:
         levers_for(pie, ("park_cost",))
     assert "weight:pay" in (e.value.hint or "")
+    with pytest.raises(GymwrightError, match="lever 'partners' is not available"):  # no solved layouts to plan on
+        levers_for(pie, ("partners",))
 
 
 def _in_way(pos: np.ndarray, goal: np.ndarray, me: int) -> bool:
@@ -107,6 +111,14 @@ def test_the_end_on_rule_ends_a_training_episode_at_its_first_conflict_and_nothi
             seen["step"] += 1
     assert seen["conflict"] > 5 and seen["step"] > 50
     assert scaffolded(MAPF, {"end_on:conflicts": 0.0}, menu) == MAPF
+
+
+def test_the_partners_lever_reaches_the_trainer_and_not_the_game() -> None:
+    menu = levers_for(MAPF, ("partners",))
+    on = Mixture([Bucket({"size": 4, "n_agents": 3}, 1.0, "size=4")], {"partners": 0.25})
+    assert partnered(on, menu) == {"partners": 0.25, "partner": "planner"}
+    assert partnered(on.with_levers({"partners": 0.0}), menu) == {} and partnered(on, {}) == {}
+    assert scaffolded(MAPF, {"partners": 0.25}, menu) == MAPF  # the game as designed: a partner is not a rule
 
 
 def _evidence(kinds: Counter[str], episodes: int, levers: dict[str, float],

@@ -17,10 +17,9 @@ import numpy as np
 
 from gymwright.mapf.cbs import solve
 from gymwright.mapf.errors import MapfError
+from gymwright.mapf.spec_form import MOVES, is_mapf_form, layout_key, walker_actions
 from gymwright.train.imitation import Demos
 
-MOVES = {(0, -1): "left", (1, 0): "down", (0, 1): "right", (-1, 0): "up", (0, 0): "wait"}
-"""(row, col) step of a plan -> the spec's action name"""
 
 
 def plan_actions(positions: np.ndarray, action_names: list[str]) -> np.ndarray:
@@ -34,11 +33,6 @@ def layout(env: Any, blocked: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     """The drawn instance of a reset env: holes (H, W) bool, starts (N, 2), goals (N, 2)."""
     v = env.v
     return blocked[np.asarray(v.tiles)], np.asarray(v.pos).copy(), np.asarray(v.goal).copy()
-
-
-def layout_key(holes: np.ndarray, starts: np.ndarray, goals: np.ndarray) -> bytes:
-    """One instance as bytes, to tell whether two layouts are the same."""
-    return b"|".join(np.ascontiguousarray(x).astype(np.int64).tobytes() for x in (holes, starts, goals))
 
 
 def demo_episode(env: Any, blocked: np.ndarray, action_names: list[str], seed: int,
@@ -180,16 +174,11 @@ def action_names(spec: Any) -> list[str]:
     from gymwright.spec.loader import read_data
 
     data = read_data(spec)[0] if not isinstance(spec, dict) else spec
-    return [a["name"] for a in data["actions"]["walker"]]
+    return walker_actions(data)
 
 
 def planner_for(data: dict[str, Any]) -> Any:
     """The built-in demonstrator (`make_demos`: CBS plans replayed through the env) for a spec of
     MAPF-FrozenLake's form (a `walker` role on a grid with solved layouts, `reached` and `clashed`
     walker state), or None for another spec."""
-    grid = data.get("grid") or {}
-    state = data.get("agent_state") or {}
-    walker = (data.get("actions") or {}).get("walker")
-    if not (grid.get("solve") and walker and {"reached", "clashed"} <= set(state)):
-        return None
-    return make_demos
+    return make_demos if is_mapf_form(data) else None

@@ -71,7 +71,8 @@ class CurriculumOptions:
     levers: dict[str, float | None] = field(default_factory=dict)
     """designer levers the engineer may use (`gymwright.engineer.levers`: `park_cost`, `weight` for every
     reward term's weight or `weight:TERM` for one, `end_on` or `end_on:METRIC` (a training episode ends at its first
-    failure of that kind), `imitation`), each with its strength in the first stage
+    failure of that kind), `partners` (a share of the training copies with a fixed partner on the optimal joint
+    plan), `imitation`), each with its strength in the first stage
     (None or its off value: available, off; a family name such as `weight` starts all its levers off). They change
     the game the policy *trains* on only: validation, evidence and judgment play the game as designed.
     `imitation` needs a demonstrator; for a spec with solved layouts (MAPF) the built-in planner's

@@ -27,6 +27,9 @@ def check_imitation(opts: CurriculumOptions, trainer: Trainer) -> None:
     if (opts.demonstrator is not None or "imitation" in opts.levers) and not trainer.imitates:
         raise GymwrightError(f"demonstrations need a trainer that imitates; {trainer.title} does not", path="backend",
                              hint="train with backend builtin, or drop the demonstrator and the imitation lever")
+    if "partners" in opts.levers and not trainer.takes_every_field:
+        raise GymwrightError(f"the partners lever needs the built-in trainer; {trainer.title} has no partners",
+                             path="backend", hint="train with backend builtin, or drop the partners lever")
 
 
 DEFAULT_DEMO_EPISODES = 2000
@@ -45,8 +48,8 @@ def train_stage(trainer: Trainer, spec: str | dict[str, Any], raw: dict[str, Any
     """Train stage `k` on `mixture` (with its designer levers applied to the game it trains on),
     warm-started from `init_from`: (its result, the env steps its demonstrations took, charged to
     the stage's budget); `say` gets a progress line now and then while it trains
-    (`gymwright.curriculum.progress`). Demonstrations are of the game as designed (the levers change rewards and
-    the imitation weight, never what a walker sees or may do)."""
+    (`gymwright.curriculum.progress`). Demonstrations are of the game as designed (the levers change rewards,
+    episode ends, the imitation weight and who shares the lake, never what a walker sees or may do)."""
     demonstrator, coef = _imitating(opts, raw, mixture, menu)
     imitation, init_from, demo_steps = _imitation(spec, mixture, opts, k, folder, init_from, demonstrator, coef)
     trained_on = training_spec(spec, raw, mixture, menu)
@@ -54,9 +57,15 @@ def train_stage(trainer: Trainer, spec: str | dict[str, Any], raw: dict[str, Any
     steps = opts.steps_per_stage - demo_steps
     progress = StageProgress(k, opts.stages, steps, say) if say is not None else None
     run = Run(trained_on, [dict(b.params) for b in mixture.buckets], [int(c) for c in mixture.counts(opts.num_envs)],
-              steps, opts.num_envs, opts.seed + k, folder, init_from, opts.train,
+              steps, opts.num_envs, opts.seed + k, folder, init_from, {**opts.train, **partnered(mixture, menu)},
               opts.ray_address, imitation, progress)
     return trainer.run(run), demo_steps
+
+
+def partnered(mixture: Mixture, menu: dict[str, Lever]) -> dict[str, Any]:
+    """The TrainConfig fields of the `partners` lever when it is on (`gymwright.train.partners`), else none."""
+    share = float(mixture.levers.get("partners", 0.0)) if "partners" in menu else 0.0
+    return {"partners": share, "partner": "planner"} if share > 0 else {}
 
 
 def onto(init_from: str | None, trained_on: str | dict[str, Any], base: str | dict[str, Any],

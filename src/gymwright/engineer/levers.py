@@ -21,6 +21,10 @@ training spec alone).
   happens (`reduce` sum, max or mean; MAPF's `conflicts`): a *training-only rule*, a training episode
   ends at the first such step (the task is already failed there; ending it takes away every reward
   still to come, where the game as designed lets a walker collect its goal after a conflict);
+- `partners` for a spec with solved layouts (MAPF's form): the share of training copies in which
+  one walker is a fixed partner following its part of the optimal joint plan
+  (`gymwright.train.partners`), so the learners meet a walker that lets them pass or goes first as
+  an optimal team would; the partner's steps stay out of the losses;
 - `imitation` where the curriculum has a demonstrator (a planner's plans; for a MAPF spec the
   built-in CBS demonstrator): the weight of an imitation loss on demonstrations of the stage's
   buckets during PPO (the first stage with it on also starts from their clone); every
@@ -57,7 +61,7 @@ class Lever:
     default: float
     """the strength an engineer turns it on at"""
     apply: Apply | None = None
-    """how it edits the training spec (None: it acts on the trainer, e.g. `imitation`)"""
+    """how it edits the training spec (None: it acts on the trainer, e.g. `imitation`, `partners`)"""
     signal: str = ""
     """the failure kind whose share calls for it (the heuristic's evidence; "" none)"""
     called_at: float = 0.0
@@ -158,12 +162,25 @@ def _end_episode_on(expr: str, spec: dict[str, Any], value: float) -> None:
     spec["terminate"] = f"({before}) or ({expr}) != 0" if before else f"({expr}) != 0"
 
 
+def _partners(data: dict[str, Any]) -> list[Lever]:
+    from gymwright.mapf.spec_form import is_mapf_form
+
+    if not is_mapf_form(data):
+        return []
+    return [Lever("partners", "the share of training copies in which one walker is a fixed partner that follows its part "
+                  "of the optimal joint plan of the layout (a shortest route of its own once pushed off it); the "
+                  "learners meet a walker that waits or goes first as an optimal team would; the partner is not "
+                  "trained and never plays at validation or judgment", (0.0, 0.125, 0.25, 0.5), 0.25, None,
+                  signal="timeout")]
+
+
 LeverMaker = Callable[[dict[str, Any]], Iterable[Lever]]
 LEVERS: dict[str, LeverMaker] = {
     "park_cost": lambda d: [lv] if (lv := _park_cost(d)) is not None else [],
     "weight": _weights,
     "end_on": _end_on,
     "imitation": lambda d: [_imitation(d)],
+    "partners": _partners,
 }
 """lever families by name, each making the levers a spec supports (none where it has nothing to act on)"""
 

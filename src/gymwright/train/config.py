@@ -66,6 +66,7 @@ RANGES: dict[str, Range] = {
     "hidden": Range(1, 4_096),  # each layer's width
     "seed": Range(0, SEED_LIMIT - 1),
     "imitation_coef": Range(0, whole=False),
+    "partners": Range(0, 1, whole=False),
     "checkpoint_every": Range(1),
     "threads": Range(1, 256),  # more torch threads than cores only contend
 }
@@ -182,6 +183,12 @@ class TrainConfig:
     """torch threads (1 is fastest for these small networks, and makes runs reproducible)"""
     device: str = "cpu"
     """torch device of the networks: `cpu`, or `cuda` / `cuda:N` (needs a GPU and a CUDA build of torch)"""
+    partners: float = 0.0
+    """share of the copies in which the last agent is played by a fixed partner (`partner`), not trained: a
+    designer lever (`gymwright.train.partners`); 0: none"""
+    partner: str = "planner"
+    """what plays the partners: `planner` (its part of the optimal joint plan of the layout, for a spec with
+    solved layouts), a scripted baseline of the spec, `random`, or a run folder"""
     npc: dict[str, str] = field(default_factory=dict)
     """fixed-policy agents, not trained (`--npc ROLE=PLAYER`, repeatable): ROLE, or ROLE[I] / ROLE[I,J] /
     ROLE[I:J] for agents of the role by index; PLAYER: a scripted baseline of the spec, `random`, or a

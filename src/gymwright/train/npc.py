@@ -201,7 +201,7 @@ def resolve(npc: dict[str, str], roles: list[Role], agent_names: list[str], base
                                      f"{shown(taken[i])}",
                                      path=where, hint="give each agent one fixed policy")
             taken[i] = f"{key}={player}"
-        npcs.append(_player(str(key), str(player), role, agents, baselines, where))
+        npcs.append(player_of(str(key), str(player), role, agents, baselines, where))
     if npcs and len(taken) == len(agent_names):
         raise GymwrightError(f"every agent ({', '.join(agent_names)}) would be played by a fixed policy: "
                              "nothing is left to train", path=where,
@@ -254,7 +254,7 @@ def _within(i: int, r: Role, label: str, where: str) -> int:
     return i
 
 
-def _player(key: str, player: str, role: Role, agents: tuple[int, ...], baselines: list[str], where: str) -> Npc:
+def player_of(key: str, player: str, role: Role, agents: tuple[int, ...], baselines: list[str], where: str) -> Npc:
     name = player.removeprefix("scripted:")
     if name in baselines:
         return Npc(key, player, "scripted", role.name, agents, ScriptedPolicy(name), name)

@@ -37,6 +37,7 @@ from gymwright.train.imitation import ImitationLoss, NoImitation
 from gymwright.train.logger import Clock, RunLog
 from gymwright.train.normalize import ValueNorm
 from gymwright.train.npc import FixedAgents, players_for
+from gymwright.train.partners import Partners
 from gymwright.train.policy import ACTIVATIONS, ActorCritic, RoleNet, roles_of, sample
 from gymwright.train.ppo_update import update as ppo_update
 from gymwright.train.result import TrainResult
@@ -133,6 +134,7 @@ class _Run:
     optimizer: torch.optim.Optimizer
     norms: list[ValueNorm]
     npcs: FixedAgents
+    partners: Partners | None
     trained: list[torch.Tensor]  # per role: bool over its agents, those the run trains (not NPCs)
     copies: Copies
     imitation: ImitationLoss | NoImitation
@@ -186,7 +188,9 @@ def _setup(cfg: TrainConfig) -> _Run:
     if npcs.players:
         write_atomic(out / NPC_FILE, json.dumps({"npc": npcs.describe()}, indent=2))
     buf = Rollout.allocate(cfg.rollout_len, B, N, D, A, S if centralized else None, device)
-    return _Run(cfg, out, sha, spec_name, params, benv, roles, N, S, model, optimizer, norms, npcs, npcs.trained(roles),
+    partners = Partners(benv, cfg.partners, cfg.partner, cfg.spec, roles, cfg.seed) if cfg.partners else None
+    return _Run(cfg, out, sha, spec_name, params, benv, roles, N, S, model, optimizer, norms, npcs, partners,
+                npcs.trained(roles),
                 copies, imitation,
                 check, log, buf, Clock(start.clock), start.update, start.env_steps, start.history)
 
@@ -215,8 +219,12 @@ def _rollout(run: _Run, update: int) -> Episodes:
         with run.clock.network(), torch.no_grad():
             _act(run, t)
             run.npcs.substitute(buf.actions[t], obs_np, masks_np)
+            if run.partners is not None:
+                run.partners.substitute(buf.actions[t], obs_np, masks_np)
         with run.clock.env():
             obs_np, rewards, terminated, truncated, infos = benv.step(buf.actions[t].cpu().numpy())
+        if run.partners is not None:
+            run.partners.mark(buf.actions[t])
         run.check(obs_np, rewards, infos)
         masks_np = benv.masks
         buf.rewards[t] = torch.from_numpy(rewards)

@@ -14,6 +14,7 @@ from torch import nn
 from gymwright.train.config import TrainConfig
 from gymwright.train.imitation import ImitationLoss, NoImitation
 from gymwright.train.normalize import ValueNorm
+from gymwright.train.partners import PARTNER
 from gymwright.train.policy import ActorCritic
 from gymwright.train.rollout import Rollout
 
@@ -95,7 +96,9 @@ def _role_loss(loss: torch.Tensor, model: ActorCritic, net: Any, mine: torch.Ten
     pg_loss = pg.mean() if adv.numel() else torch.zeros((), device=device)
     ent = entropy.mean() if adv.numel() else torch.zeros((), device=device)
     critic_in = model.critic_input(r, obs_mb, batch.state[mb] if batch.state is not None else None)
-    v_loss = 0.5 * ((net.value(critic_in) - batch.targets[mb, r.agents])[..., mine] ** 2).mean()
+    err = net.value(critic_in) - batch.targets[mb, r.agents]
+    partner = actions == PARTNER  # a partner's steps are not the policy's (`gymwright.train.partners`)
+    v_loss = 0.5 * ((err[mine & ~partner] if bool(partner.any()) else err[..., mine]) ** 2).mean()
     loss = imitation.added(loss + pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss, net, valid, stats)
     with torch.no_grad():
         stats["policy_loss"].append(pg_loss.item())
