@@ -21,7 +21,6 @@ from gymwright.mapf.spec_form import MOVES, is_mapf_form, layout_key, walker_act
 from gymwright.train.imitation import Demos
 
 
-
 def plan_actions(positions: np.ndarray, action_names: list[str]) -> np.ndarray:
     """(T + 1, N, 2) plan positions -> (T, N) action indices (the spec's order of `action_names`)."""
     steps = positions[1:] - positions[:-1]
