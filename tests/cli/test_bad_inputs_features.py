@@ -243,6 +243,7 @@ def test_a_device_that_is_no_device(device: str) -> None:
     (["--lever", "park_cost"], "levers: lever 'park_cost' is not available for spec 'cake_negotiation'"),
     (["--lever", "weight:pay=x"], "--lever: --lever 'weight:pay=x': 'x' is not a number"),
     (["--lever", "imitation=0.1"], "levers.imitation: the imitation lever needs a demonstrator"),
+    (["--lever", "partners"], "levers: lever 'partners' is not available for spec 'cake_negotiation'"),
 ])
 def test_an_evolve_option_that_names_nothing_of_the_spec(tmp_path: Path, args: list[str], said: str) -> None:
     assert_clean(invoke("evolve", "cake_negotiation", *args, "-k", "2", "--steps", "1000", "--num-envs", "4",

@@ -260,13 +260,16 @@ def test_evolve_takes_designer_levers_and_trials(tmp_path: Path) -> None:
     out = tmp_path / "evolve"
     result = invoke("evolve", "mapf_frozenlake", "-k", "2", "--steps", "4096", "-e", "heuristic", "-p", "size=3",
                     "-p", "n_agents=2", "--num-envs", "16", "--rollout-len", "8", "--lever", "park_cost=0.5",
-                    "--lever", "imitation=0.1", "--demo-episodes", "6", "--trials", "2", "--trial-steps", "512", "-o", out,
-                    "--json")
+                    "--lever", "imitation=0.1", "--lever", "end_on:conflicts=1", "--lever", "partners=0.25",
+                    "--demo-episodes", "6", "--trials", "2", "--trial-steps", "512", "-o", out, "--json")
     assert result.exit_code == 0, result.output
     first, second = json.loads(result.stdout)["stages"]
-    assert first["levers"] == {"park_cost": 0.5, "imitation": 0.1} and first["demo_env_steps"] > 0
-    trained = ck.load(Path(first["checkpoint"]))["config"]["spec"]
+    assert first["levers"] == {"park_cost": 0.5, "imitation": 0.1, "end_on:conflicts": 1.0, "partners": 0.25}
+    assert first["demo_env_steps"] > 0
+    config = ck.load(Path(first["checkpoint"]))["config"]
+    trained = config["spec"]
     assert "park_in_way" in {t["name"] for t in trained["rewards"]["walker"]}  # the game it trained on
+    assert "count(conflict)" in trained["terminate"] and config["partners"] == 0.25
     assert len(second["trials"]) == 2 and second["trial_env_steps"] > 0  # judged on the goal's validation cells
     assert set(second["validation"]["cells"]) == {"2 ag 4x4 w 0.50", "2 ag 4x4 w 0.75", "2 ag 5x5 w 0.50",
                                                   "2 ag 5x5 w 0.75"}
