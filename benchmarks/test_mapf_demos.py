@@ -135,3 +135,14 @@ def test_relabelled_play_is_the_policy_s_own_with_the_expert_s_labels(tmp_path: 
     assert any(row.tobytes() not in seen for row in demos.obs)
     again = mapf_demos.relabel_demos(engineer.SPEC, SMALL, 12, 40, bc["checkpoint"])
     assert np.array_equal(again.obs, demos.obs) and np.array_equal(again.actions, demos.actions)  # seeded
+
+
+def test_a_slippery_or_short_lake_gives_demonstrations_up_to_where_the_replay_leaves_the_plan() -> None:
+    """Slip moves walkers off the plan and a short step limit cuts it: both are levels a curriculum over the
+    declared ranges trains on, and the imitation lever demonstrates them without stopping the run."""
+    slippery = {"size": 5, "n_agents": 3, "hole_density": 0.2, "slip": 0.5, "view_radius": 2}
+    demos = mapf_demos.make_demos("mapf_frozenlake", slippery, 30, seed=0)
+    assert demos.episodes == 30 and 0 < demos.env_steps and len(demos.actions) > 0
+    short = {"size": 6, "n_agents": 3, "hole_density": 0.2, "max_steps": 4, "view_radius": 2}
+    demos = mapf_demos.make_demos("mapf_frozenlake", short, 30, seed=0)
+    assert demos.env_steps <= 30 * 4 and len(demos.actions) > 0

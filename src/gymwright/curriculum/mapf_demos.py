@@ -38,17 +38,20 @@ def demo_episode(env: Any, blocked: np.ndarray, action_names: list[str], seed: i
                  into: list[tuple[np.ndarray, np.ndarray, int]], exclude: frozenset[bytes] = frozenset()) -> tuple[int, bool]:
     """Solve and replay one episode (reset with `seed`), appending the samples to `into`:
     (env steps taken, whether every walker ended on its goal with no conflict); a layout in
-    `exclude` is skipped: (0, False), nothing stepped or recorded."""
+    `exclude` is skipped: (0, False), nothing stepped or recorded. On a slippery lake a slip takes
+    a walker off the plan: the replay stops there (what follows would label states the plan never
+    reached), and so it does when the step limit cuts the plan short: (steps, False) both."""
     obs, infos = env.reset(seed=seed)
     agents = list(env.possible_agents)
     holes, starts, goals = layout(env, blocked)
     if layout_key(holes, starts, goals) in exclude:
         return 0, False
-    actions = plan_actions(solve(holes, starts, goals).positions(), action_names)
+    plan = solve(holes, starts, goals).positions()
+    actions = plan_actions(plan, action_names)
     steps = 0
-    for joint in actions:
-        if not env.agents:
-            break
+    for t, joint in enumerate(actions):
+        if not env.agents:  # cut by the step limit
+            return steps, False
         for i, a in enumerate(agents):
             mask = np.asarray(infos[a]["action_mask"], dtype=bool)
             if not mask[joint[i]]:
@@ -57,6 +60,8 @@ def demo_episode(env: Any, blocked: np.ndarray, action_names: list[str], seed: i
                 into.append((np.asarray(obs[a], dtype=np.float32), mask, int(joint[i])))
         obs, _, _, _, infos = env.step({a: int(joint[i]) for i, a in enumerate(agents)})
         steps += 1
+        if not np.array_equal(np.asarray(env.v.pos), plan[t + 1]):  # a slip, or a plan the env does not follow
+            return steps, False
     v = env.v
     return steps, bool(np.asarray(v.reached).all() and not np.asarray(v.clashed).any())
 
@@ -65,8 +70,10 @@ def make_demos(spec: Any, params: dict[str, Any] | list[dict[str, Any]], episode
                exclude: frozenset[bytes] = frozenset()) -> Demos:
     """`episodes` solved-and-replayed episodes of `spec`, spread round-robin over `params` (one
     config or a list, as a training run's); reset k uses seed `seed + k`, and a reset that draws a
-    layout in `exclude` (`layout_key`) is passed over for the next. Raises if a replay does not
-    end with every walker home and no conflict (the plan and env disagree)."""
+    layout in `exclude` (`layout_key`) is passed over for the next. Raises if a replay on a lake
+    without slip and with steps enough for the plan does not end with every walker home and no
+    conflict (the plan and env disagree); on a slippery lake, or with a step limit shorter than the
+    plan, a replay ends where it leaves the plan, with what it recorded until then."""
     from gymwright.compile import compile_spec
 
     configs = params if isinstance(params, list) else [params]
@@ -74,17 +81,19 @@ def make_demos(spec: Any, params: dict[str, Any] | list[dict[str, Any]], episode
     for p in configs:
         compiled = compile_spec(spec, dict(p))
         env = compiled.parallel_env()
-        built.append((env, np.asarray(compiled.module.GRID_BLOCKED, dtype=bool)))
+        values = compiled.checked.params
+        exact = not values.get("slip") and "max_steps" in values  # a replay must end as its plan does
+        built.append((env, np.asarray(compiled.module.GRID_BLOCKED, dtype=bool), exact, values.get("max_steps", 0)))
     names = action_names(spec)
     samples: list[tuple[np.ndarray, np.ndarray, int]] = []
     env_steps, done, k = 0, 0, 0
     while done < episodes:
-        env, blocked = built[done % len(built)]
+        env, blocked, exact, limit = built[done % len(built)]
         steps, ok = demo_episode(env, blocked, names, seed + k, samples, exclude)
         k += 1
         if steps == 0:  # an excluded layout
             continue
-        if not ok:
+        if not ok and exact and steps < limit:
             raise RuntimeError(f"episode seed {seed + k - 1}: the CBS plan replayed without every walker home")
         env_steps, done = env_steps + steps, done + 1
     obs, masks, acts = zip(*samples, strict=True)
