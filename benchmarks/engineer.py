@@ -81,12 +81,18 @@ LEVER_ARMS: dict[str, dict[str, float | None]] = {
     # fixed partners on CBS plans in a quarter of the copies from the first stage (the rule keeps them while
     # timeouts dominate the failures, and anneals them after)
     "heuristic-partners": {"partners": 0.25},
+    # heuristic-rules that tries K candidate proposals a stage in short trials and keeps the best by validation
+    "heuristic-rules-trials": {**DESIGNER_LEVERS, "end_on:conflicts": 1.0},
     "llm": {**DESIGNER_LEVERS, "weight": None, "end_on": None, "partners": None},
     "llm-failures": {**DESIGNER_LEVERS, "weight": None, "end_on": None, "partners": None},
     "llm-guideline": {**DESIGNER_LEVERS, "weight": None, "end_on": None, "partners": None},
 }
 """Per method, the designer levers it may use (none for the others: a sampler has none; `llm-plain` is the
 LLM engineer without them)"""
+TRIAL_ARMS: dict[str, int] = {"heuristic-rules-trials": 3}
+"""Per method, K candidate proposals tried a stage (`CurriculumOptions.trials`, the Eureka pattern: the proposal,
+it with a lever switched, the kept environment; each trains an eighth of a stage from the kept policy, charged to
+the budget, and the best by validation goes on)"""
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
@@ -218,6 +224,7 @@ class Run:
     train_s: float = 0.0
     env_steps: int = 0  # the budget (PPO's steps, rounded up to whole updates, and the demonstrations' in it)
     demo_env_steps: int = 0  # of which the demonstrations' (`--imitate`)
+    trial_env_steps: int = 0  # of which the trials' (`TRIAL_ARMS`)
 
 
 # ---------------------------------------------------------------------------- one run
@@ -317,7 +324,7 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
         eval_episodes=cfg["stage_episodes"], num_envs=NUM_ENVS, seed=1000 * seed, knobs=tuple(exp.knobs),
         record_episodes=20, validation=validation_cells(exp), validation_episodes=cfg["validation_episodes"],
         secondary=("optimal",), target=exp.target, space=space if method not in ("fixed",) else None,
-        guard=method not in BASELINES, train=dict(LEARNER), levers=arm,
+        guard=method not in BASELINES, train=dict(LEARNER), levers=arm, trials=TRIAL_ARMS.get(method, 0),
         **({"demo_episodes": cfg["demo_episodes"]} if cfg.get("demo_episodes") and arm
            and not cfg.get("imitate") else {}),
         **imitation_options(cfg))
@@ -326,7 +333,8 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
     records = evolve(SPEC, start_mixture(exp, engineer, space), engineer, out, opts,
                      progress=lambda line: print(f"  [{exp_name} {method} seed {seed}] {line}"[:400], file=sys.stderr))
     run = Run(exp_name, method, seed, train_s=time.perf_counter() - start, env_steps=opts.stages * opts.steps_per_stage,
-              demo_env_steps=sum(r.demo_env_steps for r in records))
+              demo_env_steps=sum(r.demo_env_steps for r in records),
+              trial_env_steps=sum(getattr(r, "trial_env_steps", 0) for r in records))
     run.stages = [{"index": r.index, "success": r.success, "validation": r.validation, "guard": r.guard,
                    "guard_reason": r.guard_reason, "unchanged": r.unchanged, "engineer_error": r.engineer_error,
                    "trained": [{k: b[k] for k in ("label", "share")} for b in r.trained_mixture],
@@ -914,7 +922,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--static-from", metavar="RUNS/METHOD",
                     help="the static arm (method `static`) trains the final mixture and levers of METHOD's run of the same "
                          "experiment and seed under RUNS (a --out folder) from stage 2 on")
-    ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, heuristic-band (knobs by the band alone), heuristic-levers (with the designer levers, LEVER_ARMS), heuristic-park, heuristic-imitation, heuristic-end and heuristic-partners (one lever each), heuristic-rules (heuristic-levers plus end_on:conflicts), static (with --static-from), llm (with the levers), llm-plain (without), llm-failures, llm-guideline")
+    ap.add_argument("--methods", default="fixed,dr,plr,heuristic", help="fixed, dr, plr, heuristic, heuristic-band (knobs by the band alone), heuristic-levers (with the designer levers, LEVER_ARMS), heuristic-park, heuristic-imitation, heuristic-end and heuristic-partners (one lever each), heuristic-rules (heuristic-levers plus end_on:conflicts), heuristic-rules-trials (it with K=3 trials a stage), static (with --static-from), llm (with the levers), llm-plain (without), llm-failures, llm-guideline")
     ap.add_argument("--model", help="the LLM engineer's model (adds `llm`)")
     ap.add_argument("--ablation", action="store_true", help="with --model: also llm-failures and llm-guideline")
     ap.add_argument("--seeds", type=int, default=3, help="how many seeds (runs per method and experiment)")

@@ -19,13 +19,15 @@ from gymwright.engineer.ued import DomainRandomization, PrioritizedReplay
 def test_the_lever_arms_are_heuristic_engineers_with_their_levers_and_the_samplers_have_none() -> None:
     space = engineer.EXPERIMENTS["in_distribution"].space()
     for arm in ("heuristic-levers", "heuristic-park", "heuristic-imitation", "heuristic-rules", "heuristic-end",
-                "heuristic-partners"):
+                "heuristic-partners", "heuristic-rules-trials"):
         assert isinstance(engineer.make_engineer(arm, space, None), HeuristicEngineer)
     assert engineer.LEVER_ARMS["heuristic-levers"] == {"park_cost": None, "imitation": 0.1}
     assert engineer.LEVER_ARMS["llm"]["weight"] is None and "llm-plain" not in engineer.LEVER_ARMS
     assert not any(m in engineer.LEVER_ARMS for m in ("fixed", "dr", "plr", "heuristic"))
     assert "static" in engineer.BASELINES  # unguarded, and every engineer is paired with it
     assert engineer.levers_of("heuristic-rules")["end_on:conflicts"] == 1.0
+    assert engineer.TRIAL_ARMS == {"heuristic-rules-trials": 3}  # the same levers, with K=3 trials a stage
+    assert engineer.levers_of("heuristic-rules-trials") == engineer.levers_of("heuristic-rules")
     # the static arm starts as the run it copies: with that run's levers, and none after a plain engineer
     assert engineer.levers_of("static", "runs/x/heuristic-levers") == engineer.LEVER_ARMS["heuristic-levers"]
     assert engineer.levers_of("static", "runs/x/heuristic") == {}
