@@ -334,7 +334,7 @@ def run_one(exp_name: str, method: str, seed: int, cfg: dict[str, Any]) -> Run:
                      progress=lambda line: print(f"  [{exp_name} {method} seed {seed}] {line}"[:400], file=sys.stderr))
     run = Run(exp_name, method, seed, train_s=time.perf_counter() - start, env_steps=opts.stages * opts.steps_per_stage,
               demo_env_steps=sum(r.demo_env_steps for r in records),
-              trial_env_steps=sum(getattr(r, "trial_env_steps", 0) for r in records))
+              trial_env_steps=sum(r.trial_env_steps for r in records))
     run.stages = [{"index": r.index, "success": r.success, "validation": r.validation, "guard": r.guard,
                    "guard_reason": r.guard_reason, "unchanged": r.unchanged, "engineer_error": r.engineer_error,
                    "trained": [{k: b[k] for k in ("label", "share")} for b in r.trained_mixture],

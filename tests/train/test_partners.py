@@ -60,7 +60,7 @@ def test_partners_play_the_last_walker_of_a_share_of_the_copies_and_their_steps_
     assert (sent[0][slots] == want[0][slots]).all()  # the env got the partner's actions
     marked = (run.buf.actions == PARTNER).cpu().numpy()
     assert (marked == slots[None]).all()  # and the rollout marks every partner step, and nothing else
-    # the policy loss sees no partner step; the value loss leaves them out too (one update runs)
+    # an update runs on a rollout with partner steps (the losses mask PARTNER; not checked value by value here)
     adv, ret = ppo._advantages(run)
     stats = ppo.ppo_update(run.model, run.optimizer, run.norms, run.trained, run.buf, adv, ret, cfg, run.imitation)
     assert np.isfinite(np.mean(stats["value_loss"]))

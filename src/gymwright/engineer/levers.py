@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gymwright.errors import GymwrightError
+from gymwright.mapf.spec_form import is_mapf_form
 
 Apply = Callable[[dict[str, Any], float], None]
 """edits a copy of the spec's data for training at a strength above 0 (in place)"""
@@ -163,8 +164,6 @@ def _end_episode_on(expr: str, spec: dict[str, Any], value: float) -> None:
 
 
 def _partners(data: dict[str, Any]) -> list[Lever]:
-    from gymwright.mapf.spec_form import is_mapf_form
-
     if not is_mapf_form(data):
         return []
     return [Lever("partners", "the share of training copies in which one walker is a fixed partner that follows its part "

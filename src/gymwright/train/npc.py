@@ -316,15 +316,20 @@ def untrained_roles(saved: dict[str, Any]) -> set[str]:
     return {name for name, n in fixed.items() if n >= roles.get(name, 0)}
 
 
-def players_for(npc: dict[str, str], benv: Any, roles: list[Role], spec: Any = None, where: str = "npc",
-                seed: int = 0) -> FixedPlayers:
-    """`resolve` against a batch env (its roles, agents and baselines), bound to it."""
+def baselines_of(benv: Any, spec: Any = None) -> list[str]:
+    """The scripted baselines a batch env offers, else (a code-mode env names none) the spec's."""
     baselines = list(getattr(benv, "BASELINES", []))
     if not baselines and spec is not None:
         from gymwright.train.baselines import baseline_names
 
         baselines = baseline_names(spec)
-    players = resolve(npc, roles, list(benv.possible_agents), baselines, where, seed)
+    return baselines
+
+
+def players_for(npc: dict[str, str], benv: Any, roles: list[Role], spec: Any = None, where: str = "npc",
+                seed: int = 0) -> FixedPlayers:
+    """`resolve` against a batch env (its roles, agents and baselines), bound to it."""
+    players = resolve(npc, roles, list(benv.possible_agents), baselines_of(benv, spec), where, seed)
     players.bind(benv)
     return players
 

@@ -27,6 +27,8 @@ import numpy as np
 import torch
 
 from gymwright.errors import GymwrightError
+from gymwright.mapf.cbs import solve
+from gymwright.mapf.errors import MapfError
 from gymwright.mapf.spec_form import MOVES, blocked_tiles, is_mapf_form, layout_key, walker_actions
 
 PARTNER = -2
@@ -61,7 +63,6 @@ class Partners:
             counts[copies] = int(leaf.N_AGENTS)
         self.slots = np.zeros((size, n), dtype=bool)
         self.slots[chosen, counts[chosen] - 1] = True
-        self.player = player
         self.actor = (PlanFollower(benv, spec, self.slots) if player == "planner"
                       else _npc_actor(player, benv, roles, spec, seed))
         self._slots_t: torch.Tensor | None = None
@@ -92,21 +93,17 @@ class Partners:
             self._slots_t = torch.from_numpy(self.slots).to(device)
         return self._slots_t
 
-    def describe(self) -> dict[str, Any]:
-        return {"player": self.player, "share": float(self.slots.any(1).mean()), "copies": int(self.slots.any(1).sum())}
-
 
 def _npc_actor(player: str, benv: Any, roles: list[Any], spec: Any, seed: int) -> Any:
     """A scripted baseline, `random` or a frozen run acting for every walker (only the partner slots are used)."""
-    from gymwright.train.baselines import baseline_names
-    from gymwright.train.npc import FixedPlayers, player_of
+    from gymwright.train.npc import FixedPlayers, baselines_of, player_of
 
     if len(roles) != 1:
         raise GymwrightError(f"partners play the one role of a shared-role spec; this one has {len(roles)} roles",
                              path="partners", hint="use --npc to have a fixed policy play some agents of a role")
     role = roles[0]
-    baselines = list(getattr(benv, "BASELINES", [])) or baseline_names(spec)
-    npc = player_of(role.name, player, role, tuple(range(role.start, role.start + role.count)), baselines, "partner")
+    npc = player_of(role.name, player, role, tuple(range(role.start, role.start + role.count)), baselines_of(benv, spec),
+                    "partner")
     players = FixedPlayers([npc], len(benv.possible_agents), list(benv.possible_agents), seed)
     players.bind(benv)
     return players
@@ -147,21 +144,18 @@ class PlanFollower:
         here = (int(pos[i, 0]), int(pos[i, 1]))
         if bool(v.reached[k, i]) or bool(v.fell[k, i]):
             return self.action[(0, 0)]
-        holes = self.blocked[np.asarray(v.tiles[k])]
         if int(v.t[k]) == 0:
-            plan = self._plan(holes, pos, np.asarray(v.goal[k]))
+            plan = self._plan(self.blocked[np.asarray(v.tiles[k])], pos, np.asarray(v.goal[k]))
             self.routes[b] = [(int(r), int(c)) for r, c in plan[:, i]] if plan is not None else [here]
         route = self.routes.get(b)
         if not route or route[0] != here:  # pushed off its plan: a route of its own from here
+            holes = self.blocked[np.asarray(v.tiles[k])]
             route = self.routes[b] = self._alone(holes, pos, np.asarray(v.goal[k]), np.asarray(v.reached[k]), i)
         nxt = route[1] if len(route) > 1 else here
         self.routes[b] = route[1:] if len(route) > 1 else route
         return self.action[(nxt[0] - here[0], nxt[1] - here[1])]
 
     def _plan(self, holes: np.ndarray, pos: np.ndarray, goals: np.ndarray) -> np.ndarray | None:
-        from gymwright.mapf.cbs import solve
-        from gymwright.mapf.errors import MapfError
-
         key = layout_key(holes, pos, goals)
         if key not in self._plans:
             try:
@@ -173,9 +167,6 @@ class PlanFollower:
     def _alone(self, holes: np.ndarray, pos: np.ndarray, goals: np.ndarray, parked: np.ndarray,
                i: int) -> list[tuple[int, int]]:
         """A shortest route of walker `i` to its goal around the holes and the parked walkers (its cells, here first)."""
-        from gymwright.mapf.cbs import solve
-        from gymwright.mapf.errors import MapfError
-
         walls = holes.copy()
         others = parked.copy()
         others[i] = False
