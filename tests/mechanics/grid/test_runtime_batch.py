@@ -152,13 +152,13 @@ def assert_moves_match(pos, delta, can_move, passable, collision) -> None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(move_batches(), st.sampled_from(["none", "block"]))
+@given(move_batches(), st.sampled_from(["none", "block", "vertex", "occupied"]))
 def test_resolve_moves_matches_scalar(batch, collision: str) -> None:
     assert_moves_match(*batch, collision)
 
 
 @settings(max_examples=200, deadline=None)
-@given(move_batches(off_grid=True), st.sampled_from(["none", "block"]))
+@given(move_batches(off_grid=True), st.sampled_from(["none", "block", "vertex", "occupied"]))
 def test_resolve_moves_matches_scalar_with_off_grid_positions(batch, collision: str) -> None:
     assert_moves_match(*batch, collision)
 
@@ -177,7 +177,7 @@ def test_resolve_moves_matches_scalar_on_crowded_grids(seed: int, n: int, side: 
 
 
 @settings(max_examples=200, deadline=None)
-@given(move_batches(off_grid=True), st.sampled_from(["none", "block"]), st.data())
+@given(move_batches(off_grid=True), st.sampled_from(["none", "block", "vertex", "occupied"]), st.data())
 def test_resolve_moves_over_tile_kinds_with_kept_padded_tiles(batch, collision: str, data) -> None:
     """Tile kinds with a passable table give the moves a bool grid gives, read from the env's
     padded tiles (PaddedTiles) or from the tiles alike: targets within the padding's border

@@ -21,7 +21,7 @@ from gymwright.mechanics.grid.runtime_batch import agents_view_batch, resolve_mo
 
 @settings(max_examples=400, deadline=None)
 @given(st.integers(0, 2**32), st.integers(1, 6), st.integers(1, 6), st.integers(1, 6),
-       st.sampled_from(["none", "block"]))
+       st.sampled_from(["none", "block", "vertex", "occupied"]))
 def test_resolve_moves_equals_its_vector_form_on_one_copy(seed: int, n: int, h: int, w: int, rule: str) -> None:
     rng = np.random.default_rng(seed)
     pos = np.stack([rng.integers(0, h, n), rng.integers(0, w, n)], axis=1)

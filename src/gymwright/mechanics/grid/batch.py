@@ -10,8 +10,8 @@ from collections.abc import Callable
 from gymwright.compile.npexpr import NpEmitter, V, pad
 from gymwright.mechanics.emit import BatchGen, BatchPart
 from gymwright.mechanics.grid.checked import CGrid
-from gymwright.mechanics.grid.checks import grid_of
-from gymwright.mechanics.grid.tables import grid_tables
+from gymwright.mechanics.grid.checks import MOVE_TO, grid_of
+from gymwright.mechanics.grid.tables import avoid_args, grid_tables
 from gymwright.spec.checked import CheckedSpec
 
 
@@ -113,6 +113,14 @@ class BatchGrid(BatchPart):
         w(f"goals = np.zeros((K, {n}, 2), dtype=np.int64)")
         pool = pad(em(g.pool), 1, 0) if g.pool is not None else "0"
         w(f"pools = np.broadcast_to({pool}, (K,)).astype(np.int64)")
+        avoid = avoid_args(g)
+        cells = g.height * g.width
+        if g.start_avoid is not None:
+            value = em(g.start_avoid)
+            shape = g.start_avoid.info.shape
+            w(f"avoids = np.broadcast_to({pad(value, 1, len(shape))}, (K, {', '.join(map(str, shape))}))",
+              comment=f"grid.start_avoid: {g.start_avoid.source}")
+            w(f"avoids = np.stack([start_avoid_mask({g.height}, {g.width}, a) for a in avoids]).reshape(K, {cells})")
         if g.wait_ratio is not None and g.solve_seed is not None:  # grid.solve: layouts of the pools of solved MAPF instances
             w(f"waits = np.broadcast_to({pad(em(g.wait_ratio), 1, 0)}, (K,)).astype(np.float64)")
             w(f"families = np.broadcast_to({pad(em(g.solve_seed), 1, 0)}, (K,)).astype(np.float64)")
@@ -128,17 +136,24 @@ class BatchGrid(BatchPart):
             w("pooled = np.flatnonzero(pools > 0)")
             with w.block("if len(pooled):"):
                 w("u = b_draw(r, GRID_SITE - 1, None, 1)[:, 0]")
-                w("configs = np.concatenate([dens, pools[:, None]], axis=1)[pooled]")
+                if g.start_avoid is None:
+                    w("configs = np.concatenate([dens, pools[:, None]], axis=1)[pooled]")
+                else:  # the avoided cells of a copy are part of its config (after the densities)
+                    w("configs = np.concatenate([dens, avoids, pools[:, None]], axis=1)[pooled]")
                 with w.block("for config, at in b_groups(configs):"):
                     w("group = pooled[at]")
                     w("size = int(config[-1])")
-                    w(f"tiles, starts, gl = layout_pool(size, {g.height}, {g.width}, {n}, config[:-1].tolist(), GRID_BLOCKED, GRID_MAP, GRID_STARTS, GRID_GOALS, GRID_SITE)")
+                    if g.start_avoid is not None:
+                        w(f"avoid = config[{len(g.densities)}:-1].reshape({g.height}, {g.width}) > 0")
+                    w(f"tiles, starts, gl = layout_pool(size, {g.height}, {g.width}, {n}, config[:{len(g.densities)}].tolist(), GRID_BLOCKED, GRID_MAP, GRID_STARTS, GRID_GOALS, GRID_SITE{avoid})")
                     w("k = np.minimum((u[group] * size).astype(np.int64), size - 1)")
                     w("v.tiles[group], v.pos[group], goals[group] = tiles[k], starts[k], gl[k]")
             with w.block("for j in np.flatnonzero(pools <= 0):"):
                 w("seed_j, ep_j = int(r.seeds[j]), int(r.episodes[j])")
                 w("uni = lambda stream, n, s=seed_j, e=ep_j: uniforms(s, e, 0, GRID_SITE + stream, 0, n)")
-                w(f"v.tiles[j], v.pos[j], goals[j] = generate_layout({g.height}, {g.width}, {n}, [float(x) for x in dens[j]], GRID_BLOCKED, uni, GRID_MAP, GRID_STARTS, GRID_GOALS)")
+                if g.start_avoid is not None:
+                    w(f"avoid = avoids[j].reshape({g.height}, {g.width})")
+                w(f"v.tiles[j], v.pos[j], goals[j] = generate_layout({g.height}, {g.width}, {n}, [float(x) for x in dens[j]], GRID_BLOCKED, uni, GRID_MAP, GRID_STARTS, GRID_GOALS{avoid})")
             if g.has_goals:
                 w("v.goal = goals")
         for name in ("moved", "conflict"):
@@ -157,8 +172,11 @@ class BatchGrid(BatchPart):
                 sl = f"{r.start}:{r.start + r.count}"
                 w(f"delta[:, {sl}] = MOVE_{r.name}[v.action[:, {sl}]]")
         gen.role_locals(0, n)
+        if g.can_move_sees_actions:
+            w("move_to = v.pos + delta", comment="grid.can_move_sees_actions: the cell each move aims at (before slip and collisions)")
+        moves = {MOVE_TO: (MOVE_TO, 1)} if g.can_move_sees_actions else {}
         assert g.can_move is not None  # checked after the actions (GridChecks.after_actions)
-        w(f"can_move = np.broadcast_to({pad(gen.em(True)(g.can_move), 2, 0)}, (K, {n}))", comment=f"grid.can_move: {g.can_move.source}")
+        w(f"can_move = np.broadcast_to({pad(gen.em(True, None, **moves)(g.can_move), 2, 0)}, (K, {n}))", comment=f"grid.can_move: {g.can_move.source}")
         if g.slip is not None and g.slip.source not in ("0", "0.0"):
             w(f"slip = np.broadcast_to({pad(gen.em()(g.slip), 1, 0)}, (K,)).astype(np.float64)")
             with w.block("if (slip > 0).any():"):

@@ -30,3 +30,6 @@ class CGrid:
     pool: Checked | None = None
     wait_ratio: Checked | None = None  # grid.solve: layouts from the MAPF solver's pools
     solve_seed: Checked | None = None  # grid.solve.seed: which family of pools (None: no grid.solve)
+    start_avoid: Checked | None = None  # grid.start_avoid: cells (k, 2) / (2,) int, or an (h, w) bool mask
+    start_avoid_kinds: list[bool] | None = None  # grid.start_avoid_tiles: per tile kind (None: none avoided)
+    can_move_sees_actions: bool = False  # grid.can_move_sees_actions: can_move reads this step's actions

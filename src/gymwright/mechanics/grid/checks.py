@@ -12,12 +12,16 @@ from gymwright.mechanics.grid.runtime import generate_layout
 from gymwright.mechanics.grid.schema import DIRECTIONS, Grid
 from gymwright.spec.checked import CChoice, CheckedSpec, CRole, CVar
 from gymwright.spec.checks.context import CheckContext
-from gymwright.spec.expr.check import Checked, const_eval
-from gymwright.spec.expr.types import INF
+from gymwright.spec.expr.check import Checked, Symbol, const_eval
+from gymwright.spec.expr.types import INF, Info
 from gymwright.spec.limits import MAX_GRID_POOL, MAX_GRID_SIDE, MAX_POOL_CELLS, MAX_SOLVE_SEED
 
 if TYPE_CHECKING:
     from gymwright.spec.model import Choice
+
+
+MOVE_TO = "move_to"
+"""The name `grid.can_move` reads this step's move targets by (with `can_move_sees_actions`)."""
 
 
 def grid_of(cs: CheckedSpec | CheckContext) -> CGrid | None:
@@ -64,6 +68,7 @@ class GridChecks:
                       "agents (agents.ROLE.count)", value=n)
         starts = _grid_points(ctx, g.starts, "grid.starts", h, w, n)
         goals = _grid_points(ctx, g.goals, "grid.goals", h, w, n)
+        avoid, avoid_kinds = _check_start_avoid(ctx, g, h, w, kinds, fixed)
         slip = ctx.expr(g.slip, ctx.scope("grid slip"), "grid.slip")
         pool = ctx.expr(g.pool, ctx.scope("grid pool"), "grid.pool")
         if pool is not None and (pool.info.dtype != "int" or pool.info.shape or not pool.info.const):
@@ -94,7 +99,7 @@ class GridChecks:
             h, w, kinds, chars, [(t.color[0], t.color[1], t.color[2]) for t in g.tiles.values()],
             densities, [t.blocked for t in g.tiles.values()], [t.passable for t in g.tiles.values()], fixed,
             starts, goals, slip, g.collision, None, n, g.goals != "none", pool, solve,
-            _check_solve_seed(ctx, g) if solve is not None else None)
+            _check_solve_seed(ctx, g) if solve is not None else None, avoid, avoid_kinds, g.can_move_sees_actions)
 
     def choice(self, ctx: CheckContext, role: CRole, cc: CChoice, choice: Choice) -> None:
         move = choice.move
@@ -111,7 +116,19 @@ class GridChecks:
             return True
         if grid is None:
             return False
-        c = ctx.expr(g.can_move, ctx.scope("grid.can_move", per_agent=True), "grid.can_move")
+        extra = None
+        if g.can_move_sees_actions:
+            taken = ctx.symbols.get(MOVE_TO) or ctx.action_symbols.get(MOVE_TO)
+            if taken is not None:
+                ctx.error("grid.can_move_sees_actions", f"`can_move_sees_actions` lets can_move read `{MOVE_TO}` (the "
+                          f"cell each agent's move aims at this step), but the spec declares a {taken.kind} `{MOVE_TO}`",
+                          f"rename the spec's `{MOVE_TO}` (e.g. `{MOVE_TO}_cell`)")
+                return False
+            extra = {MOVE_TO: Symbol(MOVE_TO, "builtin", Info("int", (ctx.n_agents, 2), -1.0, float(max(grid.height, grid.width)), False),
+                                     MOVE_TO, "per agent: the cell its move aims at this step (before slip and collisions)")}
+        scope = ctx.scope("grid.can_move", per_agent=True, actions=g.can_move_sees_actions, extra=extra,
+                          hidden=None if g.can_move_sees_actions else _unseen_actions(ctx))
+        c = ctx.expr(g.can_move, scope, "grid.can_move")
         if c is not None and (c.info.dtype != "bool" or c.info.shape):
             ctx.error("grid.can_move", f"can_move must be a per-agent bool, got {c.info.describe()}")
         grid.can_move = c
@@ -119,7 +136,103 @@ class GridChecks:
 
     def expressions(self, cs: CheckedSpec) -> list[Checked | None]:
         g = grid_of(cs)
-        return [] if g is None else [g.can_move, g.slip, *g.densities]
+        return [] if g is None else [g.can_move, g.slip, *g.densities, g.start_avoid]
+
+
+def _unseen_actions(ctx: CheckContext) -> dict[str, str]:
+    """Why `grid.can_move` cannot read this step's actions and `move_to`, and how it can."""
+    how = "grid.can_move reads it only with `can_move_sees_actions: true` (in grid:)"
+    hidden = {name: f"is an action of this step; {how}" for name in ctx.action_names()}
+    hidden[MOVE_TO] = f"is the cell each agent's move aims at this step; {how}"
+    return hidden
+
+
+def _check_start_avoid(ctx: CheckContext, g: Grid, h: int, w: int, kinds: list[str],
+                       fixed: np.ndarray | None) -> tuple[Checked | None, list[bool] | None]:
+    """`grid.start_avoid` (cells or a mask, params and consts only) and `grid.start_avoid_tiles`
+    (tile kinds): what random starts never use."""
+    if g.start_avoid is None and not g.start_avoid_tiles:
+        return None, None
+    for key, given in (("start_avoid", g.start_avoid is not None), ("start_avoid_tiles", bool(g.start_avoid_tiles))):
+        if given and g.starts != "random":
+            ctx.error(f"grid.{key}", f"`{key}` says where random starts may not lie, but grid.starts is fixed",
+                      f"remove grid.{key}, or set `starts: random`")
+            return None, None
+        if given and g.solve is not None:
+            ctx.error(f"grid.{key}", "solved layouts (grid.solve) draw their starts themselves",
+                      f"remove grid.{key}, or remove grid.solve")
+            return None, None
+    avoid_kinds = None
+    if g.start_avoid_tiles:
+        unknown = [k for k in g.start_avoid_tiles if k not in kinds]
+        if unknown:
+            ctx.error("grid.start_avoid_tiles", f"`{unknown[0]}` is not a tile kind of grid.tiles",
+                      f"name tile kinds: {', '.join(kinds)}", value=g.start_avoid_tiles)
+            return None, None
+        avoid_kinds = [k in g.start_avoid_tiles for k in kinds]
+    avoid = None
+    if g.start_avoid is not None:
+        src = g.start_avoid
+        if isinstance(src, list):  # [[row, col], ...]: checked as a list literal
+            if not src or any(len(cell) != 2 for cell in src):
+                ctx.error("grid.start_avoid", "a list of cells must hold one or more [row, col] pairs", "give "
+                          "[[row, col], ...], or remove grid.start_avoid to let random starts use every free cell",
+                          value=src)
+                return None, avoid_kinds
+            src = repr(src)
+        where = "grid.start_avoid"
+        scope = ctx.scope("grid.start_avoid", hidden={
+            "pos": "is not drawn yet when the starts are (start_avoid may read params and consts)",
+            "tiles": "is not drawn yet when the starts are; name tile kinds in grid.start_avoid_tiles"})
+        avoid = ctx.expr(src, scope, where)
+        if avoid is None:
+            return None, avoid_kinds
+        i = avoid.info
+        cells = i.dtype == "int" and (i.shape == (2,) or (len(i.shape) == 2 and i.shape[1] == 2))
+        mask = i.dtype == "bool" and i.shape == (h, w)
+        if not (cells or mask):
+            ctx.error(where, f"start_avoid must be int cells [row, col] (shape [k, 2]) or a bool mask of the grid's "
+                      f"shape [{h}, {w}], got {i.describe()}",
+                      "give a list of [row, col] pairs, e.g. `[[0, 0], [0, 1]]`, or a [height, width] bool array",
+                      value=g.start_avoid)
+            return None, avoid_kinds
+        if not i.const:
+            ctx.error(where, "start_avoid is fixed before the episode starts: it may read params and consts, "
+                      "not state, actions or random draws", "compute it from params and consts", value=g.start_avoid)
+            return None, avoid_kinds
+        value = np.asarray(const_eval(avoid.tree.body))
+        if cells:
+            arr = value.astype(np.int64).reshape(-1, 2)
+            off = (arr[:, 0] < 0) | (arr[:, 0] >= h) | (arr[:, 1] < 0) | (arr[:, 1] >= w)
+            if isinstance(g.start_avoid, list) and off.any():
+                ctx.error(where, f"cell {arr[off][0].tolist()} lies outside the {h}x{w} grid",
+                          "give cells with 0 <= row < height and 0 <= col < width", value=g.start_avoid)
+                return None, avoid_kinds
+    if ctx.n_agents:
+        _check_room(ctx, g, h, w, avoid, avoid_kinds, fixed)
+    return avoid, avoid_kinds
+
+
+def _check_room(ctx: CheckContext, g: Grid, h: int, w: int, avoid: Checked | None, avoid_kinds: list[bool] | None,
+                fixed: np.ndarray | None) -> None:
+    """The cells left to random starts (at the params' defaults) must hold every agent."""
+    from gymwright.mechanics.grid.runtime import start_avoid_mask
+
+    bad = np.zeros((h, w), dtype=bool)
+    if avoid is not None:
+        bad |= start_avoid_mask(h, w, np.asarray(const_eval(avoid.tree.body)))
+    if fixed is not None:
+        passable = np.array([not t.blocked and t.passable for t in g.tiles.values()])
+        bad |= ~passable[fixed]
+        if avoid_kinds is not None:
+            bad |= np.asarray(avoid_kinds, dtype=bool)[fixed]
+    left = int((~bad).sum())
+    if left < ctx.n_agents:
+        keys = " and ".join(k for k, on in (("grid.start_avoid", avoid is not None),
+                                            ("grid.start_avoid_tiles", avoid_kinds is not None)) if on)
+        ctx.error("grid.start_avoid" if avoid is not None else "grid.start_avoid_tiles",
+                  f"{keys} leave{'s' if ' and ' not in keys else ''} {left} cell{'s' if left != 1 else ''} for the random starts of "
+                  f"{ctx.n_agents} agents, each on a cell of its own", "avoid fewer cells, or make the grid larger")
 
 
 def _check_densities(ctx: CheckContext, kinds: list[str], densities: list[Checked | None]) -> None:

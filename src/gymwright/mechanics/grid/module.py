@@ -11,7 +11,7 @@ from gymwright.mechanics.grid.schema import CHOICE_FIELDS, Grid, Solve, TileKind
 GRID = Mechanics(
     name="grid",
     section=Grid,
-    doc="The grid mechanics module (positions, layouts, moves, collisions).",
+    doc="The grid mechanics module (positions, layouts, moves, collision modes).",
     checks=GridChecks(),
     models=(TileKind, Solve),
     choice_fields=CHOICE_FIELDS,

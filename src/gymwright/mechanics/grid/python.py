@@ -12,10 +12,11 @@ from gymwright.compile.agent_axis import AxisEmitter, NotOnAxis
 from gymwright.compile.pyexpr import PyEmitter
 from gymwright.mechanics.emit import PyGen, PythonPart
 from gymwright.mechanics.grid.checked import CGrid
-from gymwright.mechanics.grid.checks import grid_of
-from gymwright.mechanics.grid.tables import grid_tables
+from gymwright.mechanics.grid.checks import MOVE_TO, grid_of
+from gymwright.mechanics.grid.tables import avoid_args, grid_tables
 from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.expr.types import Info, info_of
+from gymwright.spec.names import ident
 
 SMALL = 16
 """Up to this many agents a step resolves the moves in Python lists (`resolve_moves`); beyond, with
@@ -155,14 +156,18 @@ class PyGrid(PythonPart):
             w("v.pos, v.goal = starts.copy(), goals.copy()")
         else:
             dens, pool = _layout_codes(gen, g)
+            avoid = avoid_args(g)
             w(f"pool = int({pool})", comment="grid: layout, starts and goals (from a pool, or fresh)")
+            if g.start_avoid is not None:
+                w(f"avoid = start_avoid_mask({g.height}, {g.width}, {gen.em()(g.start_avoid)})",
+                  comment=f"grid.start_avoid: {g.start_avoid.source}")
             with w.block("if pool > 0:"):
-                w(f"tiles, starts, goals = layout_pool(pool, {g.height}, {g.width}, {gen.n}, [{dens}], GRID_BLOCKED, GRID_MAP, GRID_STARTS, GRID_GOALS, GRID_SITE)")
+                w(f"tiles, starts, goals = layout_pool(pool, {g.height}, {g.width}, {gen.n}, [{dens}], GRID_BLOCKED, GRID_MAP, GRID_STARTS, GRID_GOALS, GRID_SITE{avoid})")
                 w("k = min(int(v._rng.u(GRID_SITE - 1, 0, 1)[0] * pool), pool - 1)")
                 w("v.tiles, starts, goals = tiles[k].copy(), starts[k], goals[k]")
             with w.block("else:"):
                 w("uniforms = lambda stream, n: v._rng.u(GRID_SITE + stream, 0, n)")
-                w(f"v.tiles, starts, goals = generate_layout({g.height}, {g.width}, {gen.n}, [{dens}], GRID_BLOCKED, uniforms, GRID_MAP, GRID_STARTS, GRID_GOALS)")
+                w(f"v.tiles, starts, goals = generate_layout({g.height}, {g.width}, {gen.n}, [{dens}], GRID_BLOCKED, uniforms, GRID_MAP, GRID_STARTS, GRID_GOALS{avoid})")
             w("v.pos, v.goal = starts.copy(), goals.copy()" if g.has_goals else "v.pos = starts.copy()")
         for name in ("moved", "conflict"):
             w(f"v.{name} = np.zeros({gen.n}, dtype=bool)")
@@ -180,11 +185,14 @@ class PyGrid(PythonPart):
                 for c in r.choices:
                     move = c.fields.get("move")
                     if move is not None and tuple(move) != (0, 0):
-                        w(f"delta[v.{c.name}] = {list(move)!r}", comment=f"{c.path}.move")
+                        w(f"delta[v.{ident(c.name)}] = {list(move)!r}", comment=f"{c.path}.move")
+        if g.can_move_sees_actions:
+            w("move_to = np.add(v.pos, delta)" if small else "move_to = v.pos + delta",
+              comment="grid.can_move_sees_actions: the cell each move aims at (before slip and collisions)")
         if g.can_move is None or g.can_move.source == "True":
             w(f"can_move = [True] * {n}" if small else f"can_move = np.ones({n}, dtype=bool)")
         else:
-            em = gen.em(per_agent=True)
+            em = gen.em(per_agent=True, **({MOVE_TO: MOVE_TO} if g.can_move_sees_actions else {}))
             if small:
                 gen.read_lists(gen.flags_from_lists(em, [g.can_move.tree.body]))
             code = f"[{em(g.can_move)} for me in range({n})]"

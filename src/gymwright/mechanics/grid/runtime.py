@@ -17,7 +17,12 @@ import numpy as np
 
 Uniforms = Callable[[int, int], np.ndarray]
 
-COLLISION_RULES: tuple[str, ...] = ("none", "block")
+COLLISION_RULES: tuple[str, ...] = ("none", "block", "vertex", "occupied")
+"""`none`: agents may share cells. `block`: vertex and swap conflicts cancel the moves involved
+(following a leaving agent is allowed). `vertex`: only vertex conflicts cancel (agents may swap
+cells, passing through each other). `occupied`: a cell occupied at the start of the step blocks
+every move into it, even if its occupant leaves (no following, no swaps); two agents entering
+one empty cell both stay."""
 
 
 AGENT_PALETTE: tuple[tuple[int, int, int], ...] = (
@@ -207,12 +212,15 @@ def _to_cells(flat: np.ndarray, width: int) -> np.ndarray:
 
 
 def _draw_starts(
-    labels: np.ndarray, n_agents: int, uniforms: Uniforms, stream: int
+    labels: np.ndarray, n_agents: int, uniforms: Uniforms, stream: int, start_ok: np.ndarray | None = None
 ) -> np.ndarray | None:
-    """Distinct random free cells, preferring components with >= 2 cells."""
+    """Distinct random free cells, preferring components with >= 2 cells; with ``start_ok`` (a
+    flat bool per cell) only cells it allows."""
     flat = labels.ravel()
     free_idx = np.nonzero(flat >= 0)[0]
     sizes = np.bincount(flat[free_idx], minlength=1)
+    if start_ok is not None:
+        free_idx = free_idx[start_ok[free_idx]]
     roomy = free_idx[sizes[flat[free_idx]] >= 2]
     pool = roomy if roomy.size >= n_agents else free_idx
     if pool.size < n_agents:
@@ -268,16 +276,20 @@ def _positions(
     base: int,
     fixed_starts: np.ndarray | None,
     fixed_goals: np.ndarray | None,
+    start_ok: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """Starts and goals for one attempt (random ones drawn within reachable components)."""
+    """Starts and goals for one attempt (random ones drawn within reachable components; random
+    starts only on the cells ``start_ok``, a flat bool per cell, allows)."""
     if fixed_starts is not None and fixed_goals is not None:
         return fixed_starts.copy(), fixed_goals.copy()
     if fixed_goals is not None:
         order = _free_order(labels, uniforms, base + _STREAM_STARTS)
+        if start_ok is not None:
+            order = order[start_ok[order]]
         return _assign_partners(fixed_goals, labels, order), fixed_goals.copy()
     starts = fixed_starts.copy() if fixed_starts is not None else None
     if starts is None:
-        starts = _draw_starts(labels, n_agents, uniforms, base + _STREAM_STARTS)
+        starts = _draw_starts(labels, n_agents, uniforms, base + _STREAM_STARTS, start_ok)
         if starts is None:
             return None
     order = _free_order(labels, uniforms, base + _STREAM_GOALS)
@@ -303,12 +315,20 @@ def _needless_self_goals(starts: np.ndarray, goals: np.ndarray, fixed_pairs: np.
 
 
 def _clear_until(
-    tiles: np.ndarray, lut: np.ndarray, need: int, uniforms: Uniforms, stream: int
+    tiles: np.ndarray, lut: np.ndarray, need: int, uniforms: Uniforms, stream: int,
+    avoid: np.ndarray | None = None,
 ) -> None:
-    """Turn random blocked cells into floor until at least ``need`` cells are free (in place)."""
+    """Turn random blocked cells into floor until at least ``need`` cells are free (in place);
+    with ``avoid`` ((H, W) bool), ``need`` cells outside it."""
     flat = tiles.reshape(-1)
-    blocked_idx = np.nonzero(lut[flat])[0]
-    missing = need - (flat.size - blocked_idx.size)
+    blocked = lut[flat]
+    if avoid is not None:
+        allowed = ~np.asarray(avoid, dtype=bool).reshape(-1)
+        blocked_idx = np.nonzero(blocked & allowed)[0]
+        missing = need - int(np.count_nonzero(~blocked & allowed))
+    else:
+        blocked_idx = np.nonzero(blocked)[0]
+        missing = need - (flat.size - blocked_idx.size)
     if missing > 0:
         flat[blocked_idx[_permutation(uniforms, stream, blocked_idx.size)[:missing]]] = 0
 
@@ -332,17 +352,49 @@ def _carve_layout(
     base: int,
     fixed_starts: np.ndarray | None,
     fixed_goals: np.ndarray | None,
+    avoid: np.ndarray | None = None,
+    avoid_kinds: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Deterministic fallback: place agents on free cells, then carve L paths to the goals."""
     tiles = tiles.copy()
     _clear_until(tiles, lut, min(tiles.size, max(n_agents, 2)), uniforms, base + _STREAM_CLEAR)
+    if avoid is not None:  # enough free cells outside the ones random starts avoid
+        _clear_until(tiles, lut, n_agents, uniforms, base + _STREAM_CLEAR + 1, avoid)
     one_component = np.where(lut[tiles], -1, 0).astype(np.int64)
-    placed = _positions(one_component, n_agents, uniforms, base, fixed_starts, fixed_goals)
+    start_ok = _start_ok(tiles, avoid, avoid_kinds)
+    placed = _positions(one_component, n_agents, uniforms, base, fixed_starts, fixed_goals, start_ok)
     if placed is None or min(placed[0].min(initial=0), placed[1].min(initial=0)) < 0:
-        raise ValueError(f"cannot place {n_agents} agents on a {tiles.shape} grid")
+        why = " outside the cells random starts avoid (grid.start_avoid)" if start_ok is not None else ""
+        raise ValueError(f"cannot place {n_agents} agents on a {tiles.shape} grid{why}")
     for start, goal in zip(*placed, strict=True):
         _carve_path(tiles, lut, start, goal)
     return tiles, placed[0], placed[1]
+
+
+def _start_ok(tiles: np.ndarray, avoid: np.ndarray | None, avoid_kinds: np.ndarray | None) -> np.ndarray | None:
+    """Flat bool per cell: where a random start may lie (None: anywhere free)."""
+    if avoid is None and avoid_kinds is None:
+        return None
+    bad = np.zeros(tiles.size, dtype=bool)
+    if avoid is not None:
+        bad |= np.asarray(avoid, dtype=bool).reshape(-1)
+    if avoid_kinds is not None:
+        bad |= np.asarray(avoid_kinds, dtype=bool)[tiles.reshape(-1)]
+    return ~bad
+
+
+def start_avoid_mask(height: int, width: int, value) -> np.ndarray:
+    """The (H, W) bool mask of the cells random starts avoid (grid.start_avoid): ``value`` is a
+    bool mask of that shape, or int cells ``[row, col]`` (one, or (k, 2)); cells off the grid
+    are ignored."""
+    arr = np.asarray(value)
+    if arr.dtype == bool and arr.shape == (height, width):
+        return arr.copy()
+    cells = arr.astype(np.int64).reshape(-1, 2)
+    mask = np.zeros((height, width), dtype=bool)
+    inside = (cells[:, 0] >= 0) & (cells[:, 0] < height) & (cells[:, 1] >= 0) & (cells[:, 1] < width)
+    mask[cells[inside, 0], cells[inside, 1]] = True
+    return mask
 
 
 # --------------------------------------------------------------------------- layout
@@ -359,6 +411,8 @@ def generate_layout(
     fixed_starts: np.ndarray | None = None,
     fixed_goals: np.ndarray | None = None,
     max_tries: int = 32,
+    avoid: np.ndarray | None = None,
+    avoid_kinds: Sequence[bool] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Generate ``(tiles (H, W), starts (N, 2), goals (N, 2))`` with every goal reachable.
 
@@ -368,6 +422,8 @@ def generate_layout(
     the agent's own start when possible).  Random maps are redrawn up to ``max_tries`` times,
     then repaired by carving L-shaped paths (blocked cells on them become floor).  Fixed maps
     are never modified: an impossible fixed layout raises ValueError naming the agent.
+    Random starts never lie on a cell of ``avoid`` ((H, W) bool) nor on a tile of a kind
+    ``avoid_kinds`` (a bool per kind) marks (grid.start_avoid, grid.start_avoid_tiles).
     """
     lut = _validate_kinds(densities, blocked)
     fixed_tiles = _validate_tiles(fixed_tiles, height, width, len(lut))
@@ -375,6 +431,18 @@ def generate_layout(
     fixed_goals = _validate_cells(fixed_goals, "fixed_goals", n_agents, height, width)
     if n_agents < 0 or n_agents > height * width:
         raise ValueError(f"n_agents={n_agents} does not fit a {height}x{width} grid")
+    kinds_avoided = None if avoid_kinds is None or not any(avoid_kinds) else np.asarray(avoid_kinds, dtype=bool)
+    if avoid is not None:
+        avoid = np.asarray(avoid, dtype=bool)
+        if avoid.shape != (height, width):
+            raise ValueError(f"avoid must have shape ({height}, {width}), got {avoid.shape}")
+        if fixed_starts is None and height * width - int(avoid.sum()) < n_agents:
+            raise ValueError(f"grid.start_avoid leaves {height * width - int(avoid.sum())} cells for the random "
+                             f"starts of {n_agents} agents")
+        if not avoid.any():
+            avoid = None
+    if fixed_starts is not None:
+        avoid = kinds_avoided = None  # fixed starts are where they are
     fixed_pairs = np.zeros(n_agents, dtype=bool)
     if fixed_starts is not None and fixed_goals is not None:
         fixed_pairs = np.all(fixed_starts == fixed_goals, axis=1)
@@ -391,7 +459,8 @@ def generate_layout(
         else:
             tiles = fixed_tiles.copy()
         labels = _label_components(~lut[tiles])
-        placed = _positions(labels, n_agents, uniforms, base, fixed_starts, fixed_goals)
+        start_ok = _start_ok(tiles, avoid, kinds_avoided)
+        placed = _positions(labels, n_agents, uniforms, base, fixed_starts, fixed_goals, start_ok)
         if placed is None:
             problem = f"fewer than {n_agents} non-blocked cells for the agents' starts"
             continue
@@ -404,9 +473,11 @@ def generate_layout(
             relaxed = (tiles, placed[0], placed[1])
     if fixed_tiles is None:
         base = tries * _STREAMS_PER_ATTEMPT
-        return _carve_layout(tiles, lut, n_agents, uniforms, base, fixed_starts, fixed_goals)
+        return _carve_layout(tiles, lut, n_agents, uniforms, base, fixed_starts, fixed_goals, avoid, kinds_avoided)
     if relaxed is not None:
         return relaxed
+    if placed is None and (avoid is not None or kinds_avoided is not None):
+        problem += " outside the cells random starts avoid (grid.start_avoid, grid.start_avoid_tiles)"
     raise ValueError(f"fixed layout is not solvable: {problem}")
 
 
@@ -419,13 +490,17 @@ POOL_SEED = 0x5EED5EED5EED5EED
 _POOLS: dict = {}
 
 
-def layout_pool(size, height, width, n_agents, densities, blocked, fixed_tiles, fixed_starts, fixed_goals, site):
+def layout_pool(size, height, width, n_agents, densities, blocked, fixed_tiles, fixed_starts, fixed_goals, site,
+                avoid=None, avoid_kinds=None):
     """`size` grid layouts generated once per config and cached; entry k draws its numbers from
-    the stream (POOL_SEED, k), so every env and both backends build the same pool."""
+    the stream (POOL_SEED, k), so every env and both backends build the same pool. ``avoid`` and
+    ``avoid_kinds``: the cells and tile kinds random starts avoid (`generate_layout`)."""
     key = (size, height, width, n_agents, tuple(float(d) for d in densities), tuple(blocked),
            None if fixed_tiles is None else fixed_tiles.tobytes(),
            None if fixed_starts is None else fixed_starts.tobytes(),
-           None if fixed_goals is None else fixed_goals.tobytes())
+           None if fixed_goals is None else fixed_goals.tobytes(),
+           None if avoid is None else np.asarray(avoid, dtype=bool).tobytes(),
+           None if avoid_kinds is None else tuple(bool(k) for k in avoid_kinds))
     pool = _POOLS.get(key)
     if pool is None:
         tiles = np.zeros((size, height, width), dtype=np.int64)
@@ -435,7 +510,8 @@ def layout_pool(size, height, width, n_agents, densities, blocked, fixed_tiles, 
             def uni(stream, n, k=k):
                 return uniforms(POOL_SEED, k, 0, site + stream, 0, n)  # noqa: F821 - runtime/core.py's, inlined before
             tiles[k], starts[k], goals[k] = generate_layout(
-                height, width, n_agents, list(densities), list(blocked), uni, fixed_tiles, fixed_starts, fixed_goals)
+                height, width, n_agents, list(densities), list(blocked), uni, fixed_tiles, fixed_starts, fixed_goals,
+                avoid=avoid, avoid_kinds=avoid_kinds)
         pool = _POOLS[key] = (tiles, starts, goals)
     return pool
 
@@ -465,6 +541,9 @@ def resolve_moves(pos, delta, can_move, passable, collision, kinds=None):
     ``collision="none"`` lets agents share cells; ``"block"`` cancels vertex conflicts (several
     agents ending in one cell, a staying occupant included) and swap conflicts, repeating until
     none is left.  Following a leaving agent (and rotating cycles of three or more) is allowed.
+    ``"vertex"`` cancels vertex conflicts only (two agents may swap cells); ``"occupied"`` also
+    cancels every move into a cell some agent stood on at the start of the step, even one that
+    leaves it (no following, no swaps, no rotations).
     ``conflict[i]`` marks moves cancelled because of other agents.  ``delta`` and ``can_move``
     may be lists; with ``kinds`` (passable or not, per tile kind) ``passable`` is the tile array.
 
@@ -496,7 +575,8 @@ def resolve_moves(pos, delta, can_move, passable, collision, kinds=None):
         return np.array(pos, dtype=np.int64).reshape(n, 2), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     conflict = [False] * n
     final = target[:]  # where each agent ends the step, as the moves still attempted say
-    if collision == "block":
+    if collision != "none":
+        swaps, occupied = collision == "block", collision == "occupied"
         while True:
             cancel = []  # the moves in a vertex conflict or a swap, all found before any is cancelled
             for i in range(n):
@@ -504,7 +584,9 @@ def resolve_moves(pos, delta, can_move, passable, collision, kinds=None):
                     t = final[i]
                     if final.count(t) > 1:  # several agents end the step on one cell
                         cancel.append(i)
-                    elif t in P:  # a swap: j, on i's target, attempts i's cell
+                    elif occupied and t in P:  # the target was occupied at the start of the step
+                        cancel.append(i)
+                    elif swaps and t in P:  # a swap: j, on i's target, attempts i's cell
                         for j in range(n):
                             if j != i and attempt[j] and P[j] == t and target[j] == P[i]:
                                 cancel.append(i)

@@ -14,7 +14,7 @@ copy ``b``, stacked along that axis.  Positions are ``(row, col)`` and integer r
 
 import numpy as np
 
-_GB_COLLISION_RULES: tuple[str, ...] = ("none", "block")
+_GB_COLLISION_RULES: tuple[str, ...] = ("none", "block", "vertex", "occupied")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -113,21 +113,26 @@ def _gb_legal_moves(
     return target, ok
 
 
-def _gb_conflict_tables(pos: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _gb_conflict_tables(pos: np.ndarray, target: np.ndarray, collision: str = "block") -> tuple[np.ndarray, np.ndarray]:
     """The pairwise tables the fixpoint needs, which do not change while moves are cancelled,
     (N, N, B) with the copy axis last (numpy then runs long inner loops over the copies instead
     of short ones of N per copy).
 
     For an attempting agent i and another agent j, i is blocked by j when j attempts too and
-    ``moving[i, j, b]`` holds (same target, or a swap), or when j stays and
-    ``staying[i, j, b]`` holds (i's target is j's cell).
+    ``moving[i, j, b]`` holds (same target, or a swap under ``"block"``, or i's target is j's
+    start cell under ``"occupied"``), or when j stays and ``staying[i, j, b]`` holds (i's target
+    is j's cell).
     """
     n = pos.shape[1]
     others = ~np.eye(n, dtype=bool)[:, :, None]
     pos, target = np.ascontiguousarray(_gb_cell_ids(pos).T), np.ascontiguousarray(_gb_cell_ids(target).T)
     into = _gb_same_cell(target, pos)
-    swap = into & into.transpose(1, 0, 2)
-    moving = (_gb_same_cell(target, target) | swap) & others
+    same = _gb_same_cell(target, target)
+    if collision == "occupied":
+        same |= into
+    elif collision == "block":
+        same |= into & into.transpose(1, 0, 2)  # a swap
+    moving = same & others
     staying = into & others
     return moving, staying
 
@@ -156,7 +161,8 @@ def resolve_moves_batch(
     ``passable`` is the (B, H, W) tile kinds and only the targets are looked up (in ``pads``, the
     env's padded tiles, when they serve: `tile_batch`).  Under ``"block"`` every copy runs the scalar fixpoint:
     cancel all vertex and swap conflicts of the still-attempting moves, repeat until none is
-    left; copies that are already settled are unaffected by further rounds.
+    left; copies that are already settled are unaffected by further rounds. ``"vertex"`` and
+    ``"occupied"`` run the same fixpoint with their own conflicts (``resolve_moves``).
     """
     if collision not in _GB_COLLISION_RULES:
         valid = list(_GB_COLLISION_RULES)
@@ -172,8 +178,8 @@ def resolve_moves_batch(
         raise ValueError(f"passable must have shape ({batch}, H, W), got {passable.shape}")
     target, attempt = _gb_legal_moves(pos, delta, can_move, passable, passable_kinds, pads)
     conflict = np.zeros((batch, n), dtype=bool)
-    if collision == "block":
-        moving, staying = _gb_conflict_tables(pos, target)
+    if collision != "none":
+        moving, staying = _gb_conflict_tables(pos, target, collision)
         # rounds on the copies whose last round cancelled a move (the others have settled)
         rows, att = np.arange(batch), np.ascontiguousarray(attempt.T)  # (N, B)
         while True:

@@ -22,27 +22,27 @@ class TileKind(_Strict):
 
 
 class Solve(_Strict):
-    """Layouts from an optimal multi-agent path finder (Conflict-Based Search), as in MAPF-FrozenLake.
-
-    Every pooled layout is jointly solvable and solved once; `wait_ratio` of the pool need some
-    agent to wait or detour for another; adds `optimal_cost` (state, int): the layout's optimal
-    sum of arrival times, for metrics such as `sum(cost) == optimal_cost`. Needs a square grid of
-    side 3..10, 1..5 agents, random starts and goals, one blocked tile kind (the holes, density
-    at most 0.6, no other generated kind), `collision: block`, `pool` >= 1, and agents that stop
-    on their goal at the first arrival (`can_move` false once there).
+    """Layouts an optimal multi-agent path finder (CBS) solved, as in MAPF-FrozenLake: every pooled
+    layout is jointly solvable; `wait_ratio` of them need an agent to wait or detour; adds
+    `optimal_cost` (state, int: the layout's optimal sum of arrival times, e.g. for
+    `sum(cost) == optimal_cost`). Needs a square grid of side 3..10, 1..5 agents, random starts and
+    goals, one blocked tile kind (the holes, density at most 0.6, no other generated kind),
+    `collision: block`, `pool` >= 1, and agents that stop on their goal (`can_move` false there).
     """
 
-    wait_ratio: Expr = Field(0.0, description="Share (0..1) of the pool's layouts whose optimal plan needs an agent to wait or detour for another (param expression; ignored with one agent).")
-    seed: Expr = Field(0, description="Which family of pools the layouts come from (a constant int >= 0: a literal or an int param): pools of different seeds are independent draws, so instances held out for judging can be kept apart from those trained on.")
+    wait_ratio: Expr = Field(0.0, description="Share (0..1) of the pool's layouts whose optimal plan needs an agent to wait or detour (param expression; ignored with one agent).")
+    seed: Expr = Field(0, description="Which family of pools (a constant int >= 0): pools of different seeds are independent, so held-out instances stay apart from those trained on.")
 
 
 
 class Grid(_Strict):
-    """The grid mechanics module: layout, start/goal placement, moves, collisions.
+    """The grid mechanics module: layout, start/goal placement, simultaneous moves, collisions.
 
     Adds `pos`, `goal` (agent_state, [2] int), `tiles` (state, [height, width] int), `moved` and
     `conflict` (per-agent bools of the last step), one int constant per tile kind, and the
     helpers `tile(p)`, `manhattan(a, b)`, `view(p, r)`, `agents_view(p, r)`, `in_bounds(p)`.
+    Collision modes block/vertex/occupied/none; random starts can avoid cells or tile kinds;
+    `can_move` may read this step's actions.
     """
 
     height: int | str = Field(description="Rows (int or param expression).")
@@ -50,12 +50,15 @@ class Grid(_Strict):
     tiles: dict[Name, TileKind] = Field(min_length=1, description="Tile kinds; the first is the floor.")
     map: list[str] | None = Field(None, description="Fixed layout, one string per row of tile chars. Omit to generate from densities.")
     starts: Literal["random"] | list[list[int]] = Field("random", description="`random` (distinct free cells) or one [row, col] per agent.")
+    start_avoid: Expr | list[list[int]] | None = Field(None, description="Cells random starts never use: [[row, col], ...], or an expression (params, consts) of int cells [k, 2] or a bool [height, width] mask.")
+    start_avoid_tiles: list[Name] = Field(default_factory=list, description="Tile kinds random starts never use.")
     goals: Literal["random", "none"] | list[list[int]] = Field("random", description="`random` (reachable from the start), `none` (no goals: no `goal` variable), or one [row, col] per agent.")
-    pool: Expr = Field(0, description="Draw layouts from a pool of this many, generated once per config (fast resets, as MAPF pools); 0 = a fresh layout every reset.")
+    pool: Expr = Field(0, description="Draw layouts from a pool of this many, made once per config (fast resets); 0 = a fresh layout every reset.")
     slip: Expr = Field(0.0, description="Probability a move is replaced by a perpendicular one.")
-    collision: Literal["block", "none"] = Field("block", description="block: vertex and swap conflicts cancel the moves involved.")
+    collision: Literal["block", "vertex", "occupied", "none"] = Field("block", description="block: agents entering one cell, or swapping, stay; following a leaving agent is fine. vertex: swaps pass too. occupied: a cell occupied at the step's start blocks entry, even if its occupant leaves. none: cells are shared.")
     can_move: Expr = Field(True, description="Per-agent bool: whether the agent moves this step (e.g. `not done[me]`).")
-    solve: Solve | None = Field(None, description="Draw pooled layouts that an optimal MAPF solver (CBS) solved: jointly solvable, a set share needing a wait, `optimal_cost` known. Omit for plain random layouts.")
+    can_move_sees_actions: bool = Field(False, description="can_move may read this step's actions and `move_to` ([agents, 2] target cells), e.g. `tile(move_to[me]) != box or count(tile(move_to) == box) >= 2`.")
+    solve: Solve | None = Field(None, description="Draw pooled layouts an optimal MAPF solver (CBS) solved: jointly solvable, a set share needing a wait, `optimal_cost` known.")
 
 
 Direction = Literal["up", "down", "left", "right", "stay"]

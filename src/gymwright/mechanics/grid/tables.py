@@ -11,7 +11,8 @@ GRID_SITE = 1 << 20  # first draw site of grid layouts (expression sites are num
 
 
 def grid_tables(w: Writer, g: CGrid) -> None:
-    """`GRID_*`: kinds, passability, fixed map, starts and goals."""
+    """`GRID_*`: kinds, passability, fixed map, starts and goals (and the kinds random starts
+    avoid, with grid.start_avoid_tiles)."""
     w(f"GRID_CHARS = {g.chars!r}")
     w(f"GRID_COLORS = {[list(c) for c in g.colors]!r}")
     w(f"GRID_BLOCKED = {g.blocked!r}")
@@ -20,3 +21,13 @@ def grid_tables(w: Writer, g: CGrid) -> None:
     w(f"GRID_STARTS = {literal(g.starts) if g.starts is not None else None}")
     w(f"GRID_GOALS = {literal(g.goals) if g.goals is not None else None}")
     w(f"GRID_SITE = {GRID_SITE}")
+    if g.start_avoid_kinds is not None:
+        w(f"GRID_AVOID_KINDS = {g.start_avoid_kinds!r}", comment="grid.start_avoid_tiles: kinds random starts avoid")
+
+
+def avoid_args(g: CGrid) -> str:
+    """The keyword arguments of `generate_layout` and `layout_pool` for the cells (a local `avoid`,
+    made by the backend) and tile kinds random starts avoid ("" when none)."""
+    args = (["avoid=avoid"] if g.start_avoid is not None else []) + (
+        ["avoid_kinds=GRID_AVOID_KINDS"] if g.start_avoid_kinds is not None else [])
+    return "".join(", " + a for a in args)
