@@ -59,6 +59,9 @@ def compare(name: str, params: dict, size: int, seed: int, steps: int, policy_se
             act = {a: int(actions[b, i]) for i, a in enumerate(agents) if actions[b, i] >= 0 and a in env.agents}
             o, rew, term, trunc, infos = env.step(act)
             for i, a in enumerate(agents):
+                if a not in rew:  # its own episode ended earlier (terminate_agent): out of the dicts
+                    assert rew_b[b, i] == 0.0 and term_b[b, i], (where, a, "an agent out gets 0 and stays terminated")
+                    continue
                 assert rew[a] == pytest.approx(rew_b[b, i], abs=1e-6), (where, a, "reward")
                 assert term[a] == term_b[b, i] and trunc[a] == trunc_b[b, i], (where, a, "end flags")
             if env.agents:
@@ -76,12 +79,57 @@ def compare(name: str, params: dict, size: int, seed: int, steps: int, policy_se
 
 def check_obs(obs: dict, row: np.ndarray, agents: list, dims: dict, where: str) -> None:
     for i, a in enumerate(agents):
+        if a not in obs:  # out since an earlier step (terminate_agent): the batch zeroes its row
+            assert not row[i].any(), (where, a, "the observation of an agent out is zeros")
+            continue
         np.testing.assert_allclose(obs[a], row[i, :dims[a]], atol=1e-6, err_msg=f"{where} {a} obs")
 
 
 def check_masks(infos: dict, row: np.ndarray, agents: list, nact: dict, where: str) -> None:
     for i, a in enumerate(agents):
+        if a not in infos:  # out (terminate_agent): no legal action, the trainers play -1
+            assert not row[i].any(), (where, a, "the mask of an agent out is all false")
+            continue
         np.testing.assert_array_equal(infos[a]["action_mask"], row[i, :nact[a]], err_msg=f"{where} {a} mask")
+
+
+CROSSING = """
+gymwright: 1
+name: crossing
+params: {length: {default: 3, min: 1, max: 8, type: int}, max_steps: {default: 9, min: 2, max: 50, type: int}}
+agents: {car: {count: 3}, light: {count: 1}}
+agent_state:
+  dist: {type: int, init: "randint(0, 3)", min: 0, max: 20}
+  passed: {type: bool, init: false}
+state: {red: {type: bool, init: false}}
+actions:
+  car: [{name: wait}, {name: go, legal: "not red"}]
+  light: [{name: toggle}, {name: keep}]
+step:
+  - {set: {red: "red != any(toggle)"}}
+  - {set: {dist: "min(dist[me] + go[me], 20)"}}
+  - {set: {passed: "is_car[me] and dist[me] >= length"}}
+rewards:
+  car: [{name: progress, expr: "go[me] * 0.5 - 0.1"}, {name: arrive, expr: "10 * passed[me]"}]
+  light: [{name: flow, expr: "count(go)"}]
+metrics: {passed_count: {expr: "count(passed)"}}
+terminate_agent: "passed[me] or is_light[me] and t >= 7"
+truncate: "t >= max_steps"
+observe:
+  car: ["dist[me]", "red", {expr: "others(dist, me)", name: rest}]
+  light: ["red", "count(passed)"]
+"""
+
+
+@pytest.mark.parametrize("seed", [0, 5, 21])
+def test_backends_agree_where_agents_leave_one_by_one(seed: int) -> None:
+    """`terminate_agent`: a car that passed leaves (PettingZoo: terminated, then out of `agents`);
+    the batch gives it 0 reward, an all-false mask and zero observations to the episode's end."""
+    import yaml
+
+    from gymwright.spec import load_spec
+
+    compare(load_spec(yaml.safe_load(CROSSING)), {}, size=5, seed=seed, steps=40, policy_seed=seed)
 
 
 @pytest.mark.parametrize("name", every_spec(NAMES))

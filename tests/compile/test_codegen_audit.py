@@ -110,8 +110,8 @@ def test_docstring_text_survives_backslashes_quotes_and_nul() -> None:
 # ---------------------------------------------------------------- names
 
 @pytest.mark.parametrize("name, message", [
-    ("class", "`class` is a Python keyword"),
-    ("match", "`match` is a Python keyword"),
+    ("class", "`class` is reserved for Python syntax"),
+    ("if", "`if` is reserved for expression syntax"),
     ("a__b", "`a__b` contains `__`"),
     ("tofile", "`tofile` is reserved"),
 ])

@@ -10,6 +10,7 @@ import pytest
 
 from gymwright.compile import compile_spec
 from gymwright.compile.batch import compile_batch
+from gymwright.errors import SpecError
 from gymwright.spec.checker import check_spec
 from gymwright.spec.loader import load_spec
 from tests.compile.test_batch_differential import compare
@@ -119,7 +120,6 @@ def test_one_run_reports_every_error_of_a_rule_and_its_else() -> None:
 
 
 def test_a_misspelt_else_is_suggested_as_the_spec_writes_it() -> None:
-    from gymwright.errors import SpecError
 
     data = game([{"when": "any(a)", "set": {"log": "log + 1"}, "elze": {"log": "log + 2"}}])
     with pytest.raises(SpecError) as e:
@@ -132,5 +132,7 @@ def test_a_misspelt_else_is_suggested_as_the_spec_writes_it() -> None:
 def test_a_param_named_like_an_env_option_is_refused(name: str) -> None:
     data = game([{"set": {"log": "log + 1"}}])
     data["params"][name] = {"default": 3, "min": 1, "max": 9, "type": "int"}
-    _, diags = check_spec(load_spec(data))
-    assert any(f"`{name}` is a reserved name (an option of every generated env)" in d.message for d in diags)
+    with pytest.raises(SpecError) as e:  # refused by the schema, saying what for
+        load_spec(data)
+    assert any(f"`{name}` is reserved for an option of every generated env" in d.message
+               and f"`{name}_param`" in d.message for d in e.value.diagnostics)

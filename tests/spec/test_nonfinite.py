@@ -175,7 +175,7 @@ def speaker_goal(init: str) -> dict[str, Any]:
     ("int(bernoulli(2.0))", "bernoulli(): is true with probability p, so it needs 0 <= p <= 1; got p=2"),
     ("int(bernoulli(-0.5))", "bernoulli(): is true with probability p, so it needs 0 <= p <= 1; got p=-0.5"),
     ("int(bernoulli(noise + 1.5))", "so it needs 0 <= p <= 1; got p=1.5"),
-    ("int(bernoulli(t + 2))", "so it needs 0 <= p <= 1, but p is in [2, 22]"),
+    ("int(bernoulli(t + 2))", "so it needs 0 <= p <= 1, but p is in [2, 202]"),
     ("int(normal(0, -1))", "normal(): needs std >= 0; got std=-1"),
     ("int(normal(1e999, 1))", "normal(): needs a finite mean; got mean=inf"),
 ], ids=lambda x: x if "(" in x and len(x) < 40 else "")

@@ -388,7 +388,9 @@ def randomness_audit(source: str) -> list[str]:
             if isinstance(node, ast.ImportFrom) and node.module == "os":
                 problems.append("imports names from os")
         elif isinstance(node, ast.Attribute):
-            if node.attr == "random":
+            caller_rng = (isinstance(node.value, ast.Name) and node.value.id == "rng"  # a scripted baseline's
+                          and where.get(id(node), "").endswith((".scripted_action", ".scripted_actions")))  # fallback: the caller's generator
+            if node.attr == "random" and not caller_rng:
                 problems.append(f"uses {ast.unparse(node)}")
             if isinstance(node.value, ast.Name) and node.value.id == "os":
                 if node.attr != "urandom":

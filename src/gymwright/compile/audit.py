@@ -37,7 +37,7 @@ from gymwright.compile.inline import MARKER, imported, trusted_definitions, trus
 from gymwright.errors import CompileError
 from gymwright.mechanics.base import stage_of
 from gymwright.spec.checked import CheckedSpec
-from gymwright.spec.names import UNSAFE_ATTRIBUTES
+from gymwright.spec.names import UNSAFE_ATTRIBUTES, ident
 
 _COMPILE_DIR = Path(__file__).resolve().parent
 GENERATORS = ("python_backend.py", "pygen/*.py", "common.py", "batch_backend.py", "tables.py",
@@ -91,7 +91,7 @@ def templates() -> tuple[frozenset[str], dict[str, frozenset[str]]]:
 
 def declared_attributes(cs: CheckedSpec) -> frozenset[str]:
     """Attribute names a spec legitimately adds: its symbols and the generated names made from them."""
-    out = set(cs.symbols) | set(cs.choice_names) | set(cs.arg_names) | {"action"}
+    out = set(cs.symbols) | {ident(n) for n in (*cs.choice_names, *cs.arg_names)} | {"action"}
     for r in cs.roles:
         out |= {f"_observe_{r.name}", f"_observe_all__{r.name}"}
         for c in r.choices:

@@ -20,6 +20,7 @@ from gymwright.compile.common import (
     baseline_action_text,
     check_baseline_name,
     class_name,
+    inits_after_start,
     rule_groups,
     spec_hash,
 )
@@ -33,6 +34,7 @@ from gymwright.mechanics.emit import batch_parts
 from gymwright.spec.checked import CheckedSpec, CRule, CVar
 from gymwright.spec.expr.check import Checked
 from gymwright.spec.expr.types import draws
+from gymwright.spec.names import ident
 
 _NP = {"bool": "bool", "int": "np.int64", "float": "np.float64"}
 # expressions whose lowered code makes a new array (a ufunc, np.where, a gather), never a view of state
@@ -110,6 +112,8 @@ class _BatchGen:
             w("ROLES = ROLES")
             w("N_AGENTS = N_AGENTS")
             w("BASELINES = BASELINES")
+            if cs.agent_end is not None:
+                w("AGENT_ENDS = True", comment="terminate_agent: an agent may leave before its copy's episode ends")
             w("")
             self.init()
             self.obs_bounds()
@@ -195,6 +199,7 @@ class _BatchGen:
                     w("dtype = {'bool': bool, 'int': np.int64, 'float': np.float64}[kind]")
                     w("arr = np.array(values, dtype=dtype)")
                     w("p._set(name, np.broadcast_to(arr, (size,)).copy() if len(arr) == 1 else arr)")
+            self.constraints()
             fixed_values(w, cs)
             w("return p")
         w("")
@@ -206,6 +211,21 @@ class _BatchGen:
             w("return q")
         w("")
         w("")
+
+    def constraints(self) -> None:
+        """Each condition between params (spec `constraints:`), checked for every copy: a broken
+        one is a ValueError naming the first copy that breaks it and its params' values there."""
+        cs, w = self.cs, self.w
+        for con in cs.constraints:
+            v = self.em()(con.expr)
+            names = sorted(n for n in con.expr.names if n in cs.spec.params)
+            shown = " + ', ' + ".join(
+                f"{n + ' = '!r} + str(p.{n})" if n in cs.structural else f"{n + ' = '!r} + str(p.{n}[b].item())"
+                for n in names) or "''"
+            w(f"ok = np.broadcast_to({v.code}, (size,))", comment=con.path)
+            with w.block("if not ok.all():"):
+                w("b = int(np.argmin(ok))")
+                w(f"raise ValueError('copy ' + str(b) + ': ' + {'params break constraint ' + con.describe() + ': '!r} + {shown})")
 
     # ------------------------------------------------------------------ class
     def init(self) -> None:
@@ -224,6 +244,9 @@ class _BatchGen:
             w("self.masks = np.zeros((self.size, N_AGENTS, N_ACTIONS), dtype=np.int8)")
             w("self._mask_at = np.arange(0, self.size * N_AGENTS * N_ACTIONS, N_ACTIONS).reshape(self.size, N_AGENTS)", comment="flat index of each mask row")
             w("self.returns = np.zeros((self.size, N_AGENTS))")
+            if self.cs.agent_end is not None:
+                w("self.gone = np.zeros((self.size, N_AGENTS), dtype=bool)",
+                  comment="terminate_agent: the agents whose own episode has ended")
             w(f"self.metric_acc = np.zeros(({len(self.cs.metrics)}, self.size))",
               comment="metric-major: each metric's per-copy update is one contiguous row")
             w("self.restart = True", comment="a finished copy starts its next episode at once (False: it stays as it "
@@ -267,9 +290,16 @@ class _BatchGen:
         w("")
         with w.block("def _start_state(self, options):"):
             w('"""Set the start values of `options[\'state\']` in every copy, then observe again."""')
-            with w.block("for name, value in rt_scenario(options, STATE_VARS).items():"):
+            w("given = rt_scenario(options, STATE_VARS)")
+            with w.block("for name, value in given.items():"):
                 w("self.v._set(name, rt_state_value(name, value, self.v._get(name), STATE_BOUNDS.get(name), self.size))")
             w("BI = np.arange(self.size)")
+            rerun = inits_after_start(self.cs)
+            if rerun:  # as the Python backend: an init that reads a given value runs again
+                w("p, v, r, K = self.p, self.v, self.r, self.size")
+                for var, deps in rerun:
+                    with w.block(f"if {var.name!r} not in given and not given.keys().isdisjoint({deps!r}):"):
+                        self.var_init(var)
             w("self.obs_buf[:] = self._observe(self.p, self.v, BI)")
             w("self.masks[:] = self._compute_masks(self.p, self.v, BI)")
         w("")
@@ -292,6 +322,9 @@ class _BatchGen:
         with w.block("def _init_copies(self, idx, full=False):"):
             w('"""Start a new episode in copies `idx`: variables, returns, metrics, obs, masks."""')
             acc = [{"max": "-inf", "min": "inf"}.get(m.reduce, "0.0") for m in cs.metrics]
+            if cs.agent_end is not None:
+                w("self.gone = self.gone.copy()", comment="a new array: a step's `gone` keeps what it reported")
+                w("self.gone[idx] = False")
             if self.fixed_start:
                 with w.block("if not full:", comment="copy the start saved by reset (see there)"):
                     with w.block("for k, x in self._start.items():"):
@@ -345,14 +378,14 @@ class _BatchGen:
     def action_vars(self) -> tuple[str, ...]:
         """The variables of this step's choices (`clear_actions`), which `_apply_actions` sets
         in full at the start of every step: a restart need not write them."""
-        return (*self.cs.choice_names, *self.cs.arg_names, "action")
+        return (*map(ident, self.cs.choice_names), *map(ident, self.cs.arg_names), "action")
 
     def clear_actions(self, size: str) -> None:
         w = self.w
         for c in self.cs.choice_names:
-            w(f"v.{c} = np.zeros(({size}, {self.n}), dtype=bool)")
+            w(f"v.{ident(c)} = np.zeros(({size}, {self.n}), dtype=bool)")
         for a, dt in self.cs.arg_names.items():
-            w(f"v.{a} = np.zeros(({size}, {self.n}), dtype={_NP[dt]})")
+            w(f"v.{ident(a)} = np.zeros(({size}, {self.n}), dtype={_NP[dt]})")
         w(f"v.action = np.full(({size}, {self.n}), -1, dtype=np.int64)")
 
     # ------------------------------------------------------------------ step
@@ -384,9 +417,17 @@ class _BatchGen:
                         w(f"{name} = {end.code}", comment=f"{key}: {c.source}")
                     else:
                         w(f"{name} = np.broadcast_to({pad(end, 1, 0)}, (K,)).copy()", comment=f"{key}: {c.source}")
+                if cs.agent_end is not None:
+                    self.agent_ends()
                 w("self.returns += rewards")
                 self.w("self._observe(p, v, BI, self.obs_buf)")
                 self.w("self._compute_masks(p, v, BI, self.masks)")
+                if cs.agent_end is not None:
+                    with w.block("if gone.any():"):
+                        w("self.masks[gone] = 0", comment="no legal action: the trainers play -1 (no action)")
+                        w("self.obs_buf[out] = 0.0", comment="zeros after the observation of its last step")
+                    w("term = b_agents(terminated, N_AGENTS) | gone",
+                      comment="an agent whose own episode ended stays terminated to the episode's end")
                 w("done = terminated | truncated")
                 w("infos = {'reward_terms': terms, 'illegal': illegal, 'done': done}")
                 with w.block("if done.any():"):
@@ -396,7 +437,8 @@ class _BatchGen:
                     with w.block("if self.restart:"):
                         w("self._init_copies(idx)")
             w("obs = self.obs_buf  # the env's buffer, overwritten by the next step: copy it to keep it")
-            w("term = b_agents(terminated, N_AGENTS)")
+            if cs.agent_end is None:
+                w("term = b_agents(terminated, N_AGENTS)")
             w("trunc = b_agents(truncated, N_AGENTS)")
             w("return obs, rewards, term, trunc, infos")
         w("")
@@ -411,6 +453,23 @@ class _BatchGen:
             w("return {'done_idx': idx, 'final_obs': b_take_rows(self.obs_buf, idx), 'final_state': self.state(idx), 'episode_length': t,")
             w("        'episode_return': b_take_rows(self.returns, idx), 'metrics': {" + ", ".join(items) + "}}")
         w("")
+
+    def agent_ends(self) -> None:
+        """`terminate_agent` (see the Python backend's `agent_ends`): `out` (K, N) were out before this
+        step, `gone` are out now; every agent out terminates the copy; nothing more is paid to `out`."""
+        cs, w = self.cs, self.w
+        assert cs.agent_end is not None
+        self.role_locals(0, self.n)
+        code = self.value(cs.agent_end, 2, (), per_agent=True, agents=self.n)
+        w("out = self.gone")
+        w(f"gone = out | {code}", comment=f"terminate_agent: {cs.agent_end.source}")
+        w("self.gone = gone")
+        w("terminated = terminated | gone.all(axis=1)", comment="every agent's own episode has ended")
+        with w.block("if out.any():"):
+            w("rewards[out] = 0.0", comment="nothing more for an agent that was out, in its reward and its terms")
+            with w.block("for role, first, count, _, _ in ROLES:"):
+                with w.block("for x in terms[role].values():"):
+                    w("x[out[:, first:first + count]] = 0.0")
 
     def metrics(self) -> None:
         w = self.w
@@ -491,13 +550,13 @@ class _BatchGen:
                 w(f"v.action{into} = act")
                 for c in r.choices:
                     test = f"act == {c.offset}" if c.n == 1 else f"(act >= {c.offset}) & (act < {c.offset + c.n})"
-                    w(f"v.{c.name}{into} = {test}")
+                    w(f"v.{ident(c.name)}{into} = {test}")
                 for a in sorted({x.name for c in r.choices for x in c.args}):
-                    w(f"v.{a}{into} = ARGV_{r.name}__{a}[act]")
+                    w(f"v.{ident(a)}{into} = ARGV_{r.name}__{a}[act]")
             if whole:
                 for name in cs.choice_names:
                     if name not in {x.name for x in cs.roles[0].choices}:
-                        w(f"v.{name} = np.zeros((K, {self.n}), dtype=bool)")
+                        w(f"v.{ident(name)} = np.zeros((K, {self.n}), dtype=bool)")
             w("return illegal")
         w("")
         with w.block("def _rewards(self, p, v, BI):"):
@@ -729,18 +788,28 @@ class _BatchGen:
     def baselines(self) -> None:
         """`scripted_actions(name)`: the spec's scripted baselines for every copy at once."""
         cs, w = self.cs, self.w
-        with w.block("def scripted_actions(self, name, with_rule=False):"):
+        with w.block("def scripted_actions(self, name, with_rule=False, rng=None):"):
             w('"""Actions (B, N) scripted baseline `name` (spec `baselines:`) plays in the current state.')
             w("")
             w("Per agent, the action of the first rule of its role whose `when` holds and whose action is")
-            w("legal; -1 where no rule applies (always so for an agent with no legal action): the baseline")
-            w("then plays a uniformly random legal action, which the caller draws (see")
-            w("gymwright.train.baselines; the env draws only from its seeded stream).")
+            w("legal. Where no rule applies (every rule missed, or the baseline leaves the role out) the")
+            w("baseline plays a uniformly random legal action: drawn from `rng` (a numpy Generator, one")
+            w("draw per such agent in row-major order, as gymwright.train.baselines.fill_random_legal")
+            w("draws it), or, without `rng`, -1 and the caller draws (the env draws only from its seeded")
+            w("stream). -1 too for an agent with no legal action.")
             w("`with_rule=True` returns (actions, index of the rule in the role's list, -1 for none).")
             w('"""')
             check_baseline_name(w)
             scripts = ", ".join(f"{b.name!r}: self._script_{b.name}" for b in cs.baselines)
             w(f"act, rule = {{{scripts}}}[name]()")
+            with w.block("if rng is not None:", comment="no rule applies: a random legal action"):
+                w("m = self.masks != 0")
+                w("free = (act < 0) & m.any(-1)")
+                with w.block("if free.any():"):
+                    w("legal = m[free]")
+                    w("n = legal.sum(-1)")
+                    w("k = np.minimum((rng.random(len(n)) * n).astype(np.int64), n - 1)")
+                    w("act[free] = (np.cumsum(legal, -1) <= k[:, None]).sum(-1)")
             w("return (act, rule) if with_rule else act")
         w("")
         for b in cs.baselines:

@@ -146,8 +146,8 @@ def _metrics(cs: CheckedSpec) -> str:
     if not cs.metrics:
         return ""
     specs = cs.spec.metrics
-    rows = [(m.name, m.reduce, specs[m.name].kind if m.name in specs else "", f"`{m.expr.source}`",
-             _one_line(specs[m.name].doc) if m.name in specs else "") for m in cs.metrics]
+    rows = [(m.name, m.reduce, specs[k].kind if k in specs else "", f"`{m.expr.source}`",
+             _one_line(specs[k].doc) if k in specs else "") for m in cs.metrics for k in [m.spec_name or m.name]]
     return "\n\n".join(["## Metrics", _prose("Task measures (not rewards), reduced over the episode: "
                                               "`infos[agent]['metrics']` at its last step, `episode_metrics()` of "
                                               "the ParallelEnv at any time."),
@@ -159,6 +159,9 @@ def _episode_end(cs: CheckedSpec) -> str:
         "## Episode end", "",
         f"- terminated when `{cs.terminate.source}`",
         f"- truncated when `{cs.truncate.source}`, or after `max_cycles` steps when that option is given",
+        *([f"- an agent's own episode ends (terminated; it leaves `agents`) when `{cs.agent_end.source}`; "
+           "the episode terminates when every agent's has"] if cs.agent_end is not None else []),
+        *([f"- params must meet {c.describe()}" for c in cs.constraints]),
     ])
 
 

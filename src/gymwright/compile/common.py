@@ -4,11 +4,12 @@ of a baseline name."""
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from gymwright.compile.inline import runtime
 from gymwright.mechanics.registry import MECHANICS
-from gymwright.spec.checked import CheckedSpec, CRule
+from gymwright.spec.checked import CheckedSpec, CRule, CVar
 from gymwright.spec.digest import spec_hash as store_spec_hash
 
 
@@ -69,4 +70,23 @@ def rule_groups(rules: list[CRule]) -> list[list[CRule]]:
             out[-1].append(rule)
         else:
             out.append([rule])
+    return out
+
+
+def inits_after_start(cs: CheckedSpec) -> list[tuple[CVar, tuple[str, ...]]]:
+    """The variables whose `init` reads another variable, directly or through that one's init,
+    in declaration order, each with the names whose given start value (reset's
+    `options={'state': ...}`, a probe's `start:`) makes its init run again after the given values
+    are set: a total drawn from food levels follows the food levels a scenario gives."""
+    names = {var.name for var in cs.state + cs.agent_state}
+    reach: dict[str, set[str]] = {}
+    out = []
+    for var in cs.state + cs.agent_state:
+        if var.builtin or var.init is None:
+            continue
+        read = {n.id for n in ast.walk(var.init.tree) if isinstance(n, ast.Name) and n.id in names} - {var.name}
+        deps = set(read).union(*(reach.get(d, set()) for d in read))
+        reach[var.name] = deps
+        if deps:
+            out.append((var, tuple(sorted(deps))))
     return out

@@ -59,6 +59,7 @@ class MixedBatchEnv:
             self._check_same_shapes(first, self.group_params[0], env, params)
         self.ROLES = [tuple(r) for r in first.ROLES]
         self.N_AGENTS = int(first.N_AGENTS)
+        self.AGENT_ENDS = bool(getattr(first, "AGENT_ENDS", False))  # terminate_agent (one spec: every group alike)
         self.possible_agents = list(first.possible_agents)
         self.obs_buf = np.zeros((self.size,) + first.obs_buf.shape[1:], dtype=first.obs_buf.dtype)
         self.masks = np.zeros((self.size,) + first.masks.shape[1:], dtype=first.masks.dtype)
@@ -237,9 +238,18 @@ class MixedBatchEnv:
     def BASELINES(self) -> Any:  # noqa: N802 - the generated BatchEnv's name
         return getattr(self.groups[0], "BASELINES", ())
 
-    def scripted_actions(self, name: str, with_rule: bool = False) -> Any:
-        """The spec's scripted baseline `name` on every copy (see the generated `scripted_actions`)."""
+    def scripted_actions(self, name: str, with_rule: bool = False, rng: Any = None) -> Any:
+        """The spec's scripted baseline `name` on every copy (see the generated `scripted_actions`;
+        with `rng`, where no rule applies a random legal action, drawn in row-major order over
+        the whole batch)."""
         parts = [env.scripted_actions(name, with_rule) for env in self.groups]
-        if with_rule:
-            return self._scatter([a for a, _ in parts]), self._scatter([r for _, r in parts])
-        return self._scatter(parts)
+        act = self._scatter([a for a, _ in parts] if with_rule else parts)
+        if rng is not None:
+            m = np.asarray(self.masks) != 0
+            free = (act < 0) & m.any(-1)
+            if free.any():
+                legal = m[free]
+                n = legal.sum(-1)
+                k = np.minimum((rng.random(len(n)) * n).astype(np.int64), n - 1)
+                act[free] = (np.cumsum(legal, -1) <= k[:, None]).sum(-1)
+        return (act, self._scatter([r for _, r in parts])) if with_rule else act

@@ -20,6 +20,7 @@ from gymwright.errors import CompileError
 from gymwright.mechanics.emit import batch_calls
 from gymwright.spec.expr.check import Checked, Symbol
 from gymwright.spec.expr.types import info_of, site_of
+from gymwright.spec.names import ident
 
 _BIN = {ast.Add: "np.add", ast.Sub: "np.subtract", ast.Mult: "np.multiply", ast.Div: "np.true_divide",
         ast.FloorDiv: "np.floor_divide", ast.Mod: "np.mod"}
@@ -143,7 +144,7 @@ class NpEmitter:
         if n == "me":
             return "ME", 2
         sym = self.symbols.get(n)
-        code = sym.code if sym is not None else f"v.{n}"
+        code = sym.code if sym is not None else f"v.{ident(n)}"
         return code, self.kinds.get(n, 1)
 
     def list_(self, node: ast.List) -> tuple[str, int]:
@@ -483,6 +484,9 @@ CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
     "onehot": lambda e, n: (lambda x: (f"b_onehot({x.code}, {e.emit(n.args[1]).code})", x.kind))(e.emit(n.args[0])),
     "push": _push,
     "roll": _roll,
+    "others": lambda e, n: _others(e, n),
+    "stack": lambda e, n: _stack(e, n),
+    "transpose": lambda e, n: (lambda x: (f"b_transpose({x.code}, {PREFIX[x.kind]})", x.kind))(e.emit(n.args[0])),
     **{name: lambda e, n: (literal(info_of(n).value), 0) for name in TABLES},
     "uniform": _random("uniform"),
     "normal": _random("normal"),
@@ -504,3 +508,16 @@ def _where(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
 def _dot(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
     codes, kind = e.aligned(list(node.args), 1, numeric=True)
     return f"np.sum(np.multiply({codes[0]}, {codes[1]}), axis=-1)", kind
+
+
+def _others(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+    x, i = e.emit(node.args[0]), e.emit(node.args[1])
+    kind = max(x.kind, i.kind)
+    return f"b_others({pad(x, kind, len(x.shape))}, {pad(i, kind, 0)}, {PREFIX[kind]}, {len(x.shape)})", kind
+
+
+def _stack(e: NpEmitter, node: ast.Call) -> tuple[str, int]:
+    codes, kind = e.aligned(list(node.args), len(info_of(node).shape) - 1)
+    if kind == 0 and not any(info_of(a).shape for a in node.args):
+        return "np.array([" + ", ".join(codes) + "])", 0
+    return f"np.stack(np.broadcast_arrays({', '.join(codes)}), axis=-1)", kind

@@ -17,6 +17,7 @@ from gymwright.errors import CompileError
 from gymwright.mechanics.emit import python_calls
 from gymwright.spec.expr.check import Checked, Symbol
 from gymwright.spec.expr.types import draws, info_of, site_of
+from gymwright.spec.names import ident
 
 _BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
 _CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
@@ -75,7 +76,7 @@ class PyEmitter:
         if n == "me":
             return "me"
         sym = self.symbols.get(n)
-        return sym.code if sym is not None else f"v.{n}"
+        return sym.code if sym is not None else f"v.{ident(n)}"
 
     def list_(self, node: ast.List) -> str:
         return "np.array([" + ", ".join(self.emit(e) for e in node.elts) + "])"
@@ -309,6 +310,10 @@ CALLS: dict[str, Callable[[PyEmitter, ast.Call], str]] = {
     "onehot": _simple("rt_onehot({0}, {1})"),
     "push": _simple("rt_push({0}, {1})"),
     "roll": _simple("rt_roll({0}, {1})"),
+    "others": _simple("rt_others({0}, {1})"),
+    "stack": lambda e, n: ("np.array([" + ", ".join(e.args(n)) + "])" if not _array_any(n)
+                           else "rt_stack(" + ", ".join(e.args(n)) + ")"),
+    "transpose": _simple("np.transpose({0})"),
     **{name: lambda e, n: literal(info_of(n).value) for name in TABLES},
     "uniform": _random("draw_uniform"),
     "normal": _random("draw_normal"),

@@ -18,7 +18,7 @@ import numpy as np
 
 from gymwright.compile.audit import audit_module
 from gymwright.compile.card import card_text
-from gymwright.compile.common import render_modes, versioned_name
+from gymwright.compile.common import inits_after_start, render_modes, versioned_name
 from gymwright.compile.inline import GENERATED_IMPORTS, assemble
 from gymwright.compile.pygen import actions, baselines, constants, metrics, render, rewards, step
 from gymwright.compile.pygen.base import NP_DTYPE, uses_me_or_random
@@ -103,6 +103,11 @@ def init(g: GenContext) -> None:
         w("self._all_legal = [np.ones(N_ACTIONS[ROLE_OF[i]], dtype=np.int8) for i in range(N_AGENTS)]")
         with w.block("for m in self._all_legal:"):
             w("m.setflags(write=False)")
+        if g.cs.agent_end is not None:
+            w("self._no_actions = [np.zeros(N_ACTIONS[ROLE_OF[i]], dtype=np.int8) for i in range(N_AGENTS)]",
+              comment="the mask of an agent whose own episode ended")
+            with w.block("for m in self._no_actions:"):
+                w("m.setflags(write=False)")
         w("self._observers = [" + ", ".join(f"self._observe_{g.cs.role_of(i).name}" for i in range(g.n)) + "]")
     w("")
 
@@ -162,6 +167,8 @@ def reset(g: GenContext, observations: Observations) -> None:
             w("self._start_state(options)", comment="a scenario: start values given by the caller")
         actions.clear_actions(g)
         w("self.agents = list(AGENTS)")
+        if cs.agent_end is not None:
+            w("self._gone = [False] * N_AGENTS", comment="terminate_agent: the agents whose own episode has ended")
         w("self._last = [-1] * N_AGENTS")
         w("self._last_reward = [0.0] * N_AGENTS")
         w("self._returns = [0.0] * N_AGENTS")
@@ -212,13 +219,18 @@ def start_state(g: GenContext) -> None:
     """`_start_state(options)`: reset's `options={'state': {name: value}}`, checked like the spec."""
     w = g.w
     with w.block("def _start_state(self, options):"):
-        w('"""Set the start values given in `options[\'state\']` (after every init: a later init')
-        w("that reads a variable saw its drawn value), each checked for its shape, type and bounds.")
+        w('"""Set the start values given in `options[\'state\']`, each checked for its shape, type and')
+        w("bounds; then the init of every variable not given that reads a given one (directly or")
+        w("through another init) runs again, in declaration order, with the given values in place.")
         w('"""')
-        w("v = self.v")
+        w("p, v = self.p, self.v")
         w("bounds = self.var_bounds()")
-        with w.block("for name, value in rt_scenario(options, STATE_VARS).items():"):
+        w("given = rt_scenario(options, STATE_VARS)")
+        with w.block("for name, value in given.items():"):
             w("v._set(name, rt_state_value(name, value, v._get(name), bounds.get(name)))")
+        for var, deps in inits_after_start(g.cs):
+            with w.block(f"if {var.name!r} not in given and not given.keys().isdisjoint({deps!r}):"):
+                _var_init(g, var)
     w("")
 
 

@@ -38,6 +38,10 @@ class RoleVectorEnv(VectorEnv):
         roles = {name: (start, count, dim, nact) for name, start, count, dim, nact in batch.ROLES}
         if role not in roles:
             raise ValueError(f"unknown role {role!r}; roles: {sorted(roles)}")
+        if getattr(batch, "AGENT_ENDS", False):
+            raise ValueError("this env ends agents one by one (`terminate_agent`), which a Gymnasium vector env of one "
+                             "role cannot show (a sub-env that ended would have to wait for its copy); train it with "
+                             "gymwright's own trainer, or end the whole episode with `terminate`")
         self.batch = batch
         self.role = role
         self.start, self.count, self.dim, self.n_actions = roles[role]

@@ -15,7 +15,9 @@ import numpy as np
 from gymwright.engineer.mixture import Bucket
 from gymwright.evaluate.failures import FailureEvidence
 from gymwright.evaluate.play import Actor
+from gymwright.spec.checks.params import broken_constraints
 from gymwright.spec.loader import load_spec
+from gymwright.spec.model import EnvSpec
 from gymwright.train.episodes import Z95, play_episodes
 
 STEP_SHARE = 0.1  # a knob's step: this share of its range
@@ -93,8 +95,12 @@ def measure_sensitivity(spec: Any, params: dict[str, Any], policy: Actor, knobs:
                         task_metric: str, episodes: int = 100, seed: int = 20_000) -> list[Knob]:
     """Each knob's effect on the task metric: (metric at +step - metric at -step) / 2, clipped to
     the knob's range, with a 95% half-width from the two evaluations."""
+    loaded = spec if isinstance(spec, EnvSpec) else load_spec(spec)
     for k in knobs:
         up, down = min(k.high, k.value + k.step), max(k.low, k.value - k.step)
+        if loaded.constraints:  # never play an assignment that breaks a constraint
+            up = up if not broken_constraints(loaded, {**params, k.name: _cast(up, k)}) else k.value
+            down = down if not broken_constraints(loaded, {**params, k.name: _cast(down, k)}) else k.value
         if up == down:
             continue
         a = play_episodes(spec, {**params, k.name: _cast(up, k)}, policy, episodes, seed).episode_metrics[task_metric]

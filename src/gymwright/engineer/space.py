@@ -29,6 +29,7 @@ from typing import Any
 
 from gymwright.errors import GymwrightError
 from gymwright.spec.loader import load_spec
+from gymwright.spec.model import EnvSpec
 
 
 @dataclass
@@ -56,7 +57,7 @@ class ConfigSpace:
     def for_spec(cls, spec: Any, structural: dict[str, list[Any]], knobs: dict[str, list[float]],
                  fixed: dict[str, Any] | None = None) -> ConfigSpace:
         """A space checked against the spec's params (names and ranges), meanings from their docs."""
-        loaded = load_spec(spec)
+        loaded = spec if isinstance(spec, EnvSpec) else load_spec(spec)
         for name, values in {**structural, **knobs}.items():
             p = loaded.params.get(name)
             if p is None:
@@ -67,8 +68,20 @@ class ConfigSpace:
                 raise GymwrightError(f"values {bad} of {name} are outside the spec's range [{p.min:g}, {p.max:g}]",
                                      path=f"space.{name}", hint="keep every allowed value inside the spec's range")
         meanings = {n: loaded.params[n].doc or n for n in {**structural, **knobs}}
-        return cls({k: list(v) for k, v in structural.items()}, {k: list(v) for k, v in knobs.items()},
-                   dict(fixed or {}), meanings)
+        allowed: Callable[[dict[str, Any]], bool] | None = None
+        if loaded.constraints:  # no method may draw an assignment that breaks the spec's `constraints`
+            from gymwright.spec.checks.params import broken_constraints
+
+            def meets(params: dict[str, Any]) -> bool:
+                return not broken_constraints(loaded, params)
+            allowed = meets
+        space = cls({k: list(v) for k, v in structural.items()}, {k: list(v) for k, v in knobs.items()},
+                    dict(fixed or {}), meanings, allowed)
+        if allowed is not None and not space.levels():
+            raise GymwrightError(f"no level of this space meets the constraints of {loaded.name}",
+                                 path="space", hint="allow values that satisfy " + ", ".join(
+                                     f"`{getattr(c, 'expr', c)}`" for c in loaded.constraints))
+        return space
 
     # ------------------------------------------------------------------ names
     def label(self, params: dict[str, Any]) -> str:
@@ -132,6 +145,11 @@ class ConfigSpace:
         for k, values in {**self.structural, **self.knobs}.items():
             v = out.get(k, values[0])
             out[k] = min(values, key=lambda x: abs(float(x) - float(v))) if isinstance(v, int | float) else values[0]
+        if self.allowed is not None and not self.allowed(out):  # the nearest level that is allowed
+            levels = self.levels()
+            if levels:
+                return min(levels, key=lambda lv: sum(abs(float(lv[k]) - float(out[k])) for k in [*self.structural, *self.knobs]
+                                                      if isinstance(out.get(k), int | float)))
         return out
 
     def to_prompt(self) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gymwright.atomic import write_atomic
-from gymwright.codemode.source import check_no_params, is_code_source
+from gymwright.codemode.source import check_code_params, is_code_source
 from gymwright.compile import compile_spec
 from gymwright.evaluate.checks import Check
 from gymwright.evaluate.degeneracy import trained_degeneracy
@@ -85,9 +85,11 @@ def default_task_metric(compiled: Any) -> str | None:
 
 
 def task_metric_of(spec: Any) -> str | None:
-    """The task metric of an `EnvSpec`: the one with `kind: task`, else its first metric."""
+    """The task metric of an `EnvSpec`: the one with `kind: task`, else its first metric reported
+    as one number (a `per_agent` metric is one per agent: `chips.player_0`, ...)."""
     metrics = spec.metrics
-    return next((name for name, m in metrics.items() if m.kind == "task"), next(iter(metrics), None))
+    return next((name for name, m in metrics.items() if m.kind == "task"),
+                next((name for name, m in metrics.items() if not getattr(m, "per_agent", False)), None))
 
 
 def assess(spec: Any, params: dict[str, Any] | None, policy: Actor, *, history: list[dict[str, Any]] | None = None,
@@ -136,7 +138,7 @@ def assess_code(path: str, params: dict[str, Any], policy: Actor, *, history: li
                 task_metric: str | None, band: tuple[float, float], episodes: int, seed: int) -> Scorecard:
     """`assess` for a code-mode module: trained and random-legal play in sandbox workers, the
     task metric from the final infos' `metrics` (default: the first one the env reports)."""
-    check_no_params(path, [params])
+    check_code_params(path, [params])  # the module's own keyword params, else none
     trained = play_episodes(path, params, policy, episodes, seed)
     rand = play_episodes(path, params, random_legal_policy(seed), episodes, seed)
     metric = task_metric or next(iter(trained.episode_metrics), None)

@@ -160,6 +160,28 @@ def b_fold(op, x, axes: tuple):
     return x
 
 
+def b_others(x, i, prefix: int, rank: int):
+    """others(x, i) per copy (and agent): x has `prefix` leading axes (or fewer: a constant) before
+    its `rank` type axes, i one int per prefix entry; the entry i of x's first type axis is left
+    out, the rest kept in index order. i outside 0 .. n - 1 is clipped into range (as b_clip_index)."""
+    x, i = np.asarray(x), np.asarray(i)
+    x = x.reshape((1,) * (prefix + rank - x.ndim) + x.shape)
+    i = i.reshape((1,) * (prefix - i.ndim) + i.shape)
+    n = x.shape[prefix]
+    j = np.arange(n - 1)
+    idx = j + (j >= np.clip(i, 0, n - 1)[..., None])
+    lead = np.broadcast_shapes(x.shape[:prefix], idx.shape[:-1])
+    x = np.broadcast_to(x, lead + x.shape[prefix:])
+    idx = np.broadcast_to(idx.reshape(idx.shape + (1,) * (rank - 1)), lead + (n - 1,) + x.shape[prefix + 1:])
+    return np.take_along_axis(x, idx, axis=prefix)
+
+
+def b_transpose(x, prefix: int):
+    """The last two axes of x (a 2-D type after `prefix` leading axes) swapped."""
+    x = np.asarray(x)
+    return np.swapaxes(x, x.ndim - 2, x.ndim - 1)
+
+
 def b_onehot(i, n: int):
     return (np.asarray(i)[..., None] == np.arange(n)).astype(np.float64)
 
@@ -239,8 +261,9 @@ def b_copy_rows(dst, src, idx):
 def b_start_rows(x):
     """What reset keeps of a start array x (B, ...) to restart copies from (b_restart_rows): the
     first row alone, (1, ...), when every row has the same bytes as the first (a start shared by
-    every copy), else a copy of x."""
-    x = np.array(x)
+    every copy), else a copy of x (C-ordered: a per-agent start such as `2 + me` may come
+    column-major, whose rows cannot be viewed as bytes)."""
+    x = np.array(x, order="C")
     if len(x) > 1 and x.size and (x.reshape(len(x), -1).view(np.uint8) == x[:1].reshape(1, -1).view(np.uint8)).all():
         return x[:1].copy()
     return x

@@ -302,6 +302,20 @@ def rt_roll(x, k):
     return np.concatenate((x[n - k:], x[:n - k])) if k else x.copy()
 
 
+def rt_others(x, i):
+    """x without its entry i along the first axis (the rest in index order); i outside raises."""
+    n = len(x)
+    i = int(i)
+    if not 0 <= i < n:
+        raise IndexError(f"others(x, i): i = {i} is outside the {n} entries of x")
+    return np.concatenate((x[:i], x[i + 1:]))
+
+
+def rt_stack(*xs):
+    """k values per element: the arguments broadcast to one shape, stacked along a new last axis."""
+    return np.stack(np.broadcast_arrays(*xs), axis=-1)
+
+
 def rt_int(x):
     return np.trunc(x).astype(np.int64) if isinstance(x, np.ndarray) else int(x)
 

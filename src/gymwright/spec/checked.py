@@ -129,6 +129,19 @@ class CMetric:
     expr: Checked
     reduce: str
     path: str
+    spec_name: str = ""  # the metric of the spec it comes from (`chips` for `chips.player_0`); '' = name
+
+
+@dataclass
+class CConstraint:
+    """A condition between params (`constraints[i]`), checked wherever params are set."""
+
+    expr: Checked
+    path: str
+    doc: str = ""
+
+    def describe(self) -> str:
+        return f"`{self.expr.source}`" + (f" ({self.doc})" if self.doc else "")
 
 
 @dataclass
@@ -188,6 +201,8 @@ class CheckedSpec:
     choice_names: list[str]
     used: set[str] = field(default_factory=set)  # names read by any expression
     baselines: list[CBaseline] = field(default_factory=list)  # scripted baseline policies
+    constraints: list[CConstraint] = field(default_factory=list)  # conditions between params
+    agent_end: Checked | None = None  # `terminate_agent`: per agent, its own episode ends (None: none)
 
     @property
     def n_agents(self) -> int:

@@ -22,8 +22,13 @@ from gymwright.spec.checks.agents import check_builtins, check_roles
 from gymwright.spec.checks.baselines import check_baselines
 from gymwright.spec.checks.context import CheckContext
 from gymwright.spec.checks.observe import check_observe
-from gymwright.spec.checks.outcomes import check_end, check_metrics, check_rewards
-from gymwright.spec.checks.params import check_consts, check_params, check_shape_params
+from gymwright.spec.checks.outcomes import check_agent_end, check_end, check_metrics, check_rewards
+from gymwright.spec.checks.params import (
+    check_constraints,
+    check_consts,
+    check_params,
+    check_shape_params,
+)
 from gymwright.spec.checks.probes import check_probes
 from gymwright.spec.checks.rules import check_rules
 from gymwright.spec.checks.text import check_text
@@ -45,6 +50,7 @@ def check_spec(spec: EnvSpec, params: dict[str, Any] | None = None) -> tuple[Che
 def run(ctx: CheckContext) -> CheckedSpec | None:
     """Every section's checks, in the order a spec's names become known."""
     check_params(ctx)
+    constraints = check_constraints(ctx)
     check_consts(ctx)
     check_roles(ctx)
     if not ctx.roles:
@@ -61,6 +67,7 @@ def run(ctx: CheckContext) -> CheckedSpec | None:
     check_rewards(ctx)
     metrics = check_metrics(ctx)
     terminate, truncate = check_end(ctx, "terminate"), check_end(ctx, "truncate")
+    agent_end = check_agent_end(ctx)
     check_observe(ctx)
     text_render = check_text(ctx)
     baselines = check_baselines(ctx)
@@ -77,5 +84,6 @@ def run(ctx: CheckContext) -> CheckedSpec | None:
         rules=rules, metrics=metrics, terminate=terminate, truncate=truncate,
         active=active, mechanics=ctx.mechanics, builtin_values=ctx.builtin_values, text_render=text_render,
         probes=probes, symbols=ctx.symbols, n_sites=ctx.sites[0], used=ctx.used,
-        arg_names=ctx.arg_dtypes, choice_names=ctx.choice_names, baselines=baselines,
+        arg_names=ctx.arg_dtypes, choice_names=ctx.choice_names, baselines=baselines, constraints=constraints,
+        agent_end=agent_end,
     )

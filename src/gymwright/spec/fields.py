@@ -29,15 +29,27 @@ def key_field(default: Any, description: str) -> FieldInfo:
     return info
 
 
-def _declarable(name: str) -> str:
-    problem = name_problem(name)
+def _declarable(name: str, kind: str = "name") -> str:
+    problem = name_problem(name, kind)
     if problem:
         raise ValueError(problem)
     return name
 
 
+def _named(kind: str) -> Any:
+    return AfterValidator(lambda name: _declarable(name, kind))
+
+
 Name = Annotated[str, Field(pattern=IDENT, description="An identifier: a letter, then letters, digits or _; not a Python keyword, no `__`."),
                  AfterValidator(_declarable)]
+_USERS_WORD = "An identifier: a letter, then letters, digits or _; no `__`. It may be a word generated code cannot use (`pass`, `load`): its identifier there is mangled, the name is kept."
+ChoiceName = Annotated[str, Field(pattern=IDENT, description=_USERS_WORD), _named("choice")]
+ArgName = Annotated[str, Field(pattern=IDENT, description=_USERS_WORD), _named("argument")]
+TermName = Annotated[str, Field(pattern=IDENT, description=_USERS_WORD), _named("term")]
+_NAME = "An identifier: a letter, then letters, digits or _; not a Python keyword, no `__`."
+ParamName = Annotated[str, Field(pattern=IDENT, description=_NAME), _named("param")]
+ConstName = Annotated[str, Field(pattern=IDENT, description=_NAME), _named("const")]
+VarName = Annotated[str, Field(pattern=IDENT, description=_NAME), _named("variable")]
 DType = Literal["int", "float", "bool"]
 DOC = "Documentation for people and the engineer."
 

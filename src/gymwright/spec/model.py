@@ -29,7 +29,21 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 
 from gymwright.mechanics.registry import MECHANICS
-from gymwright.spec.fields import DOC, IDENT, DType, Expr, Name, _Strict, key_field  # noqa: F401 - the whole schema is reached as spec.model.X
+from gymwright.spec.fields import (  # noqa: F401 - the whole schema is reached as spec.model.X
+    DOC,
+    IDENT,
+    ArgName,
+    ChoiceName,
+    ConstName,
+    DType,
+    Expr,
+    Name,
+    ParamName,
+    TermName,
+    VarName,
+    _Strict,
+    key_field,
+)
 
 
 def _finite(x: Any, fix: str) -> Any:
@@ -59,6 +73,13 @@ class Param(_Strict):
             d = self.default
             self.type = "bool" if isinstance(d, bool) else "int" if isinstance(d, int) else "float"
         return self
+
+
+class Constraint(_Strict):
+    """A condition every param assignment must meet (`n_players % 2 == 1`): checked wherever params are set."""
+
+    expr: Expr = Field(description="Scalar bool expression over params and literals.")
+    doc: str = Field("", description="What it says in words (\"the number of players is odd\"), shown when it is broken.")
 
 
 class Enum(_Strict):
@@ -121,8 +142,8 @@ def _with_mechanics(base: type[_Strict], fields: dict[str, tuple[str, tuple[Any,
 
 
 class _ChoiceHead(_Strict):
-    name: Name = Field(description="Choice name; in expressions it is a per-agent bool array (`accept[me]`).")
-    args: dict[Name, Expr] = Field(default_factory=dict, description="Argument name -> expression giving the 1-D list of values (e.g. `linspace(0, 1, 11)`). In expressions an argument is a per-agent numeric array (`share[proposer]`).")
+    name: ChoiceName = Field(description="Choice name; in expressions it is a per-agent bool array (`accept[me]`).")
+    args: dict[ArgName, Expr] = Field(default_factory=dict, description="Argument name -> expression giving the 1-D list of values (e.g. `linspace(0, 1, 11)`). In expressions an argument is a per-agent numeric array (`share[proposer]`).")
     legal: Expr = Field(True, description="Per-agent bool expression: when the choice may be taken. May use `me` and the argument names (then it is evaluated for every value).")
 
 
@@ -177,7 +198,7 @@ StepEntry = Annotated[Annotated[Rule, Tag("Rule")] | Annotated[First, Tag("First
 class RewardTerm(_Strict):
     """One named term; an agent's reward is sum(weight * expr) over its role's terms."""
 
-    name: Name = Field(description="Term name, logged in infos[agent]['reward_terms'].")
+    name: TermName = Field(description="Term name, logged in infos[agent]['reward_terms'].")
     expr: Expr = Field(description="Per-agent numeric expression (may use `me`).")
     weight: float = Field(1.0, description="Multiplier of the term.")
     kind: Literal["task", "shaping"] | None = Field(None, description="`task` (pays for the task) or `shaping` (a hint on the way); unset in all of a role's terms: the first is the task term.")
@@ -195,6 +216,7 @@ class Metric(_Strict):
     expr: Expr = Field(description="Scalar expression evaluated after every step.")
     reduce: Literal["last", "sum", "mean", "max", "min"] = Field("last", description="How per-step values reduce to one per episode.")
     kind: Literal["task", "failure", "stat"] = Field("stat", description="`task`: the success measure (at most one; default: the first metric); `failure`: nonzero names why an episode failed; `stat`: any other.")
+    per_agent: bool = Field(False, description="`expr` per agent (uses `me`), reported as `NAME.AGENT_ID` (`chips.player_0`); a `stat`.")
     doc: str = Field("", description=DOC)
 
 
@@ -241,10 +263,10 @@ class Probe(_Strict):
     name: str = Field(description="What the scenario shows.")
     params: dict[Name, bool | int | float] = Field(default_factory=dict, description="Param values the probe is written for (unset: the defaults); at another structure (agent counts, sizes) it is skipped with a warning.")
     seed: int = Field(0, ge=0, lt=2**63, description="Reset seed: an int in [0, 2**63).")
-    start: dict[Name, bool | int | float | list[Any]] = Field(default_factory=dict, description="Start values of variables (agent_state: one per agent), instead of `init`'s; checked like their declarations.")
+    start: dict[Name, bool | int | float | list[Any]] = Field(default_factory=dict, description="Start values of variables (agent_state: one per agent), instead of `init`'s; checked like their declarations; the inits that read them run again.")
     actions: list[dict[str, str]] = Field(default_factory=list, description="One dict per step: agent id -> `choice` or `choice(arg=value)`.")
     illegal: bool = Field(False, description="Play actions the mask forbids (they count as no action); else such an action fails the probe.")
-    expect: list[str] = Field(min_length=1, description="Bool expressions checked after the last step: state, `metric.NAME`, `reward.AGENT` (last step), `ret.AGENT` (return), `obs.AGENT[i]` or `.FEATURE`, `mask.AGENT[a]` or `.CHOICE` (now), `terminated`, `truncated`.")
+    expect: list[str] = Field(min_length=1, description="Bool expressions checked after the last step: state, `metric.NAME`, `reward.AGENT` (last step), `ret.AGENT` (return), `obs.AGENT[i]` or `.FEATURE`, `mask.AGENT[a]` or `.CHOICE` (now), `terminated`, `truncated`; floats compare allowing for rounding (obs: float32).")
     doc: str = Field("", description=DOC)
 
     @field_validator("start")
@@ -280,8 +302,9 @@ class _SpecHead(_Strict):
     description: str = Field("", description="The task text this spec answers.")
     doc: str = Field("", description="Short documentation (the environment card).")
     tags: list[str] = Field(default_factory=list, description="Keywords for retrieval and the library listing.")
-    params: dict[Name, Param] = Field(default_factory=dict, description="Typed knobs; a spec plus a param assignment is one environment (a config).")
-    consts: dict[Name, Const | Enum | ConstValue] = Field(default_factory=dict, description="Named constants: numbers, tables, expressions, enums.")
+    params: dict[ParamName, Param] = Field(default_factory=dict, description="Typed knobs; a spec plus a param assignment is one environment (a config).")
+    constraints: list[Constraint | Expr] = Field(default_factory=list, description="Bool expressions over params every assignment must meet (`n % 2 == 1`), or `{expr, doc}`: checked wherever params are set.")
+    consts: dict[ConstName, Const | Enum | ConstValue] = Field(default_factory=dict, description="Named constants: numbers, tables, expressions, enums.")
     agents: dict[Name, Role] = Field(min_length=1, description="Roles and their counts; agent ids are `<role>_<i>`.")
 
 
@@ -296,8 +319,8 @@ else:
 class EnvSpec(_SpecSections):
     """A multi-agent environment, as data."""
 
-    state: dict[Name, Var] = Field(default_factory=dict, description="Global variables, initialized in order at reset.")
-    agent_state: dict[Name, Var] = Field(default_factory=dict, description="Per-agent variables (leading agent axis; `x[me]` is mine).")
+    state: dict[VarName, Var] = Field(default_factory=dict, description="Global variables, initialized in order at reset.")
+    agent_state: dict[VarName, Var] = Field(default_factory=dict, description="Per-agent variables (leading agent axis; `x[me]` is mine).")
     actions: dict[Name, list[Choice]] = Field(description="Per role, its choices. Action space = Discrete(total), with a mask from `legal`.")
     turns: Literal["simultaneous"] | Turns = Field("simultaneous", description="`simultaneous`, or `{active: expr}` for turn-based play.")
     step: list[StepEntry] = Field(default_factory=list, description="Ordered rules (or `first:` groups); later rules see earlier updates.")
@@ -305,11 +328,17 @@ class EnvSpec(_SpecSections):
     metrics: dict[Name, Metric] = Field(default_factory=dict, description="Task measures independent of reward, reported at episode end.")
     terminate: Expr = Field(False, description="Scalar bool: the task's own end (a deal, all rounds played). `t` counts steps.")
     truncate: Expr = Field(False, description="Scalar bool: a step cap from outside the task, e.g. `t >= max_steps` (both may hold).")
+    terminate_agent: Expr | None = Field(None, description="Per-agent bool (uses `me`): that agent's own episode ends (terminated, out of `agents`); simultaneous play only.")
     observe: dict[Name, list[Feature | Expr]] = Field(description="Per role, its features, flattened into a float32 Box.")
     text: Text | None = Field(None, description="Text templates for render('ansi') and text observations.")
     probes: list[Probe] = Field(default_factory=list, description="Scenario tests run by the verifier.")
     baselines: dict[Name, dict[Name, Annotated[list[BaselineRule], Field(min_length=1)]]] = Field(
         default_factory=dict, description="Scripted policies: name -> role -> ordered rules (see BaselineRule); roles left out play random legal actions.")
+
+    @field_validator("constraints")
+    @classmethod
+    def _constraints(cls, v: list[Any]) -> list[Constraint]:
+        return [c if isinstance(c, Constraint) else Constraint(expr=c) for c in v]
 
     @field_validator("observe")
     @classmethod

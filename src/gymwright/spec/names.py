@@ -1,11 +1,24 @@
-"""Which identifiers a spec may declare.
+"""Which identifiers a spec may declare, and the identifier generated code uses for each.
 
 Spec names reach generated source as attribute names (`v.offer`, `p.discount`) and inside the
-generator's own names (`ARGV_<role>__<choice>__<arg>`), so besides the identifier pattern a name
-may not be a Python keyword or soft keyword, may not contain `__` (the generator's separator,
-which keeps its composite names from colliding) and may not be one of the few attribute
-names that reach files or memory from inside numpy (the audit of generated modules refuses
-those attributes everywhere, so a spec name cannot make them legitimate).
+generator's own names (`ARGV_<role>__<choice>__<arg>`). A name may not contain `__` (the
+generator's separator, which keeps its composite names from colliding), so the generator can
+always make a name of its own out of a spec name by adding `__`.
+
+That is what it does for the names a task's own words most often collide with: a choice, an
+argument or a reward term keeps the user's name everywhere a person or a policy sees it
+(masks, `DECODE`, logs, reports, probes, baselines, expressions) and only its identifier in the
+generated module is mangled (`ident`: `pass` -> `v.pass__`, `load` -> `v.load__`). An expression
+may read a choice named by a Python statement keyword (`pass[me]`): the parser reads the word as
+a name (`spec.expr.parse`).
+
+A name stays refused where no mangling can help (`RESERVED`, listed with what each is reserved
+for in the generated language reference): the keywords that are expression syntax (`if`, `and`,
+`not`, ...), the names expressions and probes already give a meaning (`me`, `t`, `reward`, ...),
+the namespaces of generated code (`p`, `v`, `np`, `rt`) for the names generated code refers to
+by attribute everywhere (params, consts, variables, enum members), the env options a param
+would shadow, and, for those same names, the attributes the audit of generated modules refuses
+everywhere (file and memory access, reflection: `UNSAFE_ATTRIBUTES`) and every Python keyword.
 """
 
 from __future__ import annotations
@@ -19,14 +32,146 @@ UNSAFE_ATTRIBUTES = frozenset({
 })
 """Attributes no generated module may use (file and memory access, reflection, str.format)."""
 
+EXPRESSION_KEYWORDS = frozenset({
+    "and", "or", "not", "if", "else", "in", "is", "True", "False", "None", "lambda", "for",
+    "async", "await", "yield", "from",
+})
+"""Keywords that are (or start) expression syntax: no name can be spelled like them."""
 
-def name_problem(name: str) -> str | None:
-    """Why `name` cannot be declared in a spec, as a sentence with its fix; None when it can."""
-    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
-        return f"`{name}` is a Python keyword; choose another name (e.g. `{name}_`)"
+STATEMENT_KEYWORDS = frozenset(keyword.kwlist) - EXPRESSION_KEYWORDS
+"""Keywords that never occur in an expression (`pass`, `raise`, `return`, ...): an expression
+reads one as a name, so a choice or an argument may be called that (mangled in code)."""
+
+EXPRESSION_NAMES = {
+    "me": "the index of the agent an expression speaks for",
+    "t": "the steps taken in the episode",
+    "action": "each agent's flat action index this step",
+    "reward": "a probe's rewards (`reward.<agent>`)",
+    "ret": "a probe's returns (`ret.<agent>`)",
+    "terminated": "a probe's end flag",
+    "truncated": "a probe's end flag",
+    "metric": "a probe's metrics (`metric.<name>`)",
+}
+"""Names expressions and probe expectations already give a meaning, refused for every name an
+expression reads (`READ_KINDS`)."""
+
+NAMESPACES = {
+    "p": "the params and consts of generated code",
+    "v": "the variables of generated code",
+    "np": "numpy in generated code",
+    "rt": "the runtime of generated code",
+}
+"""Names of generated code's namespaces; a param, const or variable named so would shadow one
+(a choice, an argument or a term may use them: their identifiers are attributes of `v`)."""
+
+ENV_OPTIONS = {
+    "render_mode": "an option of every generated env's constructor",
+    "max_cycles": "an option of every generated env's constructor",
+    "action_mask_in_obs": "an option of every generated env's constructor",
+}
+"""Keyword options of every generated env's constructor: a param of that name would be taken as the option."""
+
+MANGLED_KINDS = frozenset({"choice", "argument", "term"})
+DECLARED_KINDS = frozenset({"param", "const", "variable", "enum member"})
+"""The kinds of name generated code reads from its namespaces (`p.<name>`, `v.<name>`)."""
+READ_KINDS = DECLARED_KINDS | {"choice", "argument"}
+"""The kinds of name an expression reads (a role, a term or a metric is never a name there)."""
+"""The kinds of name that keep the user's word: generated code uses `ident(name)`."""
+
+NOUNS = {"param": "param", "const": "const", "variable": "state", "choice": "action",
+         "argument": "arg", "term": "term", "role": "role", "metric": "metric", "enum member": "kind",
+         "feature": "feature", "baseline": "baseline", "name": "name"}
+"""The word a suggested rename appends, by kind (`pass` -> `pass_action`)."""
+
+
+def ident(name: str) -> str:
+    """The identifier generated code uses for a choice or argument `name` (`v.<ident>`): the
+    name itself, or `name__` where the name is a Python keyword or an attribute generated code
+    may not use (no spec name contains `__`, so the mangled one collides with none)."""
+    if keyword.iskeyword(name) or name in UNSAFE_ATTRIBUTES:
+        return f"{name}__"
+    return name
+
+
+def suggestion(name: str, kind: str = "name") -> str:
+    """A rename in the style of the word itself: the word and the kind's noun (`pass_action`)."""
+    return f"{name}_{NOUNS.get(kind, 'name')}"
+
+
+def reserved_for(name: str, kind: str = "name") -> str | None:
+    """What `name` is reserved for when a name of `kind` (see `NOUNS`); None when it is free."""
+    if name in EXPRESSION_KEYWORDS:
+        return "expression syntax (a Python keyword)"
+    if name in EXPRESSION_NAMES and kind in READ_KINDS:
+        return EXPRESSION_NAMES[name]
+    if kind in MANGLED_KINDS:
+        return None
+    if name in NAMESPACES and kind in DECLARED_KINDS:
+        return NAMESPACES[name]
+    if kind == "param" and name in ENV_OPTIONS:
+        return ENV_OPTIONS[name]
+    if keyword.iskeyword(name):
+        return "Python syntax (a keyword); only a choice, an argument or a reward term may be called that"
+    if name in UNSAFE_ATTRIBUTES:
+        return ("an attribute generated code may not use (file access or reflection); only a choice, "
+                "an argument or a reward term may be called that")
+    return None
+
+
+def name_problem(name: str, kind: str = "name") -> str | None:
+    """Why `name` cannot be declared as a `kind` in a spec (or a plan), as a sentence with its
+    fix; None when it can. `kind` "name" is any kind that generated code reads by attribute."""
     if "__" in name:
         return f"`{name}` contains `__`, which gymwright reserves for generated names; use a single `_`"
-    if name in UNSAFE_ATTRIBUTES:
-        return (f"`{name}` is reserved (generated code may not use an attribute of that name); "
-                f"choose another name (e.g. `{name}_count`)")
+    why = reserved_for(name, kind)
+    if why is not None:
+        return f"`{name}` is reserved for {why}; rename the {kind} (e.g. `{suggestion(name, kind)}`)"
     return None
+
+
+def reserved_table() -> list[tuple[str, str, str]]:
+    """Every reserved name, for the language reference: (names, reserved for, which kinds)."""
+    every = "every kind"
+    rows = [(", ".join(f"`{k}`" for k in sorted(EXPRESSION_KEYWORDS)), "expression syntax", every)]
+    rows += [(f"`{n}`", why, "params, consts, enum members, variables, choices, arguments")
+             for n, why in EXPRESSION_NAMES.items()]
+    rest = "every kind but a choice, an argument or a reward term"
+    rows += [(f"`{n}`", why, "params, consts, enum members, variables") for n, why in NAMESPACES.items()]
+    rows += [(f"`{n}`", why, "params") for n, why in ENV_OPTIONS.items()]
+    rows.append((", ".join(f"`{k}`" for k in sorted(STATEMENT_KEYWORDS)), "Python statements", rest))
+    rows.append((", ".join(f"`{k}`" for k in sorted(UNSAFE_ATTRIBUTES)), "attributes generated code may not use", rest))
+    rows.append(("any name with `__`", "names the generator makes", every))
+    return rows
+
+
+PLAN_KINDS = {"RolePlan": "role", "ParamPlan": "param", "ConstPlan": "const", "VarPlan": "variable",
+              "ActionPlan": "choice", "RewardTermPlan": "term", "MetricPlan": "metric", "BaselinePlan": "baseline"}
+"""The kind of name each item of a design plan declares (`design/plans.py`, by class name)."""
+
+
+def plan_name_problem(item: object) -> str | None:
+    """Why an item of a design plan (a `RolePlan`, `ActionPlan`, ...) names something the spec will
+    refuse, as `name_problem` says it; None when its names are free. The planning stages refuse
+    the reply with this sentence, so a reserved word is renamed before a spec is written."""
+    kind = PLAN_KINDS.get(type(item).__name__)
+    name = getattr(item, "name", None)
+    if kind is None or not isinstance(name, str) or not name:
+        return None
+    named = [(name, kind)]
+    named += [(a, "argument") for a in (getattr(item, "args", None) or {}) if kind == "choice"]
+    named += [(e, "enum member") for e in (getattr(item, "enum", None) or []) if kind == "const"]
+    for n, k in named:
+        problem = name_problem(n, k)
+        if problem is not None:
+            return problem
+    return None
+
+
+def plan_note() -> str:
+    """One sentence for the planning prompts: which names are free, and that a reserved one is refused."""
+    kw = ", ".join(f"`{k}`" for k in sorted(EXPRESSION_KEYWORDS - {"True", "False", "None"}))
+    return ("Names: a choice, an argument or a reward term may be the task's own word (`pass`, `load`, `match`, `v`); "
+            f"no name may be {kw} or contain `__`; no param, const, variable, choice or argument may be `me`, `t`, "
+            "`action`, `reward`, `ret`, `metric`, `terminated` or `truncated`; "
+            "and a param, const or variable may not be another Python keyword, `p`, `v`, `np`, `rt` or an attribute "
+            "such as `load` or `format` (the reply is refused saying why: rename in the word's style, `pass_turn`, `load_food`).")

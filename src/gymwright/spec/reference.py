@@ -7,6 +7,7 @@ Run `python -m gymwright.spec.reference --write docs/spec-language.md` to refres
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 import types
@@ -20,7 +21,16 @@ from gymwright.atomic import write_atomic
 from gymwright.mechanics.registry import MECHANICS as REGISTRY
 from gymwright.spec import model as m
 from gymwright.spec.expr.functions import FUNCTIONS
+from gymwright.spec.expr.parse import (
+    ALLOWED_NODES,
+    MAX_CHARS,
+    MAX_DEPTH,
+    MAX_INT_LITERAL,
+    MAX_NODES,
+    PRECEDENCE,
+)
 from gymwright.spec.limits import limits_table
+from gymwright.spec.names import reserved_table
 
 BEGIN = "<!-- BEGIN GENERATED REFERENCE (python -m gymwright.spec.reference --write docs/spec-language.md) -->"
 END = "<!-- END GENERATED REFERENCE -->"
@@ -30,7 +40,7 @@ END = "<!-- END GENERATED REFERENCE -->"
 MECHANICS: dict[str, tuple[type[BaseModel], ...]] = {x.name: (x.section, *x.models) for x in REGISTRY.values()}
 MECHANICS_FUNCTIONS = {x.name: x.name for x in REGISTRY.values() if x.functions}  # module -> function category it brings
 SECTIONS: list[type[BaseModel]] = [
-    m.EnvSpec, m.Param, m.Const, m.Enum, m.Role, m.Var, m.Choice, m.Turns, m.Rule, m.First,
+    m.EnvSpec, m.Param, m.Constraint, m.Const, m.Enum, m.Role, m.Var, m.Choice, m.Turns, m.Rule, m.First,
     m.RewardTerm, m.Metric, m.Feature, m.Text, m.Probe, m.BaselineRule, *(s for models in MECHANICS.values() for s in models),
 ]
 LIMITS_INTRO = (
@@ -96,6 +106,47 @@ def conventions() -> str:
     return "\n".join(["## Conventions", ""] + [f"- {c}" for c in CONVENTIONS])
 
 
+def grammar() -> str:
+    """The expression grammar, from the parser's tables (`spec/expr/parse.py`): the forms it allows,
+    loosest binding first, what each does on arrays, and its limits."""
+    lines = ["## Expressions", "",
+             "Python expression syntax, only these forms; rows bind loosest first, parentheses group as in Python.", "",
+             "| binds | forms | meaning |", "|-|-|-|"]
+    for k, (kinds, meaning) in enumerate(PRECEDENCE, 1):
+        lines.append(f"| {k} | {', '.join(f'`{ALLOWED_NODES[t]}`' for t in kinds)} | {meaning} |")
+    lines += [
+        "",
+        "- Leaves: declared names, int and float literals, `True`, `False`. No strings, `None`, attribute access "
+        "(`x.T` included: `transpose(m)` swaps a 2-D array's axes), comprehensions, `in`/`is`, bitwise operators or `:=`.",
+        "- Indexing counts from 0 and never from the end: an index whose range reaches below 0 or past the "
+        "axis is an error; an int array index picks several entries (`x[idx]`); index arrays and slices "
+        "do not mix in one subscript.",
+        f"- At most {MAX_CHARS} characters, {MAX_NODES} parts and {MAX_DEPTH} levels of nesting; int literals up to {MAX_INT_LITERAL:.0e}.",
+    ]
+    return "\n".join(lines)
+
+
+def reserved_names() -> str:
+    """Every name a spec may not declare and what it is reserved for (`spec/names.py`). The
+    planning prompts say it in one sentence (`spec.names.plan_note`, in `design.plans.length_limits`)."""
+    keep = ("A choice, an argument or a reward term keeps the task's own word even where generated code cannot "
+            "use it (`pass`, `load`, `match`, `v`): only its identifier in the generated module is mangled.")
+    lines = ["## Reserved names", "", keep + " A name that is refused says what it is reserved for and suggests a rename.", "",
+             "| names | reserved for | refused as |", "|-|-|-|"]
+    lines += [f"| {names_} | {why} | {kinds} |" for names_, why, kinds in reserved_table()]
+    return "\n".join(lines)
+
+
+def grammar_line() -> str:
+    """The grammar in one paragraph, for the design prompts (the same tables as `grammar`)."""
+    shown = {ast.USub: "-x", ast.UAdd: "+x", ast.Subscript: "x[i]", ast.Call: "f(x)", ast.List: "[a, b]"}
+    rows = " | ".join(" ".join(f"`{shown.get(t, ALLOWED_NODES[t])}`" for t in kinds) for kinds, _ in PRECEDENCE)
+    return (f"Expressions, loosest binding first: {rows}. Comparisons chain; on arrays `and`, `or`, `not`, "
+            "comparisons and `x if c else y` work elementwise; `/` and `**` give floats. No attribute access "
+            "(`x.T`: write `transpose(m)`), strings, comprehensions, `in`, `is` or bitwise operators; "
+            "indices count from 0, never from the end; slices take constant bounds.")
+
+
 def _mechanics(field: typing.Any) -> str | None:
     extra = field.json_schema_extra
     return extra.get("mechanics") if isinstance(extra, dict) else None
@@ -134,7 +185,8 @@ def function_tables(categories: Iterable[str] | None = None) -> str:
 
 def reference_markdown() -> str:
     """The whole generated reference: sections and keys, then functions."""
-    parts = ["## Reference (generated from the code)", "", conventions(), "", "### Sections and keys", "", DOC_NOTE, ""]
+    parts = ["## Reference (generated from the code)", "", conventions(), "", grammar(), "", reserved_names(), "",
+             "### Sections and keys", "", DOC_NOTE, ""]
     parts += [model_table(model) + "\n" for model in SECTIONS]
     parts += ["## Functions", "", function_tables()]
     parts += ["## Limits", "", LIMITS_INTRO, "", limits_table()]
@@ -149,9 +201,10 @@ def prompt_reference(mechanics: Iterable[str] = ()) -> str:
     if unknown:
         raise ValueError(f"unknown mechanics {sorted(unknown)}; known: {sorted(MECHANICS)}")
     left_out = {model for name, models in MECHANICS.items() if name not in asked for model in models}
-    parts = [conventions(), "", "## Sections and keys", "", DOC_NOTE, ""]
+    parts = [conventions(), "", grammar_line(), "", "## Sections and keys", "", DOC_NOTE, ""]
     skipped_mechanics = [n for n in MECHANICS if n not in asked]
-    parts += [model_table(model, skipped_mechanics) + "\n" for model in SECTIONS if model not in left_out]
+    # `Constraint` is said in its field (`constraints`: a bool, or `{expr, doc}`): a prompt skips its table
+    parts += [model_table(model, skipped_mechanics) + "\n" for model in SECTIONS if model not in left_out | {m.Constraint}]
     if asked != set(MECHANICS):
         skipped = ", ".join(f"`{n}`" for n in MECHANICS if n not in asked)
         parts += [f"(The {skipped} mechanics {'module is' if len(MECHANICS) - len(asked) == 1 else 'modules are'} "

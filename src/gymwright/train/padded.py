@@ -52,11 +52,16 @@ class PaddedBatchEnv:
     def BASELINES(self) -> Any:  # noqa: N802 - the generated BatchEnv's name
         return getattr(self.groups[0], "BASELINES", ())
 
-    def scripted_actions(self, name: str) -> np.ndarray:
-        """The spec's scripted baseline `name` on every copy (B, N): -1 for the padding agents."""
+    def scripted_actions(self, name: str, rng: np.random.Generator | None = None) -> np.ndarray:
+        """The spec's scripted baseline `name` on every copy (B, N): -1 for the padding agents
+        (with `rng`, a random legal action where no rule applies, as `fill_random_legal` draws it)."""
         out = np.full((self.size, self.N_AGENTS), -1, dtype=np.int64)
         for c, n, env in zip(self.copies, self.counts, self.groups, strict=True):
             out[c, :n] = env.scripted_actions(name)
+        if rng is not None:
+            from gymwright.train.baselines import fill_random_legal
+
+            out = fill_random_legal(out, self.masks, rng)
         return out
 
     # the same as a mixed batch's: they read only `size`, `groups`, `copies` and `_gather`

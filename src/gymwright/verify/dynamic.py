@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import io
 import re
 import warnings
@@ -21,7 +22,7 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, see
 from gymwright.compile.build import CompiledEnv
 from gymwright.compile.cites import cited_path
 from gymwright.compile.inline import MARKER
-from gymwright.diagnostic import Diagnostic, error, info
+from gymwright.diagnostic import Diagnostic, error, info, warning
 from gymwright.spec.checked import CheckedSpec, CRole
 
 STAGE = "dynamic"
@@ -106,6 +107,7 @@ class _Player:
         self.diags: list[Diagnostic] = []
         self.flagged: set[str] = set()
         self.where = ""  # the episode and step, for messages
+        self.label = ""  # who plays ("baseline `name`, "), for messages
         self.initializing = False
         self.bounds: dict[str, tuple[float, float]] = {}
         self.rule_sets = {r.path: {t for t, _ in r.sets} for r in self.cs.rules}
@@ -172,7 +174,7 @@ class _Player:
     # -- play
     def episode(self, seed: int, policy: np.random.Generator, keep_states: int) -> bool:
         env = self.env
-        self.where = f"seed {seed}, at reset"
+        self.where = f"{self.label}seed {seed}, at reset"
         self.bounds = env.var_bounds()
         self.initializing = True
         try:
@@ -188,11 +190,16 @@ class _Player:
             if steps >= self.max_steps:
                 self.no_end(seed)
                 return False
-            actions = self.choose(infos, policy, steps)
+            try:
+                actions = self.choose(infos, policy, steps)
+            except Exception as e:  # noqa: BLE001 - a baseline's rule that crashes is a finding
+                self.where = f"{self.label}seed {seed}, choosing step {steps + 1}"
+                self.crash(e)
+                return False
             if len(self.r.states) < keep_states and policy.random() < 0.3:
                 self.r.states.append((self.snapshot(), dict(actions)))
             steps += 1
-            self.where = f"seed {seed}, step {steps}"
+            self.where = f"{self.label}seed {seed}, step {steps}"
             try:
                 obs, rew, term, trunc, infos = env.step(actions)
             except Exception as e:  # noqa: BLE001 - a crash is a finding, reported where it happened
@@ -289,6 +296,66 @@ def random_play(compiled: CompiledEnv, episodes: int = 50, seed: int = 0, max_st
         if not player.episode(seed + k, policy, keep_states) and any(d.path == "truncate" for d in player.diags):
             break
     return player.diags, r
+
+
+class _BaselinePlayer(_Player):
+    """Plays scripted baseline `name` (a random legal action where no rule applies), with every
+    check of random play; counts, per role, the agent-steps on which a rule applied."""
+
+    def __init__(self, compiled: CompiledEnv, name: str, max_steps: int) -> None:
+        super().__init__(compiled, Rollouts(), max_steps)
+        self.name = name
+        self.label = f"baseline `{name}`, "
+        self.applied: dict[str, int] = {}  # role -> agent-steps a rule of the role applied
+
+    def choose(self, infos: dict[str, Any], policy: np.random.Generator, step: int) -> dict[str, int]:
+        actions = {}
+        module = self.c.module
+        for agent in acting_agents(self.env):
+            a, k = self.env.scripted_action(self.name, agent, with_rule=True, rng=policy)
+            role = module.ROLE_OF[module.AGENTS.index(agent)]
+            self.applied[role] = self.applied.get(role, 0) + (k >= 0)
+            if a is not None:
+                actions[agent] = int(a)
+            elif np.flatnonzero(infos[agent]["action_mask"]).size:  # the fallback must play
+                raise RuntimeError(f"{agent} has a legal action but the baseline chose none")
+        return actions
+
+    def record(self, obs: dict[str, Any], rew: dict[str, float] | None, infos: dict[str, Any]) -> None:
+        pass  # the degeneracy checks read random play only
+
+
+def baseline_play(compiled: CompiledEnv, seeds: tuple[int, ...] = (0, 1, 2), max_steps: int = 1000,
+                  ) -> list[Diagnostic]:
+    """Every scripted baseline of the spec, a few seeded episodes each, with every check of
+    random play (a finding names the baseline); a role whose rules never applied is a warning."""
+    out: list[Diagnostic] = []
+    for b in compiled.checked.baselines:
+        player = _BaselinePlayer(compiled, b.name, max_steps)
+        played = 0
+        for seed in seeds:
+            played += player.episode(seed, np.random.default_rng(seed), keep_states=0)
+            if player.diags:
+                break
+        out += [_named(d, b.name) for d in player.diags]
+        if player.diags or not played:
+            continue
+        for role, rules in b.rules.items():
+            if rules and player.applied.get(role, 0) == 0:
+                out.append(warning(
+                    STAGE, f"baselines.{b.name}.{role}",
+                    f"no rule of baseline `{b.name}` for role `{role}` applied in {played} episodes "
+                    f"(seeds {', '.join(map(str, seeds[:played]))}): its agents played random legal actions only",
+                    "check each rule's `when` (it may never hold, e.g. compare with a value the variable never "
+                    "takes) and that its action is legal when it holds"))
+    return out
+
+
+def _named(d: Diagnostic, baseline: str) -> Diagnostic:
+    """A finding of baseline play, whose path is the env's: say which baseline found it."""
+    if f"baseline `{baseline}`" in d.message:
+        return d
+    return dataclasses.replace(d, message=f"{d.message} (playing baseline `{baseline}`)")
 
 
 def determinism(compiled: CompiledEnv, seeds: tuple[int, ...] = (0, 1, 2), max_steps: int = 300) -> list[Diagnostic]:

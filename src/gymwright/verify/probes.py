@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import functools
+import importlib
 import re
 from types import SimpleNamespace
 from typing import Any
@@ -10,13 +12,22 @@ from typing import Any
 import numpy as np
 
 from gymwright.compile.build import CompiledEnv, compile_spec
+from gymwright.compile.inline import runtime_files
 from gymwright.compile.pyexpr import PyEmitter
 from gymwright.diagnostic import Diagnostic, error
 from gymwright.errors import GymwrightError
 from gymwright.spec.checked import CProbe
 from gymwright.spec.expr.check import Checked
+from gymwright.spec.expr.types import info_of
 
 STAGE = "probes"
+F64_TOLERANCE = (1e-9, 1e-12)
+"""(relative, absolute) tolerance of a probe's comparisons of floats, as `isclose`."""
+F32_TOLERANCE = (1e-6, 1e-9)
+"""... and of those that read an observation: observations are float32 (about 7 digits), so
+`obs.a.offer == 0.7` holds for the float32 nearest 0.7."""
+MAX_PARTS = 16
+"""Lines of a failed expectation's parts shown at most."""
 
 
 def run_probes(compiled: CompiledEnv) -> list[Diagnostic]:
@@ -72,19 +83,30 @@ def run_probe(compiled: CompiledEnv, probe: CProbe) -> Diagnostic | None:
         _, rew, term, trunc, _ = env.step(actions)
         reward = np.array([rew.get(a, 0.0) for a in module.AGENTS])
         ret += reward
-        terminated = any(term.values())
+        terminated = any(term.values()) and not env.agents  # the episode's end (not one agent's: terminate_agent)
         truncated = any(trunc.values())
     P = SimpleNamespace(reward=reward, ret=ret, terminated=terminated, truncated=truncated)
     for name, value in env.episode_metrics().items():
         setattr(P, f"metric_{name}", value)
+    for name, m in c.checked.spec.metrics.items():  # per agent: `chips.player_0`, ... -> metric_chips[i]
+        if m.per_agent:
+            setattr(P, f"metric_{name}", np.array([getattr(P, f"metric_{name}.{a}") for a in module.AGENTS]))
     for agent in module.AGENTS:  # what each agent sees and may do now
         setattr(P, f"obs_{agent}", np.asarray(env.observe(agent), dtype=np.float64))
         setattr(P, f"mask_{agent}", np.asarray(env.action_mask(agent), dtype=bool))
     for j, expect in enumerate(probe.expect):
-        ok, detail = _evaluate(c, env, P, expect)
+        text = probe.sources[j] if j < len(probe.sources) else expect.source
+        try:
+            ok, detail = _evaluate(c, env, P, expect)
+        except Exception as e:  # noqa: BLE001 - an expectation that cannot be evaluated is a finding
+            return error(STAGE, f"{probe.path}.expect[{j}]",
+                         f"probe `{probe.name}`: the expectation `{text}` could not be evaluated after "
+                         f"{len(probe.actions)} steps: {type(e).__name__}: {e}",
+                         "the steps ran; evaluating this expectation raised: check its indices and operands",
+                         trace=env.render_text().splitlines())
         if not ok:
             return error(STAGE, f"{probe.path}.expect[{j}]",
-                         f"probe `{probe.name}` failed after {len(probe.actions)} steps: `{probe.sources[j] if j < len(probe.sources) else expect.source}` is false",
+                         f"probe `{probe.name}` failed after {len(probe.actions)} steps: `{text}` is false",
                          "the environment does not do what the probe says; fix the rules or the probe",
                          trace=detail + env.render_text().splitlines())
     return None
@@ -94,25 +116,135 @@ def _as_written(text: str, agents: list[str]) -> str:
     """Undo the probe rewriting: `reward[0]` -> `reward.walker_0`, `metric_x` -> `metric.x`."""
     text = re.sub(r"\b(reward|ret)\[(\d+)\]", lambda m: f"{m.group(1)}.{agents[int(m.group(2))]}", text)
     text = re.sub(r"\b(obs|mask)_(" + "|".join(map(re.escape, agents)) + r")\b", r"\1.\2", text)
+    text = re.sub(r"\bmetric_(\w+)\[(\d+)\]", lambda m: f"metric.{m.group(1)}.{agents[int(m.group(2))]}", text)
     return re.sub(r"\bmetric_(\w+)", r"metric.\1", text)
+
+
+@functools.cache
+def runtime_namespace() -> dict[str, Any]:
+    """Every runtime helper (`rt_div_s`, ...): a generated module carries only those its own code
+    uses, and a probe's expectation may need others."""
+    ns: dict[str, Any] = {}
+    for file in runtime_files():
+        module = importlib.import_module("gymwright." + file.removesuffix(".py").replace("/", "."))
+        ns.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
+    return ns
+
+
+def probe_compare(op: str, a: Any, b: Any, rtol: float, atol: float) -> Any:
+    """`a op b` where numbers within the tolerance count as equal: `<` is less and not close,
+    `<=` less or close."""
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    close = np.isclose(x, y, rtol=rtol, atol=atol)
+    out = {"==": close, "!=": ~close, "<": (x < y) & ~close, "<=": (x <= y) | close,
+           ">": (x > y) & ~close, ">=": (x >= y) | close}[op]
+    return out if out.shape else bool(out)
+
+
+def _reads_obs(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Name) and n.id.startswith("obs_") for n in ast.walk(node))
+
+
+class ProbeEmitter(PyEmitter):
+    """Lowers a probe's expectation: a comparison of floats holds within a tolerance (float32's
+    where an operand reads an observation, see `F32_TOLERANCE`); ints and bools compare exactly."""
+
+    _OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+    def emit(self, node: ast.AST) -> str:
+        if isinstance(node, ast.Compare):
+            return self._compare(node)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isclose"
+                and _reads_obs(node)):
+            a, b = self.args(node)
+            return f"probe_compare('==', {a}, {b}, *{F32_TOLERANCE!r})"
+        return super().emit(node)
+
+    def _compare(self, node: ast.Compare) -> str:
+        items = [node.left, *node.comparators]
+        codes = [self._operand(i) for i in items]
+        parts = []
+        for i, op in enumerate(node.ops):
+            a, b = items[i], items[i + 1]
+            if "float" in (info_of(a).dtype, info_of(b).dtype):
+                tol = F32_TOLERANCE if _reads_obs(a) or _reads_obs(b) else F64_TOLERANCE
+                parts.append(f"probe_compare({self._OPS[type(op)]!r}, {codes[i]}, {codes[i + 1]}, *{tol!r})")
+            else:
+                parts.append(f"({codes[i]} {self._OPS[type(op)]} {codes[i + 1]})")
+        if len(parts) == 1:
+            return parts[0]
+        return "(" + (" & " if info_of(node).shape else " and ").join(parts) + ")"
+
+    def _operand(self, node: ast.AST) -> str:
+        return self.num(node) if info_of(node).dtype == "bool" and info_of(node).shape else self.emit(node)
+
+
+def _parts(body: ast.AST) -> list[tuple[int, ast.AST]]:
+    """The parts of an expectation worth a value when it fails, in reading order, each with its
+    depth: every operand of a comparison (a constant too: the sides read as before) and every
+    non-constant operand of arithmetic, calls, `and`/`or`/`not` and indices."""
+    out: list[tuple[int, ast.AST]] = []
+
+    def visit(node: ast.AST, depth: int, side: bool = False) -> None:
+        if isinstance(node, ast.Constant) or isinstance(node, ast.Name) and node.id in ("True", "False"):
+            if side:
+                out.append((depth, node))
+            return
+        if depth >= 0:
+            out.append((depth, node))
+        children: list[ast.AST] = []
+        if isinstance(node, ast.Compare):
+            for item in [node.left, *node.comparators]:
+                visit(item, depth + 1, side=True)
+        elif isinstance(node, ast.BoolOp):
+            children = list(node.values)
+        elif isinstance(node, ast.BinOp):
+            children = [node.left, node.right]
+        elif isinstance(node, ast.UnaryOp):
+            children = [node.operand]
+        elif isinstance(node, ast.IfExp):
+            children = [node.test, node.body, node.orelse]
+        elif isinstance(node, ast.Call):
+            children = [*node.args, *(k.value for k in node.keywords)]
+        elif isinstance(node, ast.List):
+            children = list(node.elts)
+        elif isinstance(node, ast.Subscript):
+            index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            children = [ix for ix in index if not isinstance(ix, ast.Slice)]
+        for child in children:
+            visit(child, depth + 1)
+
+    visit(body, -1)
+    return out
 
 
 def _evaluate(c: CompiledEnv, env: Any, P: SimpleNamespace, expect: Checked) -> tuple[bool, list[str]]:
     names = ["reward", "ret", "terminated", "truncated",
              *(k for k in vars(P) if k.startswith(("metric_", "obs_", "mask_")))]
-    em = PyEmitter(c.checked.symbols, overrides={k: f"P.{k}" for k in names})
-    ns = dict(c.module.__dict__)
+    em = ProbeEmitter(c.checked.symbols, overrides={k: f"P.{k}" for k in names})
+    ns = {**runtime_namespace(), **c.module.__dict__, "probe_compare": probe_compare}
     scope = {"p": env.p, "v": env.v, "P": P}
 
     def run(node: ast.AST) -> Any:
         return eval(em.emit(node), ns, scope)  # noqa: S307 - lowered from a checked expression
 
-    ok = bool(run(expect.tree.body))
-    detail = []
     body = expect.tree.body
-    if not ok and isinstance(body, ast.Compare):
-        for side in [body.left, *body.comparators]:
-            value = run(side)
-            shown = value.tolist() if hasattr(value, "tolist") else value
-            detail.append(f"{_as_written(ast.unparse(side), c.module.AGENTS)} = {shown!r}")
-    return ok, detail
+    if bool(run(body)):
+        return True, []
+    detail: list[str] = []
+    seen: set[tuple[int, str]] = set()
+    for depth, node in _parts(body):
+        text = _as_written(ast.unparse(node), c.module.AGENTS)
+        if (depth, text) in seen:
+            continue
+        seen.add((depth, text))
+        if len(detail) == MAX_PARTS:
+            detail.append("...")
+            break
+        try:
+            value = run(node)
+            shown = repr(value.tolist() if hasattr(value, "tolist") else value)
+        except Exception as e:  # noqa: BLE001 - one part that cannot be shown does not hide the others
+            shown = f"(could not evaluate: {type(e).__name__}: {e})"
+        detail.append("  " * depth + f"{text} = {shown}")
+    return False, detail

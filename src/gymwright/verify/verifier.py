@@ -16,12 +16,13 @@ from gymwright.spec.checker import check_spec
 from gymwright.spec.loader import load_spec
 from gymwright.spec.model import EnvSpec
 from gymwright.verify.degeneracy import degeneracy
-from gymwright.verify.dynamic import Rollouts, api_tests, determinism, random_play
+from gymwright.verify.dynamic import Rollouts, api_tests, baseline_play, determinism, random_play
 from gymwright.verify.probes import run_probes
 from gymwright.verify.report import StageResult, VerificationReport
 from gymwright.verify.static_checks import static_findings
 
 DEFAULT_EPISODES = 50
+BASELINE_SEEDS = (0, 1, 2)  # the episodes each scripted baseline plays in the dynamic stage
 
 
 class _Run:
@@ -71,6 +72,8 @@ class _Run:
             warnings.simplefilter("ignore", RuntimeWarning)  # NaN and inf are reported as findings
             diags = api_tests(self.compiled)
             found, self.rollouts = random_play(self.instrumented, self.episodes, self.seed, self.max_steps)
+            if not any(d.severity is Severity.error for d in found):  # else the env's own errors come first
+                found += baseline_play(self.instrumented, BASELINE_SEEDS, self.max_steps)
             return diags + found + determinism(self.compiled)
 
     def probes(self) -> list[Diagnostic]:

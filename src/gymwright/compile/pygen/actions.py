@@ -10,6 +10,7 @@ from gymwright.compile.pygen.base import NP_DTYPE, as_bool, is_true
 from gymwright.compile.pygen.context import GenContext
 from gymwright.spec.checked import CChoice, CRole
 from gymwright.spec.expr.types import draws
+from gymwright.spec.names import ident
 
 
 def decode(g: GenContext) -> None:
@@ -21,14 +22,16 @@ def decode(g: GenContext) -> None:
     w(f"last = self._last = {filled(g, '-1')}")
     w("illegal = []")
     w("masks = self._masks")
+    if g.cs.agent_end is not None:
+        w("gone = self._gone")
     with w.block("if actions.__class__ is not dict:"):
         w("actions = rt_actions(actions)", comment="a mapping, or ValueError")
     with w.block("for agent, a in actions.items():"):
         w("i = AGENT_INDEX.get(agent)")
         with w.block("if i is None:"):
             w("raise ValueError(f'unknown agent {agent!r}; agents: {AGENTS}')")
-        with w.block("if a is None:"):
-            w("continue")
+        with w.block("if a is None or gone[i]:" if g.cs.agent_end is not None else "if a is None:"):
+            w("continue", comment="no action (an agent whose own episode ended acts no more)" if g.cs.agent_end is not None else "")
         with w.block("if a.__class__ is not int:"):
             w("a = rt_action(agent, a, N_ACTIONS[ROLE_OF[i]])", comment="numpy ints and 1-element int arrays; ValueError for the rest")
         roles = g.cs.roles
@@ -71,9 +74,9 @@ def clear_actions(g: GenContext, listed: Callable[[str], str] | None = None) -> 
     fill = listed or (lambda value: f"[{value}] * {n}")
     zero = {"bool": "False", "int": "0", "float": "0.0"}
     for c in g.cs.choice_names:
-        w(f"v.{c} = {fill('False')}" if c in lists else f"v.{c} = np.zeros({n}, dtype=bool)")
+        w(f"v.{ident(c)} = {fill('False')}" if c in lists else f"v.{ident(c)} = np.zeros({n}, dtype=bool)")
     for a, dt in g.cs.arg_names.items():
-        w(f"v.{a} = {fill(zero[dt])}" if a in lists else f"v.{a} = np.zeros({n}, dtype={NP_DTYPE[dt]})")
+        w(f"v.{ident(a)} = {fill(zero[dt])}" if a in lists else f"v.{ident(a)} = np.zeros({n}, dtype={NP_DTYPE[dt]})")
     w(f"v.action = {fill('-1')}" if "action" in lists else f"v.action = np.full({n}, -1, dtype=np.int64)")
 
 
@@ -95,10 +98,10 @@ def decode_role(g: GenContext, r: CRole) -> None:
         else:
             ctx = w.block(f"{'if' if k == 0 else 'elif'} a < {c.offset + c.n}:")
         with ctx:
-            w(f"v.{c.name}[i] = True", comment=f"{c.path}")
+            w(f"v.{ident(c.name)}[i] = True", comment=f"{c.path}")
             for arg in c.args:
-                w(f"v.{arg.name}[i] = ARGV_{r.name}__{c.name}__{arg.name}[a - {c.offset}]" if c.offset else
-                  f"v.{arg.name}[i] = ARGV_{r.name}__{c.name}__{arg.name}[a]")
+                w(f"v.{ident(arg.name)}[i] = ARGV_{r.name}__{c.name}__{arg.name}[a - {c.offset}]" if c.offset else
+                  f"v.{ident(arg.name)}[i] = ARGV_{r.name}__{c.name}__{arg.name}[a]")
 
 
 def masks(g: GenContext) -> None:

@@ -11,6 +11,7 @@ from gymwright.mechanics.registry import MECHANICS
 from gymwright.spec.checked import CheckedSpec
 from gymwright.spec.expr.check import Checked
 from gymwright.spec.expr.types import draws
+from gymwright.spec.names import ident
 
 NP_DTYPE = {"bool": "bool", "int": "np.int64", "float": "np.float64"}
 
@@ -80,6 +81,6 @@ def own_read(em: PyEmitter, node: ast.AST, names: Collection[str]) -> str | None
     a name the emitter overrides), else None."""
     if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in names
             and isinstance(node.slice, ast.Name) and node.slice.id == "me"
-            and em.emit(node.value) == f"v.{node.value.id}"):
+            and em.emit(node.value) == f"v.{ident(node.value.id)}"):
         return node.value.id
     return None

@@ -13,13 +13,15 @@ from gymwright.spec.checked import CBaselineRule
 def baselines(g: GenContext) -> None:
     """`scripted_action(name, agent)`: the spec's scripted baselines, rule by rule."""
     cs, w = g.cs, g.w
-    with w.block("def scripted_action(self, name, agent, with_rule=False):"):
+    with w.block("def scripted_action(self, name, agent, with_rule=False, rng=None):"):
         w('"""The action scripted baseline `name` (spec `baselines:`) has `agent` play now.')
         w("")
         w("The action of the first rule of the agent's role whose `when` holds and whose action is")
-        w("legal; None when no rule applies (always so when the agent has no legal action): the")
-        w("baseline then plays a uniformly random legal action, which the caller draws (see")
-        w("gymwright.train.baselines; the env draws only from its seeded stream).")
+        w("legal. Where no rule applies (every rule missed, or the baseline leaves the role out) the")
+        w("baseline plays a uniformly random legal action: drawn from `rng` (a numpy Generator; the")
+        w("k-th legal action, k = floor(u * number legal), as gymwright.train.baselines.fill_random_legal")
+        w("draws it), or, without `rng`, None and the caller draws (the env draws only from its")
+        w("seeded stream). None too when the agent has no legal action.")
         w("`with_rule=True` returns (action, index of the rule in the role's list, -1 for none).")
         w('"""')
         check_baseline_name(w)
@@ -27,6 +29,10 @@ def baselines(g: GenContext) -> None:
             w("raise ValueError(f'unknown agent {agent!r}; agents: {AGENTS}')")
         scripts = ", ".join(f"{b.name!r}: self._script_{b.name}" for b in cs.baselines)
         w(f"a, k = {{{scripts}}}[name](AGENT_INDEX[agent])")
+        with w.block("if a < 0 and rng is not None:", comment="no rule applies: a random legal action"):
+            w("legal = np.flatnonzero(self._masks[AGENT_INDEX[agent]])")
+            with w.block("if legal.size:"):
+                w("a = int(legal[min(int(rng.random() * legal.size), legal.size - 1)])")
         w("a = None if a < 0 else a")
         w("return (a, k) if with_rule else a")
     w("")

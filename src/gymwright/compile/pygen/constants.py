@@ -64,6 +64,11 @@ def make_params(g: GenContext) -> None:
                 w("raise ValueError(f'param `{name}` fixes shapes or agent counts; this module was generated for '")
                 w("                 f'{name}={STRUCTURAL[name]!r}. Generate it again with that value (gymwright export --param).')")
             w("p._set(name, x)")
+        for con in cs.constraints:  # conditions between params (spec `constraints:`)
+            names = sorted(n for n in con.expr.names if n in cs.spec.params)
+            shown = " + ', ' + ".join(f"{n + ' = '!r} + str(p.{n})" for n in names) or "''"
+            with w.block(f"if not {g.em()(con.expr)}:", comment=con.path):
+                w(f"raise ValueError({'params break constraint ' + con.describe() + ': '!r} + {shown})")
         fixed_values(w, cs)
         w("return p")
     w("")

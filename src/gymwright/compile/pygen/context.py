@@ -18,6 +18,7 @@ from gymwright.compile.writer import Writer
 from gymwright.mechanics.emit import PythonPart, python_parts
 from gymwright.spec.checked import CheckedSpec, CVar
 from gymwright.spec.expr.types import info_of
+from gymwright.spec.names import ident
 
 
 @dataclass(eq=False)
@@ -47,7 +48,8 @@ class GenContext:
 
     @property
     def unrolled(self) -> bool:
-        return self.n <= self.UNROLL
+        """Whether `step` is written out agent by agent (not where agents leave: `terminate_agent`)."""
+        return self.n <= self.UNROLL and self.cs.agent_end is None
 
     def em(self, per_agent: bool = False, **overrides: str) -> PyEmitter:
         return PyEmitter(self.cs.symbols, per_agent=per_agent, overrides=overrides, nonzero=self.nonzero)
@@ -179,7 +181,7 @@ class GenContext:
         fresh = self.lists if self.w.depth == self.lists_depth else None
         new = [name for name in names if fresh is None or name not in fresh]
         for k, name in enumerate(new):
-            self.w(f"{name}_ = v.{name}.tolist()", comment="read per agent, from lists" if k == 0 else "")
+            self.w(f"{name}_ = v.{ident(name)}.tolist()", comment="read per agent, from lists" if k == 0 else "")
         if fresh is not None:
             fresh.update(new)
 

@@ -48,16 +48,24 @@ def step(g: GenContext, observations: Observations) -> None:
         w(f"truncated = {truncated}", comment=f"truncate: {cs.truncate.source}")
         with w.block("if self.max_cycles is not None and v.t >= self.max_cycles:"):
             w("truncated = True", comment="max_cycles: the caller's cap on the episode length")
+        if cs.agent_end is not None:
+            agent_ends(g)
         w("done = terminated or truncated")
         with w.block("if not done:"):
             w("self._compute_masks()")
+            if cs.agent_end is not None:
+                w("self._masks = [x if o else m for o, x, m in zip(gone, self._no_actions, self._masks)]",
+                  comment="an agent whose own episode ended has no legal action")
         with w.block("else:"):
             w("self._masks = self._all_legal", comment="every action is legal after the end (read-only masks)")
         w("self._last_reward = rewards")
-        w("# every agent is live until the episode ends (self.agents is AGENTS or empty)")
-        if g.unrolled:
+        if cs.agent_end is not None:
+            outputs_with_agent_ends(g)
+        elif g.unrolled:
+            w("# every agent is live until the episode ends (self.agents is AGENTS or empty)")
             rewards.outputs_unrolled(g, observations)
         else:
+            w("# every agent is live until the episode ends (self.agents is AGENTS or empty)")
             w("self._returns = [x + r for x, r in zip(self._returns, rewards)]")
             w("observers = self._observers")
             w("obs = {a: observers[i](i) for i, a in enumerate(AGENTS)}")
@@ -65,19 +73,57 @@ def step(g: GenContext, observations: Observations) -> None:
             w("term = dict.fromkeys(AGENTS, terminated)")
             w("trunc = dict.fromkeys(AGENTS, truncated)")
             w("infos = {a: {'action_mask': m, 'reward_terms': x} for a, m, x in zip(AGENTS, self._masks, terms)}")
-        with w.block("for a in illegal:"):
-            w("infos[a]['illegal_action'] = True")
-        with w.block("if done:"):
-            w("metrics = self.episode_metrics()")
-            with w.block("for a, ret in zip(AGENTS, self._returns):"):
-                w("infos[a]['metrics'] = metrics")
-                w("infos[a]['episode'] = {'r': ret, 'l': v.t}  # Gymnasium's and SB3's names")
-            w("self.agents = []")
-        with w.block("if self.action_mask_in_obs:"):
-            w("obs = rt_mask_obs(AGENTS, obs, self._masks)")
-        w("return obs, rew, term, trunc, infos")
+        return_outputs(g)
     w("")
     metrics.episode_metrics(g)
+
+
+def return_outputs(g: GenContext) -> None:
+    """The end of `step`: illegal actions flagged, episode results at the end, the dicts returned."""
+    w = g.w
+    with w.block("for a in illegal:"):
+        w("infos[a]['illegal_action'] = True")
+    with w.block("if done:"):
+        w("metrics = self.episode_metrics()")
+        with w.block("for a, ret in zip(AGENTS, self._returns):"):
+            with w.block("if a in infos:") if g.cs.agent_end is not None else nullcontext():
+                w("infos[a]['metrics'] = metrics")
+                w("infos[a]['episode'] = {'r': ret, 'l': v.t}  # Gymnasium's and SB3's names")
+        w("self.agents = []")
+    with w.block("if self.action_mask_in_obs:"):
+        w("obs = rt_mask_obs(AGENTS, obs, self._masks)", comment="(the agents in `obs`)")
+    w("return obs, rew, term, trunc, infos")
+
+
+def agent_ends(g: GenContext) -> None:
+    """`terminate_agent`: which agents' own episodes have ended (`gone`, kept in `self._gone`:
+    once out, always out); `out` were out before this step. When every agent is out, the episode
+    terminates."""
+    cs, w = g.cs, g.w
+    assert cs.agent_end is not None
+    em = g.em(per_agent=True)
+    w("out = self._gone")
+    w(f"gone = [out[me] or bool({em(cs.agent_end)}) for me in range(N_AGENTS)]",
+      comment=f"terminate_agent: {cs.agent_end.source}")
+    w("self._gone = gone")
+    with w.block("if all(gone):"):
+        w("terminated = True", comment="every agent's own episode has ended")
+    w("rewards = [0.0 if o else x for o, x in zip(out, rewards)]", comment="nothing more for an agent that was out")
+
+
+def outputs_with_agent_ends(g: GenContext) -> None:
+    """The step's dicts where agents leave (PettingZoo's convention): they hold the agents live at
+    the start of the step; an agent whose own episode ended now is terminated and leaves `agents`."""
+    w = g.w
+    w("self._returns = [x + r for x, r in zip(self._returns, rewards)]")
+    w("observers = self._observers")
+    w("live = [(i, a) for i, a in enumerate(AGENTS) if not out[i]]")
+    w("obs = {a: observers[i](i) for i, a in live}")
+    w("rew = {a: rewards[i] for i, a in live}")
+    w("term = {a: terminated or gone[i] for i, a in live}")
+    w("trunc = {a: truncated for i, a in live}")
+    w("infos = {a: {'action_mask': self._masks[i], 'reward_terms': terms[i]} for i, a in live}")
+    w("self.agents = [a for i, a in live if not gone[i]]")
 
 
 def rules(g: GenContext, group: list[CRule]) -> None:

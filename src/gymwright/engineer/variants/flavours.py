@@ -21,6 +21,7 @@ from typing import Any
 
 from gymwright.engineer.variants.base import Draft, Variant, already_declared, role, split_choice
 from gymwright.spec.checked import CheckedSpec
+from gymwright.spec.expr.parse import parse_names
 
 ARG, OFFER_B, LIKES, GAP = "share_b", "offer_b", "likes_a", "taste_gap"
 NAMES = (ARG, OFFER_B, LIKES, GAP)
@@ -44,13 +45,13 @@ def _readers(cs: CheckedSpec, role_name: str, offer: str) -> tuple[list[str], li
 
 def _substitute(expr: str, name: str, by: str) -> str:
     """`expr` with every use of the name `name` replaced by the expression `by` (on the syntax tree)."""
-    replacement = ast.parse(by, mode="eval").body
+    replacement = parse_names(by).body  # a choice may be called `pass`: read as a name
 
     class _Swap(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
             return replacement if node.id == name else node
 
-    return ast.unparse(_Swap().visit(ast.parse(expr, mode="eval")))
+    return ast.unparse(_Swap().visit(parse_names(expr)))
 
 
 def refuse(data: dict[str, Any], cs: CheckedSpec) -> str | None:

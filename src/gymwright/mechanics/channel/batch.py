@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gymwright.mechanics.emit import BatchGen, BatchPart
+from gymwright.spec.names import ident
 
 
 class BatchChannel(BatchPart):
@@ -21,7 +22,7 @@ class BatchChannel(BatchPart):
                     gen.role_locals(r.start, r.count)
                     code = gen.value(message, 2, (), per_agent=True, agents=r.count)
                     sl = f"{r.start}:{r.start + r.count}"
-                    w(f"msg[:, {sl}] = np.where(v.{c.name}[:, {sl}], {code}, msg[:, {sl}])", comment=f"{c.path}.message")
+                    w(f"msg[:, {sl}] = np.where(v.{ident(c.name)}[:, {sl}], {code}, msg[:, {sl}])", comment=f"{c.path}.message")
         w("v.msg = msg")
 
 BATCH = BatchChannel()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gymwright.mechanics.emit import PyGen, PythonPart
+from gymwright.spec.names import ident
 
 
 class PyChannel(PythonPart):
@@ -19,7 +20,7 @@ class PyChannel(PythonPart):
                 message = c.fields.get("message")
                 if message is not None:
                     with w.block(f"for me in range({r.start}, {r.start + r.count}):"):
-                        with w.block(f"if v.{c.name}[me]:"):
+                        with w.block(f"if v.{ident(c.name)}[me]:"):
                             w(f"msg[me] = {gen.em(per_agent=True)(message)}", comment=f"{c.path}.message")
         w("v.msg = msg")
         gen.replaced()

@@ -8,11 +8,12 @@ import numpy as np
 
 from gymwright.mechanics.registry import MECHANICS
 from gymwright.spec.checked import CArg, CChoice, CRole
-from gymwright.spec.checks.context import RESERVED, CheckContext
+from gymwright.spec.checks.context import CheckContext
 from gymwright.spec.expr.check import Checked, Symbol, const_eval
 from gymwright.spec.expr.types import INF, Info
 from gymwright.spec.limits import MAX_ACTIONS, MAX_ARG_VALUES
 from gymwright.spec.model import Choice
+from gymwright.spec.names import ident, reserved_for, suggestion
 
 
 def check_actions(ctx: CheckContext) -> None:
@@ -51,12 +52,12 @@ def check_actions(ctx: CheckContext) -> None:
             if ch.name not in ctx.choice_names:
                 ctx.choice_names.append(ch.name)
     for name in ctx.choice_names:
-        sym = Symbol(name, "action", Info("bool", (n,), 0.0, 1.0), f"v.{name}", "per agent: took this choice this step")
+        sym = Symbol(name, "action", Info("bool", (n,), 0.0, 1.0), f"v.{ident(name)}", "per agent: took this choice this step")
         _declare_action(ctx, sym)
     for name, (lo, hi) in arg_infos.items():
-        sym = Symbol(name, "arg", Info(ctx.arg_dtypes[name], (n,), min(lo, 0.0), max(hi, 0.0)), f"v.{name}", "per agent: argument value chosen this step (0 if not chosen)")
+        sym = Symbol(name, "arg", Info(ctx.arg_dtypes[name], (n,), min(lo, 0.0), max(hi, 0.0)), f"v.{ident(name)}", "per agent: argument value chosen this step (0 if not chosen)")
         _declare_action(ctx, sym)
-    _declare_action(ctx, Symbol("action", "action", Info("int", (n,), -1.0, INF), "v.action", "per agent: flat action index taken (-1 = none)"))
+    _declare_action(ctx, Symbol("action", "action", Info("int", (n,), -1.0, INF), "v.action", "per agent: flat action index taken (-1 = none)"), builtin=True)
     for role in ctx.roles:
         kept = {x.name for x in role.choices}
         for cc, ch in zip(role.choices, [c for c in ctx.spec.actions.get(role.name, []) if c.name in kept], strict=False):
@@ -82,10 +83,16 @@ def _fits_actions(ctx: CheckContext, role: CRole, choice: str, args: list[CArg],
     return False
 
 
-def _declare_action(ctx: CheckContext, sym: Symbol) -> None:
-    if sym.name in ctx.symbols or sym.name in RESERVED - {"action"}:
-        ctx.error("actions", f"action name `{sym.name}` clashes with a {ctx.symbols[sym.name].kind if sym.name in ctx.symbols else 'reserved name'} of the same name",
-                  "rename the choice or argument")
+def _declare_action(ctx: CheckContext, sym: Symbol, builtin: bool = False) -> None:
+    kind = "choice" if sym.kind == "action" else "argument"
+    if sym.name in ctx.symbols:
+        ctx.error("actions", f"action name `{sym.name}` clashes with a {ctx.symbols[sym.name].kind} of the same name",
+                  f"rename the {kind} (e.g. `{suggestion(sym.name, kind)}`)")
+        return
+    why = None if builtin else reserved_for(sym.name, kind)
+    if why is not None:
+        ctx.error("actions", f"{kind} name `{sym.name}` is reserved for {why}",
+                  f"rename the {kind} (e.g. `{suggestion(sym.name, kind)}`)")
         return
     ctx.action_symbols[sym.name] = sym
 

@@ -12,6 +12,7 @@ from gymwright.spec.checked import CArg, CBaseline, CBaselineRule, CChoice, CRol
 from gymwright.spec.checks.actions import role_span
 from gymwright.spec.checks.context import STAGE, CheckContext
 from gymwright.spec.expr.check import Checked, Scope, const_eval
+from gymwright.spec.expr.parse import parse_names
 
 
 def check_baselines(ctx: CheckContext) -> list[CBaseline]:
@@ -99,7 +100,7 @@ def _parse_script_action(text: str) -> tuple[str, dict[str, str]] | None:
     """`choice` or `choice(arg=expr, ...)` -> (choice, {arg: expression source})."""
     text = text.strip()
     try:
-        node = ast.parse(text, mode="eval").body
+        node = parse_names(text).body
     except SyntaxError:
         return None
     if isinstance(node, ast.Name):

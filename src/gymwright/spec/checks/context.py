@@ -17,17 +17,22 @@ import numpy as np
 
 from gymwright.diagnostic import Diagnostic, error
 from gymwright.errors import ExprError
+from gymwright.spec import names
 from gymwright.spec.checked import CRole, CVar
-from gymwright.spec.expr.check import Checked, Scope, Symbol, check, const_eval
+from gymwright.spec.expr.check import Checked, FailedName, Scope, Symbol, check, const_eval
 from gymwright.spec.expr.types import Info, broadcast
 
 if TYPE_CHECKING:
     from gymwright.spec.model import EnvSpec
 
-ENV_OPTIONS = {"render_mode", "max_cycles", "action_mask_in_obs"}
+ENV_OPTIONS = set(names.ENV_OPTIONS)
 """keyword options of every generated env's constructor: a param of that name would be taken as the option"""
-RESERVED = {"me", "t", "action", "True", "False", "None", "reward", "ret",
-            "terminated", "truncated", "metric", "p", "v", "np", "rt"} | ENV_OPTIONS
+RESERVED = {"True", "False", "None"} | set(names.EXPRESSION_NAMES) | set(names.NAMESPACES) | ENV_OPTIONS
+"""Names no declaration may take (`spec.names` says what each is reserved for); a choice or an
+argument may take those of `names.NAMESPACES` (see `checks.actions`)."""
+KIND_OF = {"param": "param", "const": "const", "enum": "enum member", "state": "variable",
+           "agent_state": "variable", "action": "choice", "arg": "argument"}
+"""The kind of name (`spec.names`) of each kind of symbol."""
 STAGE = "static"
 
 
@@ -47,6 +52,8 @@ class CheckContext:
     shape_names: set[str] = field(default_factory=set)  # every name that fixed a shape somewhere
     used: set[str] = field(default_factory=set)  # every name any expression reads
     structural: set[str] = field(default_factory=set)  # params that fix shapes or counts
+    sizing: set[str] = field(default_factory=set)  # names a count or a size reads (`const_int`): must be ints
+    failed: dict[str, str] = field(default_factory=dict)  # name -> why it is undefined (its declaration failed, reported)
     shape_params: dict[str, set[str]] = field(default_factory=dict)  # var -> params its shape depends on
     params: dict[str, Any] = field(default_factory=dict)  # the param values checked
     consts: dict[str, Any] = field(default_factory=dict)
@@ -69,8 +76,10 @@ class CheckContext:
     def declare(self, sym: Symbol, path: str) -> bool:
         """Add `sym` to the names expressions may read; False (reported) if its name is taken."""
         if sym.name in RESERVED:
-            why = " (an option of every generated env)" if sym.name in ENV_OPTIONS else ""
-            self.error(path, f"`{sym.name}` is a reserved name{why}", "choose another name")
+            kind = KIND_OF.get(sym.kind, "name")
+            why = names.reserved_for(sym.name, kind) or names.reserved_for(sym.name, "param")
+            self.error(path, f"`{sym.name}` is reserved for {why}",
+                       f"rename the {kind} (e.g. `{names.suggestion(sym.name, kind)}`)")
             return False
         if sym.name in self.symbols:
             other = self.symbols[sym.name]
@@ -115,7 +124,8 @@ class CheckContext:
             syms["me"] = Symbol("me", "me", Info("int", (), float(lo), float(hi)), "me")
         syms.update(extra or {})
         return Scope(syms, context, per_agent=per_agent, random=random, mechanics=self.mechanics,
-                     sites=self.sites, hidden=hide, shape_names=self.shape_names)
+                     sites=self.sites, hidden=hide, shape_names=self.shape_names,
+                     failed={k: why for k, why in self.failed.items() if k not in syms})
 
     def expr(self, source: Any, scope: Scope, path: str) -> Checked | None:
         """`source` checked in `scope`; None (reported at `path`) when it does not check."""
@@ -123,6 +133,8 @@ class CheckContext:
             c = check(source, scope)
             self.used |= c.names
             return c
+        except FailedName:  # its cause is reported once, where the name's declaration failed
+            return None
         except ExprError as e:
             self.error(path, e.message, e.hint, value=e.source or source,
                        trace=[ln for ln in e.caret().splitlines()])
@@ -142,6 +154,7 @@ class CheckContext:
             self.error(path, f"{what} must be a constant int (literals, params, consts), got `{c.source}`")
             return None
         self.structural |= {n for n in c.names if self.symbols[n].kind == "param"}
+        self.sizing |= c.names
         if value < lo or (hi is not None and value > hi):
             rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
             self.error(path, f"{what} is {value}; it must be {rng}", value=value)

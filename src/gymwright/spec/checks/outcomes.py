@@ -10,6 +10,7 @@ from gymwright.spec.checked import CMetric, CTerm
 from gymwright.spec.checks.actions import role_span
 from gymwright.spec.checks.context import STAGE, CheckContext
 from gymwright.spec.expr.check import Checked
+from gymwright.spec.expr.parse import parse_names
 
 
 def check_rewards(ctx: CheckContext) -> None:
@@ -46,6 +47,9 @@ def check_metrics(ctx: CheckContext) -> list[CMetric]:
                   "make this one `kind: stat` (or `failure`)")
     for name, m in ctx.spec.metrics.items():
         path = f"metrics.{name}"
+        if m.per_agent:
+            out += _per_agent_metric(ctx, name, m.expr, m.reduce, m.kind, path)
+            continue
         c = ctx.expr(m.expr, ctx.scope(f"metric `{name}`", actions=True), f"{path}.expr")
         if c is None:
             continue
@@ -53,6 +57,41 @@ def check_metrics(ctx: CheckContext) -> list[CMetric]:
             ctx.error(f"{path}.expr", f"a metric must be a scalar, got a {c.info.describe()}", "reduce it, e.g. sum(x) or mean(x)")
             continue
         out.append(CMetric(name, c, m.reduce, path))
+    return out
+
+
+class _MeIs(ast.NodeTransformer):
+    """`me` replaced by one agent's index."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.copy_location(ast.Constant(self.index), node) if node.id == "me" else node
+
+
+def _per_agent_metric(ctx: CheckContext, name: str, expr: object, reduce: str, kind: str, path: str) -> list[CMetric]:
+    """`per_agent: true`: one number per agent, checked once with `me`, then one metric per agent
+    (`NAME.AGENT_ID`) whose expression has `me` replaced by the agent's index: both backends and
+    every report see ordinary scalar metrics."""
+    if kind != "stat":
+        ctx.error(f"{path}.kind", f"a per-agent metric is a `stat`, not `{kind}`: the {kind} measure is one number per episode",
+                  f"write the {kind} measure as its own scalar metric (e.g. `sum(...)` or `max(...)` over the agents)")
+        return []
+    c = ctx.expr(expr, ctx.scope(f"metric `{name}`", per_agent=True, actions=True), f"{path}.expr")
+    if c is None:
+        return []
+    if c.info.shape:
+        ctx.error(f"{path}.expr", f"a per-agent metric must be one number per agent, got a {c.info.describe()}",
+                  "index with `me` (e.g. `chips[me]`) or reduce with sum()/mean()")
+        return []
+    out = []
+    for i, agent in enumerate(a for r in ctx.roles for a in r.agent_ids):
+        tree = _MeIs(i).visit(parse_names(c.source))
+        one = ctx.expr(ast.unparse(tree), ctx.scope(f"metric `{name}.{agent}`", actions=True), f"{path}.expr")
+        if one is None:
+            return []
+        out.append(CMetric(f"{name}.{agent}", one, reduce, path, spec_name=name))
     return out
 
 
@@ -65,6 +104,24 @@ def check_end(ctx: CheckContext, key: str) -> Checked | None:
         return None
     if c is not None and key == "truncate":
         _warn_task_rounds(ctx, c)
+    return c
+
+
+def check_agent_end(ctx: CheckContext) -> Checked | None:
+    """`terminate_agent`: one bool per agent (`me`), in simultaneous play only."""
+    source = ctx.spec.terminate_agent
+    if source is None:
+        return None
+    if ctx.spec.turns != "simultaneous":
+        ctx.error("terminate_agent", "`terminate_agent` needs simultaneous play: in a turn-based game the agent "
+                  "whose turn it is could have left the game",
+                  "end the whole episode with `terminate`, or skip a finished agent's turns in `turns.active`")
+        return None
+    c = ctx.expr(source, ctx.scope("terminate_agent", per_agent=True, actions=True), "terminate_agent")
+    if c is not None and (c.info.dtype != "bool" or c.info.shape):
+        ctx.error("terminate_agent", f"terminate_agent must be one bool per agent, got {c.info.describe()}",
+                  "compare with `me`, e.g. `passed[me]` or `pos[me, 0] >= goal_row`")
+        return None
     return c
 
 

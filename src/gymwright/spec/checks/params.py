@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
 
+from gymwright.spec.checked import CConstraint
 from gymwright.spec.checks.context import CheckContext
 from gymwright.spec.expr.check import Symbol, const_eval
 from gymwright.spec.expr.types import INF, Info
 from gymwright.spec.limits import MAX_CONST_SIZE
-from gymwright.spec.model import Const, Enum
+from gymwright.spec.model import Const, Constraint, Enum
 
 
 def check_params(ctx: CheckContext) -> None:
@@ -38,6 +40,47 @@ def check_params(ctx: CheckContext) -> None:
         if p.type == "bool":
             lo, hi = 0.0, 1.0
         ctx.declare(Symbol(name, "param", Info(p.type or "float", (), lo, hi, True, value), f"p.{name}", p.doc), path)
+
+
+def check_constraints(ctx: CheckContext) -> list[CConstraint]:
+    """`constraints`: scalar bools over params, each holding at the assignment checked; a broken
+    one names itself, its doc and the params it reads."""
+    out = []
+    hidden = {n: "is not known where params are set (a constraint reads params only)"
+              for n in [*ctx.spec.consts, *ctx.spec.state, *ctx.spec.agent_state, "t"]}
+    for i, raw in enumerate(ctx.spec.constraints):
+        con = raw if isinstance(raw, Constraint) else Constraint(expr=raw)  # the model makes each one a Constraint
+        path = f"constraints[{i}]"
+        c = ctx.expr(con.expr, ctx.scope("a constraint", hidden=hidden), f"{path}.expr")
+        if c is None:
+            continue
+        if c.info.dtype != "bool" or c.info.shape:
+            ctx.error(f"{path}.expr", f"a constraint must be one bool, got {c.info.describe()}",
+                      "compare params, e.g. `n_players % 2 == 1` or `low < high`")
+            continue
+        checked = CConstraint(c, path, con.doc)
+        value = const_eval(c.tree.body)
+        if value is not None and not bool(value):
+            names = sorted(n for n in c.names if n in ctx.spec.params)
+            given = [n for n in names if n in ctx.overrides]
+            values = ", ".join(f"{n} = {ctx.params[n]!r}" for n in names)
+            where = "the params given" if given else "the params' defaults"
+            ctx.error(path, f"{where} break constraint {checked.describe()}: {values}",
+                      "choose values where it holds" + ("" if given else ", or change the defaults"),
+                      value=c.source)
+        out.append(checked)
+    return out
+
+
+def broken_constraints(spec: Any, params: dict[str, Any]) -> list[str]:
+    """The errors of `params` (defaults for the rest) against the spec's params and constraints
+    alone: cheap (no section past the params is checked), for whoever draws assignments."""
+    if not spec.constraints:
+        return []
+    ctx = CheckContext(spec, {k: v for k, v in params.items() if k in spec.params})
+    check_params(ctx)
+    check_constraints(ctx)
+    return [f"{d.path}: {d.message}" for d in ctx.diags if d.severity.value == "error"]
 
 
 def _coerce_param(ctx: CheckContext, value: Any, dtype: str, where: str) -> Any:
@@ -88,13 +131,24 @@ def check_consts(ctx: CheckContext) -> None:
             ctx.computed.append((name, raw, doc))
         else:
             declare_const(ctx, name, raw, doc)
+            if name not in ctx.symbols:  # refused: what reads it is not reported again
+                ctx.failed[name] = f"const `{name}` failed (see the error at consts.{name})"
 
 
 def check_computed_consts(ctx: CheckContext) -> None:
     for name, source, doc in ctx.computed:
+        errors = len(ctx.diags)
         value = computed_const(ctx, name, source, f"consts.{name}")
         if value is not None:
             declare_const(ctx, name, value, doc)
+        if name not in ctx.symbols:  # refused: what reads it is not reported again
+            cause = next((ctx.failed[n] for n in _names_in(source) if n in ctx.failed), None)
+            ctx.failed[name] = cause if cause is not None and len(ctx.diags) == errors else \
+                f"const `{name}` failed (see the error at consts.{name})"
+
+
+def _names_in(source: str) -> list[str]:
+    return re.findall(r"[A-Za-z_]\w*", source)
 
 
 def declare_const(ctx: CheckContext, name: str, raw: Any, doc: str) -> None:
@@ -141,8 +195,11 @@ def computed_const(ctx: CheckContext, name: str, source: str, path: str) -> Any:
 
 
 def check_shape_params(ctx: CheckContext) -> None:
-    """Params that size arrays or count agents must be ints."""
-    for name in sorted(ctx.structural):
+    """Params that size arrays or count agents must be ints. Only those: a float param that is
+    structural for another reason (the values of an action argument, `linspace(-speed, speed, 5)`)
+    is fixed per module, and a float is right for it."""
+    sizing = ctx.sizing | ctx.shape_names
+    for name in sorted(ctx.structural & sizing):
         p = ctx.spec.params.get(name)
         if p is not None and p.type == "float":
             ctx.error(f"params.{name}", f"param `{name}` sizes arrays or counts agents, so it must be an int", "set `type: int`")

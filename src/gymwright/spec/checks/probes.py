@@ -13,6 +13,7 @@ from gymwright.diagnostic import warning
 from gymwright.spec.checked import CMetric, CProbe, CVar
 from gymwright.spec.checks.context import STAGE, CheckContext
 from gymwright.spec.expr.check import Symbol
+from gymwright.spec.expr.parse import parse_names
 from gymwright.spec.expr.types import Info
 from gymwright.spec.model import Probe
 
@@ -30,8 +31,9 @@ def check_probes(ctx: CheckContext, metrics: list[CMetric], variables: list[CVar
         "terminated": Symbol("terminated", "probe", Info("bool", (), 0.0, 1.0), "P.terminated"),
         "truncated": Symbol("truncated", "probe", Info("bool", (), 0.0, 1.0), "P.truncated"),
     }
-    for name in ctx.spec.metrics:  # all of them: a broken metric is reported once, where it is
-        extra[f"metric_{name}"] = Symbol(f"metric_{name}", "probe", Info("float", ()), f"P.metric_{name}")
+    for name, m in ctx.spec.metrics.items():  # all of them: a broken metric is reported once, where it is
+        info = Info("float", (n,)) if m.per_agent else Info("float", ())  # per agent: metric.NAME.AGENT -> [i]
+        extra[f"metric_{name}"] = Symbol(f"metric_{name}", "probe", info, f"P.metric_{name}")
     for role in ctx.roles:
         dim = sum(f.size for f in role.features)
         lo = min((float(f.low.min()) for f in role.features if f.size), default=0.0)
@@ -122,6 +124,8 @@ def _rewrite_probe(ctx: CheckContext, src: str, ids: dict[str, int], path: str) 
 
     out = _rewrite_views(ctx, src, ids, bad)
     out = re.sub(r"\b(reward|ret)\.([A-Za-z_]\w*)", agent, out)
+    out = re.sub(r"\bmetric\.([A-Za-z_]\w*)\.([A-Za-z_]\w*)",
+                 lambda m: f"metric_{m.group(1)}[{ids[m.group(2)]}]" if m.group(2) in ids else m.group(0), out)
     out = re.sub(r"\bmetric\.([A-Za-z_]\w*)", r"metric_\1", out)
     if bad and "." in bad[0]:
         who, member = bad[0].split(".", 1)
@@ -207,7 +211,7 @@ def _start_problem(var: CVar, value: Any, n_agents: int) -> str:
 
 def _parse_action(text: str) -> tuple[str, dict[str, Any]] | None:
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        node = parse_names(text.strip()).body
     except SyntaxError:
         return None
     if isinstance(node, ast.Name):

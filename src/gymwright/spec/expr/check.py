@@ -47,6 +47,11 @@ class Symbol:
     doc: str = ""
 
 
+class FailedName(ExprError):
+    """An expression reads a name whose declaration failed (reported there, once): whoever checks
+    the expression reports nothing more, so one failing const is one error, not a cascade."""
+
+
 @dataclass
 class Scope:
     """The names visible in one place of a spec, and what is allowed there."""
@@ -59,11 +64,14 @@ class Scope:
     sites: list[int] = field(default_factory=lambda: [0])  # shared counter of random draw sites
     hidden: dict[str, str] = field(default_factory=dict)  # name -> why it is not visible here
     shape_names: set[str] = field(default_factory=set)  # names whose values fixed a shape
+    failed: dict[str, str] = field(default_factory=dict)  # declared names whose declaration failed -> why
 
     def lookup(self, name: str, source: str, node: ast.AST) -> Symbol:
         if name in self.symbols:
             return self.symbols[name]
         col = getattr(node, "col_offset", None)
+        if name in self.failed:
+            raise FailedName(f"`{name}` is undefined because {self.failed[name]}", source=source, col=col)
         if name in self.hidden:
             raise ExprError(f"`{name}` {self.hidden[name]}", source=source, col=col)
         if name in FUNCTIONS:
@@ -271,8 +279,15 @@ class _Checker:
             if i.const and i.lo < 0:
                 raise self.err(ix, f"index {i.lo:g} is negative: indices count from 0 here (a negative one does not "
                                    "count from the end)", f"for the last entry of axis {axis} write {size - 1}")
-            if i.hi < INF and i.lo > -INF and (i.lo < -size or i.hi >= size):
-                raise self.err(ix, f"index range [{i.lo:g}, {i.hi:g}] is out of bounds for axis {axis} of size {size}")
+            if i.hi < INF and i.lo > -INF and i.lo < 0:  # numpy would wrap it to the end, silently
+                raise self.err(ix, f"index range [{i.lo:g}, {i.hi:g}] reaches below 0 for axis {axis} of size {size}: "
+                                   f"a negative index is an error here (it does not count from the end)",
+                               f"guard it and clamp the index, e.g. `x[max(i, 0)] if i >= 0 else 0` where -1 means "
+                               f"none, or `x[clip(i, 0, {size - 1})]`")
+            if i.hi < INF and i.lo > -INF and i.hi >= size:
+                raise self.err(ix, f"index range [{i.lo:g}, {i.hi:g}] is out of bounds for axis {axis} of size {size}",
+                               f"guard it and clamp the index, e.g. `x[min(i, {size - 1})] if i < {size} else 0`, "
+                               f"or `x[clip(i, 0, {size - 1})]`")
         out = (*(lead or ()), *shape, *base.shape[len(idx):])
         if any(isinstance(ix, ast.Slice) for ix in idx) and lead:
             raise self.err(node, "mixing index arrays and slices is not supported")

@@ -382,6 +382,39 @@ def _roll(c: CallInfo) -> Info:
     return Info(x.dtype, x.shape, x.lo, x.hi, _const(c))
 
 
+@_register("others", "others(x, i)", "x without entry i of its first axis, the rest in order: `others(x, me)` is every other agent's x", "array", (2, 2),
+           impl=lambda x, i: np.delete(np.asarray(x), int(i), axis=0))
+def _others(c: CallInfo) -> Info:
+    x, i = c.args
+    if not x.shape or x.shape[0] < 2:
+        raise ArgError(f"x must be an array with 2 or more entries along its first axis, got {x.describe()}")
+    if i.shape or i.dtype != "int":
+        raise ArgError(f"i must be one int (e.g. `me`), got {i.describe()}")
+    n = x.shape[0]
+    if i.hi < INF and i.lo > -INF and (i.lo < 0 or i.hi >= n):
+        raise ArgError(f"i in [{i.lo:g}, {i.hi:g}] reaches outside the {n} entries of x (0 .. {n - 1})")
+    return Info(x.dtype, (n - 1, *x.shape[1:]), x.lo, x.hi, _const(c))
+
+
+@_register("stack", "stack(a, b, ...)", "k numbers per element on a new last axis ([..., j] is argument j): windows stacked read cell by cell", "array", (2, 16),
+           impl=lambda *a: np.stack(np.broadcast_arrays(*a), axis=-1))
+def _stack(c: CallInfo) -> Info:
+    for a in c.args:
+        _need_numeric(a, "arguments")
+    shape = _shape_of(*c.args)
+    lo, hi = min(a.lo for a in c.args), max(a.hi for a in c.args)
+    return Info(promote(*(a.dtype for a in c.args)), _check_size((*shape, len(c.args))), lo, hi, _const(c))
+
+
+@_register("transpose", "transpose(m)", "m (2-D) with rows and columns swapped (`m.T`)", "array", (1, 1),
+           impl=np.transpose)
+def _transpose(c: CallInfo) -> Info:
+    m = c.args[0]
+    if len(m.shape) != 2:
+        raise ArgError(f"expects a 2-D array, got {m.describe()}")
+    return Info(m.dtype, (m.shape[1], m.shape[0]), m.lo, m.hi, _const(c))
+
+
 # --------------------------------------------------------------------------- tables (computed when the env is built)
 
 @_register("len", "len(x)", "length of x's first axis (a constant)", "table", (1, 1))

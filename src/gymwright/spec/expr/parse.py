@@ -8,8 +8,10 @@ names the construct and quotes the source with a caret.
 from __future__ import annotations
 
 import ast
+import re
 
 from gymwright.errors import ExprError
+from gymwright.spec.names import STATEMENT_KEYWORDS
 
 MAX_CHARS = 2000
 MAX_NODES = 400
@@ -88,7 +90,7 @@ def parse(source: str | bool | int | float) -> tuple[str, ast.Expression]:
     if "\n" in text:
         text = " ".join(line.strip() for line in text.splitlines())
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = parse_names(text)
     except SyntaxError as e:
         col = (e.offset - 1) if e.offset else None
         raise ExprError(f"syntax error: {e.msg}", source=text, col=col,
@@ -97,6 +99,30 @@ def parse(source: str | bool | int | float) -> tuple[str, ast.Expression]:
         raise ExprError(f"expression cannot be parsed: {e}", source=text[:200]) from None
     _check_tree(tree, text)
     return text, tree
+
+
+_STATEMENT_WORD = re.compile(r"(?<![A-Za-z0-9_.])(" + "|".join(sorted(STATEMENT_KEYWORDS)) + r")(?![A-Za-z0-9_])")
+
+
+def parse_names(text: str) -> ast.Expression:
+    """`ast.parse(text, mode="eval")`, reading a Python statement keyword (`pass`, `raise`),
+    which never occurs in an expression, as a name: a choice or an argument may be called that
+    (`pass[me]`, `bet(raise=2)`). Each such word is parsed as a placeholder of the same length
+    (`_ass`; no spec name starts with `_`), so every column stays the source's, then renamed back."""
+    words: dict[str, str] = {}
+
+    def hide(m: re.Match[str]) -> str:
+        words["_" + m.group(1)[1:]] = m.group(1)
+        return "_" + m.group(1)[1:]
+
+    tree = ast.parse(_STATEMENT_WORD.sub(hide, text), mode="eval")
+    if words:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in words:
+                node.id = words[node.id]
+            elif isinstance(node, ast.keyword) and node.arg in words:
+                node.arg = words[node.arg]
+    return tree
 
 
 def _check_tree(tree: ast.Expression, source: str) -> None:
@@ -120,6 +146,8 @@ def _check_tree(tree: ast.Expression, source: str) -> None:
 
 def _check_node(node: ast.AST, source: str, col: int | None) -> None:
     kind = type(node)
+    if isinstance(node, ast.Attribute) and node.attr == "T":
+        raise _err(REFUSED[kind], source, col, "to swap the rows and columns of a 2-D array write transpose(m)")
     if kind in REFUSED:
         raise _err(REFUSED[kind], source, col)
     if kind not in ALLOWED_NODES:
@@ -151,3 +179,25 @@ def _check_constant(node: ast.Constant, source: str) -> None:
     what = "strings" if isinstance(v, str | bytes) else f"`{type(v).__name__}` literals"
     raise _err(f"{what} are not allowed in expressions", source, node.col_offset,
                "use numbers, bools, or an `enum` const for named values")
+
+
+# The grammar, loosest binding first: the reference (`spec/reference.py`) renders it, with each
+# operator's symbol from ALLOWED_NODES, and a test keeps every allowed operator in exactly one row.
+PRECEDENCE: tuple[tuple[tuple[type, ...], str], ...] = (
+    ((ast.IfExp,), "c a scalar picks one branch; c an array picks elementwise "
+                   "(the batch backend computes both branches)"),
+    ((ast.Or,), "scalars: Python's `or`, as a bool; arrays: elementwise (both sides computed)"),
+    ((ast.And,), "scalars: Python's `and`, as a bool; arrays: elementwise (both sides computed)"),
+    ((ast.Not,), "`not x`: a bool; elementwise on arrays"),
+    ((ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE),
+     "bools, elementwise on arrays; a chain `a < b <= c` is `a < b and b <= c`"),
+    ((ast.Add, ast.Sub), "numpy's broadcasting; a bool counts as 0 / 1"),
+    ((ast.Mult, ast.Div, ast.FloorDiv, ast.Mod),
+     "`/` gives a float; `//` floors and `%` takes the divisor's sign (`-1 % 3` is 2); by 0 no error: inf or nan (floats), 0 (ints)"),
+    ((ast.USub, ast.UAdd), "unary minus and plus"),
+    ((ast.Pow,), "in float; binds tighter than a unary minus on its left (`-x ** 2` is `-(x ** 2)`), "
+                 "right to left (`a ** b ** c` is `a ** (b ** c)`)"),
+    ((ast.Subscript, ast.Call, ast.List),
+     "`x[i]`, `x[i, j]` (ints or int arrays), `x[a:b]` (constant bounds, no step), `f(...)` (the function "
+     "table), `[a, b]` (a list literal: items of one shape make an array with a new first axis)"),
+)
