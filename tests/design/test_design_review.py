@@ -40,9 +40,9 @@ def test_a_review_that_accepts_makes_the_design_pass(tmp_path: Path, store: Stor
     assert result.passed and result.verified and result.fits_task == "yes"
     review = provider.requests[4].messages[-1].content
     assert TASK in review and "button_coordination" in review  # the task and the spec (YAML)
-    assert "## random legal actions" in review and "ended after 5 steps (truncated)" in review
+    assert "## A sample episode of random legal actions" in review and "ended after 5 steps (truncated)" in review
     assert "press" in review and "returns:" in review
-    for aspect in ("agents", "actions", "rewards", "observations", "ends", "metrics"):
+    for aspect in ("agents", "actions", "params", "rewards", "observations", "ends", "metrics"):
         assert f"- {aspect}:" in review
     assert "fits_task" in json.dumps(provider.requests[4].schema)
 
@@ -75,10 +75,10 @@ def test_a_design_the_review_keeps_rejecting_is_verified_but_unfit(tmp_path: Pat
     assert rec.result["findings"] == result.findings
 
 
-def test_an_unusable_review_leaves_fits_task_unknown(tmp_path: Path, store: Store) -> None:
+def test_an_unusable_review_is_a_failed_review_with_fits_task_unknown(tmp_path: Path, store: Store) -> None:
     items = [*PLANS, {"json": BUTTON}, *["not json"] * 2]
-    result, _ = run(tmp_path, items, store, max_repairs=1)
-    assert result.passed and result.verified and result.fits_task == "unknown"
+    result, _ = run(tmp_path, items, store, max_repairs=1)  # issue 42: no longer "passed"
+    assert result.status == "review_failed" and result.verified and result.fits_task == "unknown"
 
 
 def test_no_review_makes_no_call_and_says_unknown(tmp_path: Path, store: Store) -> None:
@@ -137,7 +137,7 @@ def test_the_spec_prompt_names_every_key_and_the_plans_cover_the_spec() -> None:
     for key in ("turns", "consts", "baselines", "text", "doc"):
         assert key in EnvSpec.model_fields and f", {key}," in f", {spec_keys()},"
     assert {"observations", "mechanics", "consts"} <= set(DynamicsPlan.model_fields)
-    assert {"success_metric", "success_direction", "baselines"} <= set(RewardsPlan.model_fields)
+    assert {"success_metric", "baselines"} <= set(RewardsPlan.model_fields)
     assert "shape" in DynamicsPlan.model_json_schema()["$defs"]["VarPlan"]["properties"]
 
 

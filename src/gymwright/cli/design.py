@@ -101,18 +101,20 @@ def print_result(r: DesignResult) -> None:
     verdict.append(f" ({len(r.attempts)} attempts, {r.wall_s:.1f} s{tokens})")
     out.print(verdict)
     out.print(Text(f"verified: {'yes' if r.verified else 'no'}; fits the task: {r.fits_task}"
-                   + ("" if r.fits_task != "unknown" else f" ({unknown_fit_reason(r.mode)})")))
+                   + ("" if r.fits_task != "unknown" else
+                      " (the task-fit review failed)" if r.review_error else f" ({unknown_fit_reason(r.mode)})")))
     out.print(Text(f"designer: {r.model} [{r.mode} mode; model from {r.model_source}]", style="dim"))
     if r.explanation:
         out.print(Text(inert(r.explanation)))
     if r.spec_path and r.mode == "code":
-        out.print(f"module: {r.spec_path}" + ("" if r.passed else " (the last attempt, not verified)"))
+        out.print(f"module: {r.spec_path}" + ("" if r.passed else f" ({kept_as(r.status, r.verified)})"))
         if r.passed:
-            out.print("It ran only inside a sandbox worker; `gymwright export "
-                      f"{r.spec_path} -o env.py` checks it again and writes a module that runs it there too.")
+            out.print("It ran only inside a sandbox worker, and the file runs it there too: its "
+                      "`parallel_env()` and `env()` give PettingZoo envs over a sandbox worker; "
+                      f"`gymwright train {r.spec_path}` trains on it.")
         return
     if r.spec_path:
-        out.print(f"spec: {r.spec_path}" + ("" if r.passed else " (the last attempt, not verified)"))
+        out.print(f"spec: {r.spec_path}" + ("" if r.passed else f" ({kept_as(r.status, r.verified)})"))
     if r.passed and r.spec_path:
         out.print(f"Next: `gymwright run {r.spec_path} --render --episodes 1`, "
                   f"`gymwright show {r.design_id}` for every attempt.")
@@ -120,12 +122,18 @@ def print_result(r: DesignResult) -> None:
         out.print(f"`gymwright show {r.design_id}` lists every attempt and its diagnostics.")
 
 
+def kept_as(status: str, verified: bool) -> str:
+    """What the spec file of a design that did not pass is."""
+    if not verified:
+        return "the last attempt, not verified"
+    return {"review_failed": "verified, not reviewed: the review failed"}.get(
+        status, "verified, but the review found it unfit")
+
+
 def unknown_fit_reason(mode: str) -> str:
     """Why a design's fit to the task is unknown."""
-    if mode == "spec":
+    if mode in ("spec", "code"):
         return "no usable task-fit review"
-    if mode == "code":
-        return "code mode has no task-fit review yet"
     if mode == "offline":
         return "no model reviewed it; the offline designer refuses templates that lack what the task names"
     return "no model reviewed it; template mode asks only whether the template is the same kind of game"
@@ -144,11 +152,11 @@ def design_command(
     max_repairs: Annotated[int, typer.Option("--max-repairs", min=0, help="Repair attempts after the first spec.")] = 3,
     max_calls: Annotated[int, typer.Option("--max-calls", min=1, help="Budget: model calls per design.")] = 30,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Budget: tokens per design.")] = 400_000,
-    output: Annotated[Path | None, typer.Option("--out", "-o", help="Write the verified spec here (YAML).")] = None,
+    output: Annotated[Path | None, typer.Option("--out", "-o", help="Write the verified spec here (.yaml; --mode code: a .py module).")] = None,
     force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite --out if it exists.")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the model even when the reply is cached.")] = False,
     no_review: Annotated[bool, typer.Option(
-        "--no-review", help="Spec mode: skip the task-fit review after verification (fits the task: unknown).")] = False,
+        "--no-review", help="Spec and code mode: skip the task-fit review after verification (fits the task: unknown).")] = False,
     store: StoreOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
 ) -> None:
@@ -202,7 +210,7 @@ def designs_command(
     for col in ("id", "started (UTC)", "status", "fits task", "mode", "designer", "tries", "tokens", "task"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        style = {"passed": "green", "failed": "red", "unfit": "red", "error": "red",
+        style = {"passed": "green", "failed": "red", "unfit": "red", "review_failed": "red", "error": "red",
                  "interrupted": "yellow"}.get(r.status, "")
         table.add_row(str(r.id), r.started_at[:19].replace("T", " "), Text(r.status, style=style),
                       r.fits_task, r.mode, r.model, str(r.n_attempts), str(r.usage.total), r.task[:60])
@@ -257,7 +265,8 @@ def print_design(rec: DesignRecord, spec: dict[str, Any] | None, full: bool) -> 
         print_attempt(a, full)
     if spec is not None:
         what = "module" if rec.mode == "code" else "spec"
-        out.rule(Text(f"final {what}" if rec.status == "passed" else f"last {what} (not verified)", style="bold"))
+        out.rule(Text(f"final {what}" if rec.status == "passed" else f"last {what} ({kept_as(rec.status, bool(rec.verified))})",
+                      style="bold"))
         if rec.mode == "code" and isinstance(spec.get("code"), str):  # the module as text, numbered
             out.print(Text(inert(f"name: {spec.get('name')}, class: {spec.get('class', '(the only ParallelEnv)')}")))
             out.print(Text("\n".join(f"{i:4d}  {inert(line)}" for i, line in enumerate(spec["code"].splitlines(), 1))))

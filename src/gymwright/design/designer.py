@@ -30,6 +30,7 @@ from gymwright.store import AttemptRecord, Store
 from gymwright.verify.report import VerificationReport
 
 MODES = ("spec", "template", "offline", "code")
+REVIEWED = ("spec", "code")  # the modes whose verified design the model reviews against the task
 OFFLINE_LABEL = "offline designer (retrieval + rules, no language model)"
 VERIFY_EPISODES = 20
 
@@ -41,7 +42,7 @@ class DesignResult:
     `passed` is both together: verified, and not found to miss the task."""
 
     design_id: int
-    status: str  # passed, unfit (verified, the review says it does not fit), failed, error, interrupted
+    status: str  # passed, unfit (verified, a review check failed), review_failed (verified, the review call failed), failed, error, interrupted
     mode: str
     model: str
     model_source: str
@@ -63,6 +64,7 @@ class DesignResult:
     verified: bool = False
     fits_task: str = "unknown"  # yes, no, unknown (session.FITS)
     findings: list[str] = field(default_factory=list)  # the review's failed checks
+    review_error: str = ""  # why the task-fit review failed (status review_failed)
 
     @property
     def passed(self) -> bool:
@@ -72,6 +74,7 @@ class DesignResult:
         return {
             "design_id": self.design_id, "passed": self.passed, "status": self.status,
             "verified": self.verified, "fits_task": self.fits_task, "findings": self.findings,
+            "review_error": self.review_error,
             "mode": self.mode, "model": self.model, "model_source": self.model_source,
             "task": self.task, "attempts": len(self.attempts),
             "spec_path": str(self.spec_path) if self.spec_path else None,
@@ -99,7 +102,7 @@ class DesignOptions:
     retry_backoff: float = 1.0  # seconds before the first retry, doubling (a server's hint wins)
     verify_episodes: int = VERIFY_EPISODES
     use_cache: bool = True
-    review: bool = True  # spec mode: the model reviews the verified spec against the task
+    review: bool = True  # spec and code mode: the model reviews the verified design against the task
 
 
 def resolve_mode(mode: str | None, has_model: bool, model: str | None = None) -> str:
@@ -138,6 +141,9 @@ def design(task: str, options: DesignOptions | None = None, *, store: Store | No
                              hint='describe the environment, e.g. "two robots split a pie"')
     name, source = (provider.name + ":" + provider.model, "provider") if provider else choose_model(opts.model)
     mode = resolve_mode(opts.mode, name is not None, name)
+    from gymwright.design.coded import check_out_path
+
+    check_out_path(mode, out)  # a .yaml for a module, or a .py for a spec: refused before any call
     own_store = store is None
     store = store or Store.open()
     llm = None
@@ -159,12 +165,12 @@ def _run(task: str, opts: DesignOptions, mode: str, llm: LLM | None, source: str
                 "max_tokens": opts.max_tokens, "verify_episodes": opts.verify_episodes,
                 "prompts_version": prompts.version, "model_source": source,
                 "base_url": opts.base_url, "pid": os.getpid(),
-                "review": opts.review and mode == "spec"}
+                "review": opts.review and mode in REVIEWED}
     design_id = store.start_design(task, model=label, mode=mode, template_hash=prompts.hash,
                                    settings=settings)
     session = DesignSession(store=store, design_id=design_id, prompts=prompts, llm=llm,
                             max_repairs=opts.max_repairs, verify_episodes=opts.verify_episodes,
-                            progress=progress, task=task, review=opts.review and mode == "spec")
+                            progress=progress, task=task, review=opts.review and mode in REVIEWED)
     result = DesignResult(design_id, "running", mode, label, source, task,
                           template_hash=prompts.hash, store_path=store.path)
     start = time.perf_counter()
@@ -175,8 +181,12 @@ def _run(task: str, opts: DesignOptions, mode: str, llm: LLM | None, source: str
         result.status, result.explanation = "interrupted", "interrupted (Ctrl-C)"
         raise
     except (DesignStopped, LLMError) as e:
-        result.status = "failed" if isinstance(e, DesignStopped) else "error"
-        result.explanation = str(e)
+        if session.verified is not None:  # a verified spec is never lost
+            session.repair_error = session.repair_error or e.message
+            finish(result, session, *session.verified, None, out)
+        else:
+            result.status = "failed" if isinstance(e, DesignStopped) else "error"
+            result.explanation = str(e)
     finally:
         close(result, session, store, llm, time.perf_counter() - start)
     return result
@@ -205,7 +215,8 @@ def finish(result: DesignResult, session: DesignSession, spec: dict[str, Any] | 
     candidate = spec or last_candidate(session)
     result.verified = spec is not None
     result.fits_task, result.findings = session.fits_task, list(session.findings)
-    result.status = verdict(result.verified, result.fits_task)
+    result.review_error = session.review_error if result.verified else ""
+    result.status = verdict(result.verified, result.fits_task, result.review_error)
     if candidate is not None:
         result.spec = candidate
         result.spec_sha = session.store.put_spec(candidate, name=str(candidate.get("name", "")))
@@ -213,15 +224,23 @@ def finish(result: DesignResult, session: DesignSession, spec: dict[str, Any] | 
                                            out if result.passed else None)
     if result.status == "unfit":
         result.explanation = ("the spec passed verification, but the task-fit review found that it "
-                              "does not do what the task asks:\n" + "\n".join(result.findings))
+                              "does not do what the task asks on these checks:\n" + "\n".join(result.findings))
+    elif result.status == "review_failed":
+        result.explanation = (f"the spec passed verification, but the task-fit review failed: {result.review_error}; "
+                              "the verified spec is kept unreviewed (run the design again, or review it yourself)")
     elif not result.explanation and not result.passed:
         result.explanation = failure_summary(session, report)
+    if session.repair_error and result.verified:
+        result.explanation += (f"\nThe repair after the review could not go on ({session.repair_error}): "
+                               "this is the last verified spec.")
 
 
-def verdict(verified: bool, fits_task: str) -> str:
-    """The design's status from its two verdicts."""
+def verdict(verified: bool, fits_task: str, review_error: str = "") -> str:
+    """The design's status from its two verdicts (and whether the review call failed)."""
     if not verified:
         return "failed"
+    if review_error:
+        return "review_failed"
     return "unfit" if fits_task == "no" else "passed"
 
 
@@ -243,7 +262,7 @@ def failure_summary(session: DesignSession, report: VerificationReport | None) -
 def write_spec_file(spec: dict[str, Any], result: DesignResult, store: Store, out: Path | None) -> Path:
     """`out` when given (and the spec passed), else the store's artifacts folder. Atomic."""
     name = str(spec.get("name", "spec"))
-    suffix = {"passed": "", "unfit": ".unfit"}.get(result.status, ".failed")
+    suffix = {"passed": "", "unfit": ".unfit", "review_failed": ".unreviewed"}.get(result.status, ".failed")
     ext = ".py" if result.mode == "code" else ".yaml"  # code mode: the vetted module itself
     path = out or store.path / "artifacts" / "specs" / f"{name}-{result.spec_sha[:12]}{suffix}{ext}"  # type: ignore[index]  # the one caller sets spec_sha (put_spec) just before
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -252,9 +271,9 @@ def write_spec_file(spec: dict[str, Any], result: DesignResult, store: Store, ou
         from gymwright.design.coded import write_code_file
 
         return write_code_file(spec, path, f"designed by gymwright (design {result.design_id}, "
-                                           f"{result.model}); a language model wrote it and it was checked only in a sandbox: "
-                                           "imported, it runs UNSANDBOXED (run it through gymwright, or `gymwright export` "
-                                           f"it)\ntask: {result.task}")
+                                           f"{result.model}); a language model wrote MODEL_CODE below: it runs only in "
+                                           "gymwright's sandbox worker (`gymwright export --raw` gives the module itself)"
+                                           f"\ntask: {result.task}")
     write_atomic(path, header + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100))
     return path
 
@@ -267,6 +286,7 @@ def close(result: DesignResult, session: DesignSession, store: Store, llm: LLM |
         result.status = "error"
     summary = {"explanation": result.explanation, "template": result.template,
                "verified": result.verified, "fits_task": result.fits_task, "findings": result.findings,
+               "review_error": result.review_error,
                "score": result.score, "spec_path": str(result.spec_path) if result.spec_path else None,
                "provider_calls": result.provider_calls}
     store.finish_design(result.design_id, status=result.status, spec_sha=result.spec_sha,

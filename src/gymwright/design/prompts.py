@@ -29,7 +29,7 @@ from gymwright.spec.model import EnvSpec
 from gymwright.spec.reference import MECHANICS, compact_line, compact_reference, prompt_reference
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
-PROMPTS_VERSION = "6"
+PROMPTS_VERSION = "7"
 # The examples of a full spec prompt share this many characters (the nearest first; a second
 # one only when it fits): with the reference of a non-grid task, the prompt stays under 25 KB.
 EXAMPLES_BUDGET = 9_000
@@ -118,20 +118,32 @@ def trimmed(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def without_prose(data: Any, top: bool = True) -> Any:
+    """`data` without its prose (every `doc` string, the top-level `description` and `tags`): a
+    short context keeps the example's structure, which is what it shows of the language."""
+    if isinstance(data, dict):
+        drop = ("description", "tags") if top else ()
+        return {k: without_prose(v, False) for k, v in data.items()
+                if k not in drop and not (k == "doc" and isinstance(v, str))}
+    if isinstance(data, list):
+        return [without_prose(v, False) for v in data]
+    return data
+
+
 def example_block(names: Iterable[str], compact: bool = False,
                   budget: int = EXAMPLES_BUDGET) -> str:
     """Library specs as readable YAML, one per block, nearest first: the few-shot examples.
     The first is always shown (trimmed if it alone is over `budget`); each further one only if
-    it fits the budget whole or trimmed. `compact` (a short context): without prose docs, text
-    templates and scripted baselines, and with one probe, as compact JSON."""
+    it fits the budget whole or trimmed. `compact` (a short context): without prose (`without_prose`),
+    text templates and scripted baselines, and with one probe, as compact JSON."""
     blocks: list[str] = []
     used = 0
     for name in names:
         data, _ = read_data(name)
         if compact:
-            data = {k: v for k, v in data.items() if k not in ("doc", "text", "baselines")}
+            data = {k: v for k, v in data.items() if k not in ("text", "baselines")}
             data["probes"] = data.get("probes", [])[:1]
-            blocks.append(f"## {name}\n{compact_json(data)}")
+            blocks.append(f"## {name}\n{compact_json(without_prose(data))}")
             continue
         text = readable(data)
         if used + len(text) > budget:

@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from gymwright.spec.loader import library_names, load_spec
 from gymwright.spec.model import EnvSpec
@@ -380,3 +380,66 @@ def best_fit(task: str) -> tuple[Match | None, list[Match]]:
     if best is None or best.score < FIT_THRESHOLD or is_near_tie(best, second):
         return None, ranking
     return best, ranking
+
+
+# ----------------------------------------------------------------------------- game types
+# The kind of game a text describes, from its words (phrases as consecutive stems, stop words
+# kept): the model designer offers as few-shot examples only library specs of a kind the task
+# has (a two-car intersection is not a commons because both say "step" and "time"). A library
+# spec's kinds come from its name and tags only (curated; its prose mentions other games).
+GAME_TYPES: dict[str, tuple[str, ...]] = {
+    "matrix game": ("matrix game", "payoff matrix", "normal form", "repeated game", "iterated",
+                    "prisoner", "stag hunt", "rock paper scissors", "rock paper",
+                    "paper scissors", "scissors", "rpsls", "spock", "matching pennies",
+                    "game of chicken", "hawk dove", "battle of the sexes", "coordination game",
+                    "minority game", "el farol", "blotto"),
+    "auction": ("auction", "bid", "bidder", "bidding", "vickrey", "second price", "first price"),
+    "bargaining": ("negotiation", "negotiate", "bargain", "bargaining", "ultimatum",
+                   "alternating offer", "counteroffer", "counter offer", "split the", "divide the",
+                   "multi issue"),
+    "grid movement": ("grid", "gridworld", "grid world", "maze", "cell", "path finding", "mapf",
+                      "navigation", "lattice", "push", "pursuit evasion", "predator prey",
+                      "capture the flag", "forage", "foraging", "coverage", "warehouse"),
+    "card game": ("card", "deck", "poker", "kuhn", "blackjack", "bluff"),
+    "signaling": ("signal", "signaling", "signalling", "signaling game", "speaker", "listener",
+                  "message", "communication", "emergent language", "lewis", "cheap talk",
+                  "channel"),
+    "resource commons": ("commons", "common pool", "common pool resource", "fishery", "fish",
+                         "harvest", "regrow", "public good", "public goods", "contribute",
+                         "contribution"),
+    "traffic": ("intersection", "car", "traffic", "lane", "road", "vehicle", "crossroad"),
+    "market": ("market", "trade", "trading", "trader", "inventory", "cournot", "price",
+               "economy", "firm"),
+}
+
+
+def _stem_seq(text: str) -> tuple[str, ...]:
+    text = re.sub(r"['\u2019]s\b", " ", text.lower()).replace("-", " ").replace("_", " ")
+    return tuple(stem(w) for w in _WORD.findall(text))
+
+
+def _has_phrase(seq: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    return n > 0 and any(seq[i:i + n] == phrase for i in range(len(seq) - n + 1))
+
+
+def game_types(text: str) -> frozenset[str]:
+    """The kinds of game (`GAME_TYPES`) whose words the text uses."""
+    seq = _stem_seq(text)
+    return frozenset(kind for kind, forms in GAME_TYPES.items()
+                     if any(_has_phrase(seq, _stem_seq(f)) for f in forms))
+
+
+@cache
+def library_game_types(name: str) -> frozenset[str]:
+    """The kinds of game library spec `name` is, from its name and tags."""
+    spec = load_spec(name)
+    return game_types(" . ".join([spec.name, *spec.tags]))
+
+
+def names_the_library_spec(task: str, name: str) -> bool:
+    """The task names library spec `name`'s game ("a sealed-bid auction", "predator-prey",
+    "the iterated prisoner's dilemma"): its name's words, in order, are in the task (a name of
+    three words or more also without its first, "prisoner's dilemma")."""
+    seq, words = _stem_seq(task), _stem_seq(name)
+    return _has_phrase(seq, words) or (len(words) >= 3 and _has_phrase(seq, words[1:]))

@@ -2,15 +2,26 @@
 
 A verified spec runs; it may still be the wrong game (a path-finding grid for a coverage task,
 simultaneous moves for a turn-based one, a metric that measures nothing the task cares about).
-The review sends the task text, the spec (YAML) and a short record of play (random legal
-actions, then each scripted baseline of the spec: per step the actions, rewards and ends, then
-returns and metrics) and asks point by point: agents and roles, actions, rewards, observations,
-ends, metrics (`TaskFitReview`). Its failed checks go back to the repair loop like the
-verifier's findings; the design reports `fits_task`: yes, no, or unknown (no usable review).
+The review sends the task text, the spec (YAML), the verifier's warnings, and a record of play:
+one sample episode of random legal actions (per step the actions, rewards and ends, then returns
+and metrics), and then random legal play and each scripted baseline over `EPISODES` seeded
+episodes each, summed up as means with 95% intervals (per role return, length, each metric, and
+for a baseline how often one of its rules applied: where none applies, or the baseline leaves a
+role out, its agents play random legal actions). It asks point by point: agents and roles,
+actions, params, rewards, observations, ends, metrics (`TaskFitReview`).
+
+The verdict is derived from the checks: the spec fits when every check fits. A reply whose
+`fits_task` says it fits while a check fails is decided by the checks (the repair prompt quotes
+the failing checks and says that the overall verdict disagreed); one whose `fits_task` says it
+does not fit while every check fits names nothing to repair and is asked again. Failed checks
+go back to the repair loop like the verifier's findings. A review call that fails (no usable
+reply, a spent budget, a lost server) is a failure of the design with its reason (status
+`review_failed`), the verified spec kept.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -21,31 +32,68 @@ from gymwright.design.prompts import readable
 from gymwright.llm.base import LLMError, Message
 
 PLAY_SEED = 0
-SHOWN_STEPS = 6  # steps written out per episode; the rest are summed up
+SHOWN_STEPS = 6  # steps written out in the sample episode; the rest are summed up
 MAX_STEPS = 200  # an episode is cut here (the verifier has checked that episodes end)
-MAX_BASELINES = 2
+MAX_BASELINES = 4  # scripted baselines summed up (the rest are named)
+EPISODES = 30  # seeded episodes per player in the summary
+STEP_BUDGET = 6000  # at most this many steps per player: a long game plays fewer episodes
+MAX_WARNINGS = 12  # verifier warnings shown
+PER_AGENT = 4  # up to this many agents, returns per agent; more: per role
 
 Chooser = Callable[[Any, str, np.ndarray], int]  # (env, agent, legal action ids) -> action
 
 
 def review_spec(session: Any, spec: dict[str, Any]) -> TaskFitReview | None:
-    """Ask the session's model whether `spec` fits the session's task; None when no usable
-    review came back (the design goes on with `fits_task` unknown)."""
+    """Ask the session's model whether `spec` fits the session's task; None when the review
+    failed (no usable reply, a spent budget, a lost server): `session.review_error` says why."""
+    report = session.last_report
+    user = session.prompts.render("review", task=session.task, spec=readable(spec),
+                                  play=play_record(spec), warnings=warnings_text(report))
+    return ask_review(session, "review", [session.system(), Message("user", user)])
+
+
+def ask_review(session: Any, stage: str, messages: list[Message]) -> TaskFitReview | None:
+    """One review call (spec or code mode); None when it failed, with `session.review_error`
+    saying why: the checked design is kept and fails with that reason."""
     from gymwright.design.session import DesignStopped
 
-    user = session.prompts.render("review", task=session.task, spec=readable(spec),
-                                  play=play_record(spec))
     try:
-        review, _ = session.ask_json("review", [session.system(), Message("user", user)],
-                                     TaskFitReview.model_json_schema(), TaskFitReview.model_validate)
-    except (DesignStopped, LLMError) as e:  # a spent budget, a lost server: keep the verified spec
-        session.note("review", f"no usable task-fit review ({e.message}); fits the task: unknown")
+        review, _ = session.ask_json(stage, messages, TaskFitReview.model_json_schema(), parse_review)
+    except (DesignStopped, LLMError) as e:
+        session.review_error = e.message
+        session.note(stage, f"the task-fit review failed: {e.message}")
         return None
     return review
 
 
-def play_record(spec: dict[str, Any], seed: int = PLAY_SEED) -> str:
-    """Random legal play and each scripted baseline, one episode each, in a few lines."""
+def parse_review(data: Any) -> TaskFitReview:
+    """A review whose checks back its verdict: `fits_task` false with every check fitting names
+    nothing to repair, and is refused (asked again)."""
+    from gymwright.design.session import ReplyUnusable
+
+    review = TaskFitReview.model_validate(data)
+    if not review.fits_task and not review.failures():
+        raise ReplyUnusable(
+            "`fits_task` is false but every check fits: the verdict follows the checks, so mark each "
+            "check the spec fails (`fits`: false) with its `problem` and `fix`, or set `fits_task` to true")
+    return review
+
+
+def warnings_text(report: Any) -> str:
+    """The verifier's warnings of the reviewed spec, one a line with its path and fix."""
+    found = [d for d in (report.diagnostics if report is not None else []) if d.severity.value == "warning"]
+    if not found:
+        return "(none)"
+    lines = [f"- {d.path or '<spec>'}: {d.message}" + (f" (fix: {d.hint})" if d.hint else "")
+             for d in found[:MAX_WARNINGS]]
+    if len(found) > MAX_WARNINGS:
+        lines.append(f"- ... and {len(found) - MAX_WARNINGS} more")
+    return "\n".join(lines)
+
+
+def play_record(spec: dict[str, Any], seed: int = PLAY_SEED, episodes: int = EPISODES) -> str:
+    """One sample episode of random legal play, then random legal play and each scripted
+    baseline over `episodes` seeds: means with 95% intervals."""
     from gymwright.compile import compile_spec
 
     try:
@@ -53,17 +101,103 @@ def play_record(spec: dict[str, Any], seed: int = PLAY_SEED) -> str:
         env, module = compiled.parallel_env(), compiled.module
     except Exception as e:  # noqa: BLE001 - the review goes on without play
         return f"(no play: the spec did not compile here: {type(e).__name__}: {e})"
-    rng = np.random.default_rng(seed)
-    players: list[tuple[str, Chooser]] = [("random legal actions", random_choice(rng))]
-    for name in list(getattr(module, "BASELINES", []))[:MAX_BASELINES]:
-        players.append((f"scripted baseline `{name}`", scripted_choice(name, rng)))
-    parts = []
-    for title, choose in players:
+    decode = _decoder(module)
+    try:
+        sample = episode_record(env, random_choice(np.random.default_rng(seed)), seed, decode)
+    except Exception as e:  # noqa: BLE001 - an env that cannot play is reported
+        sample = f"(could not play: {type(e).__name__}: {e})"
+    names = list(getattr(module, "BASELINES", []))
+    players: list[tuple[str, str | None]] = [("random legal actions", None)]
+    players += [(f"scripted baseline `{n}`", n) for n in names[:MAX_BASELINES]]
+    scripted = {str(n): list(roles or {}) for n, roles in (spec.get("baselines") or {}).items()}
+    lines = []
+    for title, name in players:
         try:
-            parts.append(f"## {title}\n" + episode_record(env, choose, seed, _decoder(module)))
-        except Exception as e:  # noqa: BLE001 - a baseline that cannot play is reported
-            parts.append(f"## {title}\n(could not play: {type(e).__name__}: {e})")
-    return "\n\n".join(parts)
+            lines.append(f"- {title}: " + summary(env, module, name, seed, episodes,
+                                                   scripted.get(name or "", [])))
+        except Exception as e:  # noqa: BLE001 - a player that cannot play is reported
+            lines.append(f"- {title}: (could not play: {type(e).__name__}: {e})")
+    if len(names) > MAX_BASELINES:
+        lines.append(f"- (not played here: {', '.join(names[MAX_BASELINES:])})")
+    return (f"## A sample episode of random legal actions (seed {seed})\n{sample}\n\n"
+            f"## Over {episodes} episodes each (seeds {seed}-{seed + episodes - 1}): "
+            "mean ± half-width of its 95% interval\n"
+            f"Returns per agent (with more than {PER_AGENT} agents: per role, the mean of its agents); "
+            "where a baseline's rules do not apply, or it leaves a role out, its agents play random "
+            "legal actions.\n" + "\n".join(lines))
+
+
+def summary(env: Any, module: Any, name: str | None, seed: int, episodes: int,
+            scripted: list[str] | None = None) -> str:
+    """Random legal play (`name` None) or scripted baseline `name` (scripting roles `scripted`)
+    over seeded episodes: the returns, the length, each metric, and how often a rule applied."""
+    rng = np.random.default_rng(seed)
+    per_agent = len(env.possible_agents) <= PER_AGENT
+    roles = {a: a if per_agent else module.ROLE_OF[module.AGENTS.index(a)] for a in env.possible_agents}
+    role_of = {a: module.ROLE_OF[module.AGENTS.index(a)] for a in env.possible_agents}
+    scripted = scripted or []
+    returns: dict[str, list[float]] = {}
+    lengths: list[float] = []
+    last: dict[str, Any] = {}
+    metrics: dict[str, list[float]] = {}
+    applied, acted, steps, played = 0, 0, 0, 0
+    for k in range(episodes):
+        if steps >= STEP_BUDGET:
+            break
+        _, infos = env.reset(seed=seed + k)
+        total = {a: 0.0 for a in env.possible_agents}
+        t, last = 0, {}
+        while env.agents and t < MAX_STEPS:
+            actions = {}
+            for agent in env.agents:
+                legal = np.flatnonzero(np.asarray(infos.get(agent, {}).get("action_mask", [1])))
+                if not legal.size:
+                    continue
+                if name is None:
+                    actions[agent] = int(rng.choice(legal))
+                    continue
+                a, rule = env.unwrapped.scripted_action(name, agent, with_rule=True, rng=rng)
+                if role_of[agent] in scripted:
+                    applied, acted = applied + (rule >= 0), acted + 1
+                if a is not None:
+                    actions[agent] = int(a)
+            _, rewards, _, _, infos = env.step(actions)
+            t += 1
+            for a, r in rewards.items():
+                total[a] += float(r)
+            last = next((dict(i["metrics"]) for i in infos.values() if "metrics" in i), last)
+        steps, played = steps + t, played + 1
+        lengths.append(t)
+        by_role: dict[str, list[float]] = {}
+        for a, r in total.items():
+            by_role.setdefault(roles[a], []).append(r)
+        for role, rs in by_role.items():
+            returns.setdefault(role, []).append(float(np.mean(rs)))
+        for m, v in last.items():
+            try:
+                metrics.setdefault(m, []).append(float(v))
+            except (TypeError, ValueError):  # a per-agent metric: its mean
+                metrics.setdefault(m, []).append(float(np.mean(np.asarray(v, dtype=float))))
+    parts = [", ".join(f"{role} return {interval(rs)}" for role, rs in returns.items()),
+             f"length {interval(lengths)}"]
+    if metrics:
+        parts.append("metrics: " + ", ".join(f"{m} {interval(v)}" for m, v in metrics.items()))
+    if name is not None:
+        left = [r for r in dict.fromkeys(role_of.values()) if r not in scripted]
+        parts.append(f"a rule applied on {applied / max(acted, 1):.0%} of the agent-steps of "
+                     f"{', '.join(scripted)}" + (f"; {', '.join(left)} left out" if left else ""))
+    note = f" ({played} episodes: the step budget of this record)" if played < episodes else ""
+    return "; ".join(parts) + note
+
+
+def interval(values: list[float]) -> str:
+    """`mean ± 1.96 standard errors`, three significant digits."""
+    x = np.asarray(values, dtype=float)
+    mean = float(x.mean())
+    half = 1.96 * float(x.std(ddof=1)) / math.sqrt(len(x)) if len(x) > 1 else float("nan")
+    if half < 1e-9 * max(1.0, abs(mean)):  # rounding noise of a constant
+        half = 0.0
+    return f"{mean:.3g} ± {half:.2g}"
 
 
 def random_choice(rng: np.random.Generator) -> Chooser:
@@ -71,10 +205,11 @@ def random_choice(rng: np.random.Generator) -> Chooser:
 
 
 def scripted_choice(name: str, rng: np.random.Generator) -> Chooser:
-    """The baseline's action where a rule applies and it is legal, else a random legal one."""
+    """The baseline's action where a rule applies, else a random legal one (drawn from `rng`,
+    also for the agents of a role the baseline leaves out)."""
     def choose(env: Any, agent: str, legal: np.ndarray) -> int:
-        action = int(env.unwrapped.scripted_action(name, agent))
-        return action if action in legal else int(rng.choice(legal))
+        action = env.unwrapped.scripted_action(name, agent, rng=rng)
+        return int(action) if action is not None else int(rng.choice(legal))
     return choose
 
 
@@ -83,7 +218,8 @@ def episode_record(env: Any, choose: Chooser, seed: int,
     """One episode: the first steps written out, then the length, how it ended, returns, metrics."""
     _, infos = env.reset(seed=seed)
     returns = {a: 0.0 for a in env.agents}
-    lines, t, metrics, ended = [], 0, {}, "cut at the step limit of this record"
+    metrics: dict[str, Any] = {}
+    lines, t, ended = [], 0, "cut at the step limit of this record"
     while env.agents and t < MAX_STEPS:
         actions = {}
         for agent in env.agents:

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from gymwright.design.prompts import PromptSet, compact_json
 from gymwright.diagnostic import error
 from gymwright.errors import GymwrightError
-from gymwright.llm.base import Completion, Message, Request, Usage
+from gymwright.llm.base import Completion, LLMError, Message, Request, Usage
 from gymwright.llm.client import LLM
 from gymwright.llm.jsonreply import JSONReplyError, extract_json, schema_instruction
 from gymwright.spec.loader import read_data
@@ -94,6 +94,10 @@ class DesignSession:
         self.review_fit = review  # spec mode: a task-fit review after verification
         self.fits_task = "unknown"  # the last review's verdict (FITS)
         self.findings: list[str] = []  # the last review's failed checks
+        self.review_feedback: dict[str, str] = {}  # the last review's failed checks, for the repair prompt
+        self.review_error = ""  # why the last review failed ("" when it did not)
+        self.repair_error = ""  # why a repair after a verified spec could not go on
+        self.verified: tuple[dict[str, Any], VerificationReport] | None = None  # the last verified spec
         self.store = store
         self.design_id = design_id
         self.prompts = prompts
@@ -106,6 +110,10 @@ class DesignSession:
         self.parent: tuple[str, str] | None = None  # (spec sha, why the next spec derives from it)
         # code mode: checks a candidate in place of the spec verifier (design/coded.py)
         self.checker: Callable[[dict[str, Any]], VerificationReport] | None = None
+        # code mode: reviews a candidate in place of spec mode's review (design/code_review.py),
+        # and the template its failed checks go back in
+        self.reviewer: Callable[[Any, dict[str, Any]], Any] | None = None
+        self.review_repair = "review_repair"
 
     @property
     def short_context(self) -> bool:
@@ -231,7 +239,14 @@ class DesignSession:
         for attempt in range(self.max_repairs + 1):
             stage = first_stage if attempt == 0 else "repair"
             start = time.perf_counter()
-            completion, max_tokens = self.call(stage, messages, schema, reply_stage=first_stage)
+            try:
+                completion, max_tokens = self.call(stage, messages, schema, reply_stage=first_stage)
+            except (DesignStopped, LLMError) as e:
+                if verified is None:
+                    raise
+                self.repair_error = e.message  # a verified spec is never lost: return it
+                self.note(stage, f"the repair could not go on ({e.message}); keeping the verified spec")
+                return verified
             spec, data, problem = to_spec(completion.text)
             if spec is None:
                 problem = cut_off(problem, completion, max_tokens)
@@ -244,13 +259,12 @@ class DesignSession:
                 if not report.passed:
                     feedback = self.prompts.render(repair_template, report=report.to_prompt(), reply=reply)
                 else:
-                    verified = (spec, report)
+                    verified = self.verified = (spec, report)
                     if not self.review_fit or self.reviewed_fits(spec):
                         return spec, report
                     self.parent = (str(candidate.spec_sha), "repair after the task-fit review found "
                                    f"that it does not fit the task ({self.findings[0][2:]})")
-                    feedback = self.prompts.render("review_repair", findings="\n".join(self.findings),
-                                                   reply=reply)
+                    feedback = self.prompts.render(self.review_repair, reply=reply, **self.review_feedback)
             if previous is not None and completion.text.strip() == previous:
                 feedback += ("\n\nYour reply was identical to your previous one, which failed the same "
                              "way: change the spec to fix the errors above.")
@@ -261,22 +275,33 @@ class DesignSession:
         return verified if verified is not None else (None, report)
 
     def reviewed_fits(self, spec: dict[str, Any]) -> bool:
-        """Review `spec` against the task (sets `fits_task` and `findings`); False only when the
-        review found that it does not fit (an unusable review leaves `fits_task` unknown)."""
+        """Review `spec` against the task (sets `fits_task`, `findings` and what the repair
+        prompt says); False only when a check of the review failed (the verdict follows the
+        checks). A review that failed sets `review_error` and returns True: the design ends with
+        the verified spec and that reason."""
         from gymwright.design.review import review_spec
 
-        verdict = review_spec(self, spec)
-        if verdict is None:
+        self.review_error = ""
+        review = (self.reviewer or review_spec)(self, spec)
+        if review is None:
             self.fits_task, self.findings = "unknown", []
+            self.review_error = self.review_error or "no usable task-fit review came back"
             return True
-        self.fits_task = "yes" if verdict.verdict else "no"
+        failed = review.failures()
+        fits = not failed
+        disagrees = bool(getattr(review, "fits_task", fits)) != fits
+        self.fits_task = "yes" if fits else "no"
         self.findings = [f"- {c.aspect}: {c.problem or 'does not fit the task'}"
-                         + (f" Fix: {c.fix}" if c.fix else "") for c in verdict.failures()]
-        if not verdict.verdict and not self.findings:
-            self.findings = ["- the reviewer said the spec does not fit the task, naming no point"]
-        self.event("reviewed", "review", "fits the task" if verdict.verdict else
-                   f"does not fit the task: {len(self.findings)} point(s)", verdict.verdict)
-        return verdict.verdict
+                         + (f" Fix: {c.fix}" if c.fix else "") for c in failed]
+        conflict = ("\nThe review's overall `fits_task` said that the spec fits, but the checks decide "
+                    "the verdict: fix each point above.\n") if disagrees else ""
+        self.review_feedback = {"failed": str(len(failed)), "total": str(len(review.checks)),
+                                "findings": "\n".join(self.findings), "conflict": conflict}
+        message = "fits the task" if fits else f"does not fit the task: {len(failed)} failed check(s)"
+        if disagrees:
+            message += " (its overall fits_task said it fits; the checks decide)"
+        self.event("reviewed", "review", message, fits)
+        return fits
 
     # ------------------------------------------------------------------------ verifying
     def verify(self, stage: str, spec: dict[str, Any]) -> VerificationReport:

@@ -13,7 +13,7 @@ from gymwright.spec.digest import spec_hash as spec_hash
 STATUSES = ("running", "passed", "failed", "interrupted", "error")
 # "unfit" (verified, but the task-fit review says it does not fit) is stored as "failed" with
 # both verdicts in the design's result, and read back as "unfit" (old stores stay readable).
-FINAL_STATUSES = (*STATUSES[1:], "unfit")
+FINAL_STATUSES = (*STATUSES[1:], "unfit", "review_failed")
 
 
 @dataclass
@@ -44,7 +44,7 @@ class DesignSummary:
     task: str
     model: str
     mode: str
-    status: str  # "running" | "passed" | "unfit" | "failed" | "interrupted" | "error"
+    status: str  # "running" | "passed" | "unfit" | "review_failed" | "failed" | "interrupted" | "error"
     started_at: str  # ISO 8601, UTC
     wall_s: float
     n_attempts: int

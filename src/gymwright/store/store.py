@@ -87,9 +87,12 @@ def _process_alive(pid: int) -> bool:
 def _effective_status(row: sqlite3.Row, result: dict[str, Any]) -> str:
     """A "running" design whose writer is gone from this host was interrupted; a "failed" one
     whose spec verified but was found not to fit the task is "unfit" (the status column's CHECK
-    predates that status: it is stored as "failed" with the two verdicts in `result`)."""
+    predates that status: it is stored as "failed" with the two verdicts in `result`); so is
+    "review_failed" (verified, but the task-fit review call failed: `result["review_error"]`)."""
     if row["status"] == "failed" and result.get("verified") and result.get("fits_task") == "no":
         return "unfit"
+    if row["status"] == "failed" and result.get("verified") and result.get("review_error"):
+        return "review_failed"
     if row["status"] != "running" or row["host"] != socket.gethostname():
         return row["status"]
     return "running" if _process_alive(row["pid"]) else "interrupted"
@@ -288,7 +291,7 @@ class Store:
             raise StoreError(f"a design cannot finish with status {status!r}", value=status,
                              hint=f"use one of {', '.join(FINAL_STATUSES)}")
         body = _json(result, f"result of design {design_id}")
-        if status == "unfit":  # stored as "failed"; `result` holds verified and fits_task
+        if status in ("unfit", "review_failed"):  # stored as "failed"; `result` holds the verdicts
             status = "failed"
         with self._tx() as c:
             cur = c.execute(
