@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 from gymwright.cli import app, common, design, evaluate, evolve, report, train
 from gymwright.cli.inert import InertConsole, inert
-from tests.design.test_design import PLANS
+from tests.design.test_design import FITS, PLANS
 from tests.support.paths import MEET_ON_A_LINE
 
 GOOD = MEET_ON_A_LINE.read_text()
@@ -144,7 +144,7 @@ def test_design_and_show_print_module_comments_replies_and_exceptions_inert(tmp_
     script, store = tmp_path / "script.yaml", tmp_path / "store"
     replies = [{"json": {"name": "meet_on_a_line", "class": "MeetOnALine", "code": code}}
                for code in (hostile_module("reset"), hostile_module())]
-    script.write_text(yaml.safe_dump([*PLANS, *replies], sort_keys=False))
+    script.write_text(yaml.safe_dump([*PLANS, *replies, FITS], sort_keys=False))  # FITS: the task-fit review
     designed = invoke("design", "Two walkers must meet.", "--mode", "code", "--model", f"scripted:{script}",
                       "--store", store, "--out", tmp_path / "env.py")
     assert designed.exit_code == 0

@@ -119,7 +119,7 @@ def test_assess_judges_a_code_mode_design_by_its_episodes_and_its_log(tmp_path: 
     assert checks["hacking.return_without_task"].verdict == "warning"
     assert checks["hacking.reward_in_failures"].verdict == "n/a"  # every episode has steps > 0: no failures
     assert card.scripted == {} and card.legend == [] and set(card.files) == {"scorecard"}
-    with pytest.raises(GymwrightError, match="code-mode module, which takes no params .given: size"):
+    with pytest.raises(GymwrightError, match="has no param `size` .its params, the keyword arguments"):
         assess(path, {"size": 5}, random_legal_policy(0), episodes=2)
 
 
@@ -154,12 +154,12 @@ def test_options_that_need_a_spec_are_refused_on_a_code_mode_design(tmp_path: Pa
     assert not run.exists()
 
 
-def test_a_code_mode_design_takes_no_params(tmp_path: Path) -> None:
+def test_a_code_mode_design_refuses_a_param_its_class_does_not_declare(tmp_path: Path) -> None:
     path = design(tmp_path)
-    with pytest.raises(GymwrightError, match="code-mode module, which takes no params .given: size"):
+    with pytest.raises(GymwrightError, match="has no param `size` .its params, .*: max_steps=20"):
         make_env(str(path), [{"size": 5}], 2)
     result = invoke("train", path, "--param", "size=5", *TINY, "--steps", "32", "--out", tmp_path / "r")
-    assert result.exit_code == 1 and "takes no params" in result.output and "Traceback" not in result.output
+    assert result.exit_code == 1 and "has no param `size`" in result.output and "Traceback" not in result.output
 
 
 def test_mappo_is_refused_clearly(tmp_path: Path) -> None:

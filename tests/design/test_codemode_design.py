@@ -14,10 +14,11 @@ from typer.testing import CliRunner
 
 from gymwright.cli import app
 from gymwright.codemode.export import RAW_HEADER
+from gymwright.codemode.source import read_code
 from gymwright.design import DesignOptions, design
 from gymwright.llm.scripted import ScriptedProvider
 from gymwright.store import Store
-from tests.design.test_design import PLANS
+from tests.design.test_design import FITS, PLANS
 from tests.support.paths import MEET_ON_A_LINE
 
 GOOD = MEET_ON_A_LINE.read_text()
@@ -35,7 +36,7 @@ def reply(code: str) -> dict[str, Any]:
 
 def run(tmp_path: Path, codes: list[str], store: Store, **opts: Any) -> tuple[Any, ScriptedProvider]:
     path = tmp_path / "script.yaml"
-    path.write_text(yaml.safe_dump([*PLANS, *(reply(c) for c in codes)], sort_keys=False))
+    path.write_text(yaml.safe_dump([*PLANS, *(reply(c) for c in codes), FITS], sort_keys=False))
     provider = ScriptedProvider(path)
     options = DesignOptions(**{"mode": "code", "retry_backoff": 0.0, "verify_episodes": 5, **opts})
     return design(TASK, options, store=store, provider=provider), provider
@@ -50,11 +51,11 @@ def store(tmp_path: Path) -> Store:
 def test_a_good_module_passes_and_is_stored_with_its_code(tmp_path: Path, store: Store) -> None:
     result, provider = run(tmp_path, [GOOD], store)
     assert result.passed and result.mode == "code" and result.verified, result.explanation
-    assert [a.stage for a in result.attempts] == ["roles", "dynamics", "rewards", "code"]
+    assert [a.stage for a in result.attempts] == ["roles", "dynamics", "rewards", "code", "code_review"]
     code_prompt = provider.requests[3].messages[-1].content
     assert "ParallelEnv" in code_prompt and "action_mask" in code_prompt and "gymnasium.spaces" in code_prompt
     assert "Roles and goals:" in code_prompt  # spec mode's plans are carried in
-    assert result.spec_path.suffix == ".py" and GOOD.strip() in result.spec_path.read_text()
+    assert result.spec_path.suffix == ".py" and read_code(result.spec_path) == GOOD
     stored = store.get_spec(result.spec_sha)
     assert stored == {"name": "meet_on_a_line", "class": "MeetOnALine", "code": GOOD}
     layers = [d.message for d in result.report.diagnostics if d.message.startswith("sandbox layers")]
@@ -64,9 +65,9 @@ def test_a_good_module_passes_and_is_stored_with_its_code(tmp_path: Path, store:
 def test_a_broken_module_is_repaired_from_findings_with_its_line(tmp_path: Path, store: Store) -> None:
     result, provider = run(tmp_path, [BROKEN, GOOD], store)
     assert result.passed, result.explanation
-    assert [a.stage for a in result.attempts][-2:] == ["code", "repair"]
-    assert result.attempts[-2].passed is False
-    feedback = provider.requests[-1].messages[-1].content
+    assert [a.stage for a in result.attempts][-3:] == ["code", "repair", "code_review"]
+    assert result.attempts[-3].passed is False
+    feedback = provider.requests[4].messages[-1].content
     assert f"code:{BROKEN_LINE}" in feedback and "NameError" in feedback and "step_cost" in feedback
     assert f"| {BROKEN_LINE}: self._t += step_cost" in feedback  # the line is quoted
     assert "corrected module" in feedback
@@ -75,9 +76,9 @@ def test_a_broken_module_is_repaired_from_findings_with_its_line(tmp_path: Path,
 def test_a_statically_refused_module_gets_the_refusal_and_its_line(tmp_path: Path, store: Store) -> None:
     result, provider = run(tmp_path, [OS_IMPORT, GOOD], store)
     assert result.passed, result.explanation
-    first = result.attempts[-2].report
+    first = result.attempts[-3].report
     assert first["stopped_at"] == "vet"
-    feedback = provider.requests[-1].messages[-1].content
+    feedback = provider.requests[4].messages[-1].content
     assert "code:1" in feedback and "import of `os` is not allowed" in feedback
 
 
@@ -97,7 +98,7 @@ def test_code_mode_without_a_model_is_a_clear_error(store: Store) -> None:
 
 def test_the_cli_designs_in_code_mode_and_export_raw_writes_the_module_under_a_warning(tmp_path: Path) -> None:
     script = tmp_path / "script.yaml"
-    script.write_text(yaml.safe_dump([*PLANS, reply(GOOD)], sort_keys=False))
+    script.write_text(yaml.safe_dump([*PLANS, reply(GOOD), FITS], sort_keys=False))
     out, exported = tmp_path / "env.py", tmp_path / "exported.py"
     runner = CliRunner()
     result = runner.invoke(app, ["design", TASK, "--mode", "code", "--model", f"scripted:{script}",
@@ -105,10 +106,10 @@ def test_the_cli_designs_in_code_mode_and_export_raw_writes_the_module_under_a_w
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["mode"] == "code" and data["passed"] and data["spec_path"] == str(out)
-    assert GOOD.strip() in out.read_text()
+    assert read_code(out) == GOOD and "def parallel_env(**params):" in out.read_text()  # a sandboxed module
     result = runner.invoke(app, ["export", str(out), "-o", str(exported), "--raw"])
     assert result.exit_code == 0, result.output
-    assert exported.read_text() == RAW_HEADER + out.read_text() and "UNSANDBOXED" in result.stdout
+    assert exported.read_text() == RAW_HEADER + GOOD and "UNSANDBOXED" in result.stdout
     assert "vetted" not in result.stdout
     shown = runner.invoke(app, ["show", str(data["design_id"]), "--store", str(tmp_path / "store")])
     assert shown.exit_code == 0 and "final module" in shown.stdout

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.design.test_design import PLANS
+from tests.design.test_design import FITS, PLANS
 from tests.support.paths import ROOT
 
 BENCH = ROOT / "benchmarks"
@@ -35,7 +35,7 @@ def reply(code: str) -> dict[str, Any]:
 
 def script(path: Path, codes: list[str]) -> Path:
     plans = [{**p, "usage": USAGE} for p in PLANS]
-    path.write_text(yaml.safe_dump([*plans, *(reply(c) for c in codes)], sort_keys=False))
+    path.write_text(yaml.safe_dump([*plans, *(reply(c) for c in codes), {**FITS, "usage": USAGE}], sort_keys=False))
     return path
 
 
@@ -58,9 +58,9 @@ def test_a_good_module_and_a_refused_one_give_their_rows(tmp_path: Path, capsys:
     outcomes = {o["designer"]: o for o in out["outcomes"]}
     ok, bad = rows[f"scripted:{good} --mode code"], rows[f"scripted:{refused} --mode code"]
     assert ok["mode"] == "code" and ok["tasks"] == 1 and ok["off_library"] == 1
-    assert (ok["off_verified"], ok["verified_total"], ok["fits"]) == (1, 1, "0/0/1")
-    assert ok["note"].endswith(dq.CODE_FITS_NOTE) and ok["right_template"] is None
-    assert (ok["calls"], ok["tokens"]) == (4, 4 * 120)  # three plans and the module
+    assert (ok["off_verified"], ok["verified_total"], ok["fits"]) == (1, 1, "1/0/0")  # reviewed: it fits
+    assert ok["right_template"] is None
+    assert (ok["calls"], ok["tokens"]) == (5, 5 * 120)  # three plans, the module and its review
     assert ok["behaviour"] == {"designs": 1, "designs_right": 1, "lib_passed": 0, "lib_total": 0,
                                "off_passed": 5, "off_total": 5, "unmatched": 0, "wrong": 0, "no_spec": 0,
                                "not_checkable": 0}
@@ -74,10 +74,10 @@ def test_a_good_module_and_a_refused_one_give_their_rows(tmp_path: Path, capsys:
     assert dq.failure_reason(dq.Outcome(**outcomes[ok["designer"]])) is None
     # the tables print them
     table = dq.behaviour_table([dq.score("good", "code", [dq.Outcome(**outcomes[ok["designer"]])])]).splitlines()
-    assert table[2] == (f"| good ({dq.CODE_FITS_NOTE}) | 1/1 (100%) | 0/0/1 | - | 5/5 (100%) | 1/1 (100%) "
+    assert table[2] == ("| good | 1/1 (100%) | 1/0/0 | - | 5/5 (100%) | 1/1 (100%) "
                         "| 0 / 0 / 0 | 0 |")
     row = dq.markdown_table([dq.score("bad", "code", [dq.Outcome(**failed)])]).splitlines()[2]
-    assert row.startswith(f"| bad ({dq.CODE_FITS_NOTE}) | 1 | - | n/a | n/a | n/a | n/a | 0/1 (0%) | 0/0/0 |")
+    assert row.startswith("| bad | 1 | - | n/a | n/a | n/a | n/a | 0/1 (0%) | 0/0/0 |")
 
 
 def test_the_reference_module_passes_and_a_broken_rule_fails_that_scenario_only() -> None:

@@ -16,12 +16,13 @@ import yaml
 from typer.testing import CliRunner
 
 from gymwright.cli import app
+from gymwright.codemode.source import read_code
 from gymwright.design import DesignOptions, design
 from gymwright.llm.scripted import ScriptedProvider
 from gymwright.report import read_run, write_report
 from gymwright.report.spec_source import training_folder
 from gymwright.store import Store
-from tests.design.test_design import PLANS
+from tests.design.test_design import FITS, PLANS
 from tests.support.paths import MEET_ON_A_LINE
 
 GOOD = MEET_ON_A_LINE.read_text()
@@ -49,7 +50,7 @@ def designed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("code_report")
     script = root / "script.yaml"
     reply = {"json": {"name": "meet_on_a_line", "class": "MeetOnALine", "code": CODE}}
-    script.write_text(yaml.safe_dump([*PLANS, reply], sort_keys=False))
+    script.write_text(yaml.safe_dump([*PLANS, reply, FITS], sort_keys=False))  # FITS: the task-fit review
     module = root / "meet_on_a_line.py"
     with Store.open(root / "store") as store:
         result = design(TASK, DesignOptions(mode="code", retry_backoff=0.0, verify_episodes=5), store=store,
@@ -74,19 +75,19 @@ def run(designed: Path) -> Path:
 
 def test_report_of_a_designed_module_shows_it_escaped_with_the_design_s_verdicts(designed: Path) -> None:
     """A folder with only the design result: the module as text, escaped (its comment's payload
-    never becomes markup), code mode, verified, no task-fit review, the design's sandbox checks."""
+    never becomes markup), code mode, verified, the task-fit review's verdict, the design's sandbox checks."""
     report = write_report(designed.parent / "design", designed.parent / "design.html")
     page = report.path.read_text()
     assert report.sections == ["The task", "The spec", "Verification"]
     spec = section(page, "spec")
     assert "A code-mode design: the environment is this Python module" in spec
-    lines = designed.read_text().count("\n") + 1
+    lines = read_code(designed).count("\n") + 1  # the model's module, read out of the sandboxed file
     assert f"meet_on_a_line ({lines} lines of Python)" in spec
     assert html.escape(f"SIZE = 7  # {EVIL}") in spec and html.escape("def step(self, actions):") in spec
     assert EVIL not in page and "<script>document" not in page and page.count("<script>") == 1
     task = section(page, "task")
     assert "(code mode)" in task and "<th>verified</th><td>yes</td>" in task
-    assert "<th>fits the task</th><td>unknown</td>" in task
+    assert "<th>fits the task</th><td>yes</td>" in task
     checks = section(page, "verification")
     assert "recorded by the design (design.json)" in checks and "sandbox layers: " in checks
     assert "<code>&lt;module&gt;</code>" in checks

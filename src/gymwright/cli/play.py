@@ -94,13 +94,12 @@ def play_code(spec: str, params: dict[str, Any], *, episodes: int, seed: int, fr
               quiet: bool, choose: Any) -> list[Any]:
     """`cli.common.play` for a code-mode module: one instance in a sandbox worker (no frames)."""
     from gymwright.cli.common import fail, play_episode, print_episode, warn_unended
-    from gymwright.codemode.source import check_no_params, parallel_env
+    from gymwright.codemode.source import check_code_params, parallel_env
 
     if frames:
         fail([f"--render: {spec} is a code-mode module; its frames are not drawn over the sandbox's pipe"],
              f"drop --render: `gymwright play {spec} --policy RUN`")
-    check_no_params(spec, [params])
-    env = parallel_env(spec)
+    env = parallel_env(spec, check_code_params(spec, [params]))
     try:
         results = [play_episode(env, seed + i, frames=0, max_steps=max_steps, choose=choose, name=spec)
                    for i in range(episodes)]

@@ -6,7 +6,9 @@ on the sandboxed proxy; seeded random legal play checking observations against t
 NaN and infinities in observations and rewards, action masks, episode ends, metrics in the
 final infos; whole-episode determinism), `degeneracy` (warnings: constant reward, episodes
 that end at once, frozen observations). Whatever the audit hook refused, even where the code
-caught the refusal, is an error. The result is a `VerificationReport`, whose `to_prompt()`
+caught the refusal, is an error. Then the model's own worked cases, where it wrote some
+(`scenarios`: actions by index, expected rewards, returns, ends and masks; `codemode/scenarios.py`).
+The result is a `VerificationReport`, whose `to_prompt()`
 the repair loop sends back, each finding with its `code:LINE`.
 """
 
@@ -26,6 +28,7 @@ from pettingzoo.test import parallel_api_test, parallel_seed_test
 
 from gymwright.codemode.proxy import SandboxedParallelEnv, load_module, metric_values
 from gymwright.codemode.sandbox import Layers, Limits, Sandbox, SandboxError
+from gymwright.codemode.scenarios import scenario_findings
 from gymwright.codemode.vet import vet_source
 from gymwright.diagnostic import Diagnostic, error, warning
 from gymwright.verify.report import StageResult, VerificationReport
@@ -220,9 +223,12 @@ def degeneracy(play: Play) -> list[Diagnostic]:
 
 def check_code(code: str, env_class: str | None = None, *, name: str = "code", episodes: int = 10,
                seed: int = 0, limits: Limits | None = None, layers: Layers | None = None,
-               vet: bool = True) -> tuple[VerificationReport, dict[str, Any]]:
+               vet: bool = True, scenarios: list[dict[str, Any]] | None = None,
+               ) -> tuple[VerificationReport, dict[str, Any]]:
     """The report on `code`, and the sandbox layers that were armed (empty when vetting
-    refused it: then nothing of it ran). `vet=False` skips vetting (tests of the runtime layers)."""
+    refused it: then nothing of it ran). `vet=False` skips vetting (tests of the runtime layers).
+    `scenarios` (validated by `scenarios.validate_scenarios`): worked cases played after the
+    dynamic checks, each failure an error at `scenarios[i]` (stage `scenarios`)."""
     report = VerificationReport(name, {})
     start = time.perf_counter()
     if vet:
@@ -252,6 +258,10 @@ def check_code(code: str, env_class: str | None = None, *, name: str = "code", e
             start = time.perf_counter()
             found, play = dynamic_checks(sandbox, episodes, seed)
             _stage(report, "dynamic", found, start)
+            if report.passed and scenarios:
+                start = time.perf_counter()
+                _stage(report, "scenarios", [*scenario_findings(sandbox, scenarios),
+                                             *refused_findings(sandbox, "scenarios")], start)
             if report.passed:
                 _stage(report, "degeneracy", degeneracy(play), time.perf_counter())
         report.stopped_at = None if report.passed else report.stages[-1].name

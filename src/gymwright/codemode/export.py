@@ -1,4 +1,5 @@
-"""`gymwright export MODULE.py`: a code-mode design as a file to hand on.
+"""`gymwright export MODULE.py`: a code-mode design as a file to hand on (and the file
+`gymwright design --mode code` writes: `proxy_module`).
 
 The module is read as text (never imported), vetted with `ast` and run through the sandboxed
 checks (`checks.check_code`); only a module that passes both is written. By default what is
@@ -43,7 +44,7 @@ def proxy_module(source: str, env_class: str, name: str) -> str:
     """A PettingZoo module whose environments run `source` in gymwright's sandbox worker. Every
     value from the model or the user reaches it as a `repr()` literal."""
     sha = hashlib.sha256(source.encode("utf-8")).hexdigest()
-    return f'''"""A code-mode environment a language model wrote, exported by gymwright.
+    return f'''"""A code-mode environment a language model wrote, written by gymwright (design or export).
 
 Nothing a model wrote runs in the process that imports this file: the model's module is the
 string MODEL_CODE, and it runs only in gymwright's sandbox worker (kernel namespaces or Landlock,
@@ -60,14 +61,15 @@ SHA256 = {sha!r}
 MODEL_CODE = {source!r}
 
 
-def parallel_env():
-    """A sandboxed instance (PettingZoo ParallelEnv); `close()` stops its worker."""
-    return sandboxed_env(MODEL_CODE, CLASS, SHA256, NAME)
+def parallel_env(**params):
+    """A sandboxed instance (PettingZoo ParallelEnv); `close()` stops its worker. `params`: the
+    keyword arguments of the class's __init__ (numbers or bools), checked before it is made."""
+    return sandboxed_env(MODEL_CODE, CLASS, SHA256, NAME, params)
 
 
-def env():
+def env(**params):
     """The same as a PettingZoo AEC env."""
-    return aec_env(parallel_env())
+    return aec_env(parallel_env(**params))
 '''
 
 

@@ -13,13 +13,15 @@ from gymwright.codemode.source import OwnedParallelEnv, parallel_env_of
 from gymwright.errors import GymwrightError
 
 
-def sandboxed_env(code: str, env_class: str, sha256: str, name: str) -> OwnedParallelEnv:
-    """One sandboxed instance of the exported module's class (the caller closes it)."""
+def sandboxed_env(code: str, env_class: str, sha256: str, name: str,
+                  params: dict[str, Any] | None = None) -> OwnedParallelEnv:
+    """One sandboxed instance of the exported module's class, made with `params` (keyword
+    arguments its `__init__` declares with defaults; checked here); the caller closes it."""
     if not isinstance(code, str) or hashlib.sha256(code.encode("utf-8")).hexdigest() != sha256:
         raise GymwrightError("the exported module's MODEL_CODE does not match its SHA256: it was changed after "
                              "the export", path=f"{name}.MODEL_CODE",
                              hint="export the design again with `gymwright export DESIGN.py -o FILE.py`")
-    env = parallel_env_of(code, name)
+    env = parallel_env_of(code, name, params)
     env.metadata = {**env.metadata, "name": name, "class": env_class}
     return env
 

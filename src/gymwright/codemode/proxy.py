@@ -99,13 +99,14 @@ def encode_action(action: Any) -> Any:
 
 
 class SandboxedParallelEnv(ParallelEnv):
-    """One instance of the model's class, living in `sandbox`."""
+    """One instance of the model's class, living in `sandbox`, made with `params` as keyword
+    arguments (checked by the caller against the class: `codemode.params.check_params`)."""
 
     metadata = {"render_modes": [], "name": "codemode", "is_parallelizable": True}
 
-    def __init__(self, sandbox: Sandbox) -> None:
+    def __init__(self, sandbox: Sandbox, params: dict[str, Any] | None = None) -> None:
         self.sandbox = sandbox
-        made = sandbox.request({"op": "make"})
+        made = sandbox.request({"op": "make", "params": dict(params or {})})
         agents = made.get("agents")
         if not (isinstance(agents, list) and 0 < len(agents) <= MAX_AGENTS
                 and all(isinstance(a, str) and 0 < len(a) <= MAX_NAME and a.isprintable() for a in agents)

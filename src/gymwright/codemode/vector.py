@@ -103,7 +103,7 @@ class SandboxedBatchEnv:
     module's path) is where its errors say they are."""
 
     def __init__(self, code: str, env_class: str | None = None, *, batch_size: int = 8, workers: int = 1,
-                 limits: Limits | None = None, name: str = "code") -> None:
+                 limits: Limits | None = None, name: str = "code", params: dict[str, Any] | None = None) -> None:
         self.name = name
         vetted = vet_source(code, env_class)
         if not vetted.passed:
@@ -114,9 +114,10 @@ class SandboxedBatchEnv:
         try:
             with self._named():
                 self.sandboxes += [load_module(code, vetted.env_class, limits=limits) for _ in range(workers)]
-                self.copies = [SandboxedParallelEnv(self.sandboxes[0])]
+                self.copies = [SandboxedParallelEnv(self.sandboxes[0], params)]
                 self.D, self.A = _widths(self.copies[0], name)  # before the other copies and any buffer
-                self.copies += [SandboxedParallelEnv(self.sandboxes[b * workers // batch_size]) for b in range(1, batch_size)]
+                self.copies += [SandboxedParallelEnv(self.sandboxes[b * workers // batch_size], params)
+                                for b in range(1, batch_size)]
                 self._refusals = [0] * workers
                 self._check_refusals()  # anything refused while the module loaded
         except BaseException:

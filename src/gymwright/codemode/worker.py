@@ -10,7 +10,8 @@ which layers are armed. Then it answers requests (length-prefixed JSON,
 `gymwright.codemode.wire`) one at a time, with a fresh CPU budget for each:
 
     load {code, class}      exec the module with restricted builtins; find the class
-    make {}                 an instance: its id, agents and spaces (as data)
+    make {params}           an instance (params: keyword arguments of the class): its id,
+                            agents and spaces (as data)
     reset {id, seed, options} / step {id, actions} / close {id}
     reset_many / step_many  the same for many instances at once (training copies)
 
@@ -77,7 +78,11 @@ class Worker:
     def make(self, msg: dict[str, Any]) -> dict[str, Any]:
         from gymwright.codemode.spaces import describe
 
-        env = self.env_class()
+        params = msg.get("params") or {}
+        if not (isinstance(params, dict) and all(isinstance(k, str) and k.isidentifier() and isinstance(v, int | float | bool)
+                                                 for k, v in params.items())):
+            raise TypeError("params must map names to numbers")
+        env = self.env_class(**params)
         agents = [str(a) for a in env.possible_agents]
         desc = {a: {"observation": describe(env.observation_space(a)),
                     "action": describe(env.action_space(a))} for a in agents}

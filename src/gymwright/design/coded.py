@@ -1,12 +1,17 @@
 """Code mode: the model writes the environment class itself; it runs only in a sandbox.
 
 Stages 1-3 are spec mode's plans (`staged.plan_stages`); stage 4 asks for one JSON object
-`{"name", "class", "code"}` whose `code` is a module defining a PettingZoo `ParallelEnv`.
+`{"name", "class", "code", "scenarios"}` whose `code` is a module defining a PettingZoo
+`ParallelEnv` and whose `scenarios` are worked cases by action index (`codemode/scenarios.py`).
 Each candidate is checked by `gymwright.codemode.checks.check_code` (vetting with `ast`,
-then PettingZoo's tests, random legal play and determinism in a sandbox worker); on errors
-the findings, each with its `code:LINE`, go back to the model with its previous reply, up to
-`max_repairs` times. The stored design's "spec" is that JSON object: the module, its class and
-its name, content-addressed like every spec. Nothing of the code is imported here.
+then PettingZoo's tests, random legal play, determinism and the scenarios in a sandbox worker);
+on errors the findings, each with its `code:LINE` or `scenarios[i]`, go back to the model with
+its previous reply, up to `max_repairs` times. A module that passes is reviewed against the task
+(`code_review.review_code`), its failed checks sent back the same way. The stored design's
+"spec" is that JSON object: the module, its class, its name and its scenarios, content-addressed
+like every spec. The file written (`write_code_file`) is a sandboxed PettingZoo module with
+`parallel_env()` and `env()` (`codemode.export.proxy_module`); `check_out_path` refuses an
+`--out` whose extension is not the mode's. Nothing of the code is imported here.
 """
 
 from __future__ import annotations
@@ -17,10 +22,14 @@ from typing import Any
 
 from gymwright.atomic import write_atomic
 from gymwright.codemode.checks import check_code
-from gymwright.codemode.vet import ALLOWED_IMPORTS, MAX_CODE_CHARS
+from gymwright.codemode.export import proxy_module
+from gymwright.codemode.scenarios import SCENARIOS_SCHEMA, ScenarioError, validate_scenarios
+from gymwright.codemode.vet import ALLOWED_IMPORTS, MAX_CODE_CHARS, vet_source
+from gymwright.design.code_review import review_code
 from gymwright.design.session import DesignSession, DesignStopped, ReplyUnusable
 from gymwright.design.staged import plan_stages
-from gymwright.diagnostic import info
+from gymwright.diagnostic import info, warning
+from gymwright.errors import GymwrightError
 from gymwright.llm.base import Message
 from gymwright.verify.report import VerificationReport
 
@@ -28,8 +37,10 @@ CODE_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["name", "code"],
     "properties": {"name": {"type": "string", "maxLength": 40},
                    "class": {"type": "string", "maxLength": 60},
-                   "code": {"type": "string", "maxLength": MAX_CODE_CHARS}}}
-CODE_REPLY = 'the whole corrected module as one JSON object {"name", "class", "code"} (not a diff)'
+                   "code": {"type": "string", "maxLength": MAX_CODE_CHARS},
+                   "scenarios": SCENARIOS_SCHEMA}}
+CODE_REPLY = ('the whole corrected module as one JSON object {"name", "class", "code", "scenarios"} '
+              '(not a diff)')
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 CLASS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,59}$")
 
@@ -44,13 +55,24 @@ def as_code_dict(data: Any) -> dict[str, Any]:
     cls = data.get("class")
     if cls is not None and not (isinstance(cls, str) and CLASS.match(cls)):
         raise ReplyUnusable(f'"class" must be a Python class name, got {str(cls)[:60]!r}')
-    return {"name": name, "class": cls, "code": data["code"]} if cls else {"name": name, "code": data["code"]}
+    try:
+        scenarios = validate_scenarios(data.get("scenarios"))
+    except ScenarioError as e:
+        raise ReplyUnusable(str(e)) from None
+    out: dict[str, Any] = {"name": name, "class": cls, "code": data["code"]} if cls else {"name": name, "code": data["code"]}
+    if scenarios:
+        out["scenarios"] = scenarios
+    return out
 
 
 def check_candidate(candidate: dict[str, Any], episodes: int) -> VerificationReport:
     """The checks of one candidate, with the sandbox layers that were armed as an info finding."""
     report, layers = check_code(candidate["code"], candidate.get("class"), name=candidate["name"],
-                                episodes=episodes)
+                                episodes=episodes, scenarios=candidate.get("scenarios"))
+    if report.passed and not candidate.get("scenarios"):
+        report.diagnostics.append(warning(
+            "scenarios", "scenarios", "the reply has no scenarios: no worked case checks the module's rules",
+            'add 2-4 "scenarios" (actions by index from reset(seed), the rewards, returns and ends expected)'))
     if layers:
         report.diagnostics.append(info("load", "", "sandbox layers: " + describe_layers(layers)))
     return report
@@ -80,6 +102,7 @@ def run_code_mode(session: DesignSession, task: str) -> tuple[dict[str, Any] | N
     base = [Message("system", session.prompts.render("code_system")),
             Message("user", session.prompts.render("code", task=task, allowed=allowed, **plans))]
     session.checker = lambda candidate: check_candidate(candidate, session.verify_episodes)
+    session.reviewer, session.review_repair = review_code, "code_review_repair"
     found, report = session.repair_loop("code", base, CODE_SCHEMA,
                                         lambda text: session.parse_reply(text, as_code_dict),
                                         reply=CODE_REPLY, repair_template="code_repair")
@@ -89,12 +112,35 @@ def run_code_mode(session: DesignSession, task: str) -> tuple[dict[str, Any] | N
     return found, report
 
 
+def check_out_path(mode: str, out: Path | None) -> None:
+    """Refuse an --out whose extension says another kind of file than the mode writes (before
+    any model call): code mode writes a Python module (.py), the other modes a YAML spec."""
+    if out is None:
+        return
+    suffix = out.suffix.lower()
+    if mode == "code" and suffix != ".py":
+        raise GymwrightError(
+            f"--mode code writes a Python module, but --out {out} ends in {suffix or 'no extension'}",
+            path="--out", hint=f"name it {out.with_suffix('.py').name} (the module runs your environment "
+                               "in gymwright's sandbox; `gymwright train` and `gymwright export` read it)")
+    if mode != "code" and suffix == ".py":
+        raise GymwrightError(
+            f"--mode {mode} writes a YAML spec, but --out {out} ends in .py",
+            path="--out", hint=f"name it {out.with_suffix('.yaml').name}, or use --mode code for a Python module "
+                               "(`gymwright export SPEC -o env.py` turns a spec into a PettingZoo module)")
+
+
 def write_code_file(candidate: dict[str, Any], path: Path, header: str) -> Path:
-    """The module as a .py file (atomic), under a comment header."""
+    """The design as a sandboxed PettingZoo module (atomic), under a comment header: its
+    `parallel_env()` and `env()` run the model's code (a string literal pinned by its sha256)
+    in a sandbox worker, so importing the file runs nothing a model wrote; `gymwright train`,
+    `play`, `evaluate` and `export` read the model's code out of it (`source.read_code`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     comment = "".join("# " + line.replace("\r", " ") + "\n" for line in header.splitlines())
-    write_atomic(path, comment + candidate["code"].rstrip() + "\n")
+    code = candidate["code"].rstrip() + "\n"
+    env_class = candidate.get("class") or vet_source(code).env_class or ""
+    write_atomic(path, comment + proxy_module(code, env_class, candidate["name"]))
     return path
 
 
-__all__ = ["CODE_SCHEMA", "as_code_dict", "check_candidate", "run_code_mode", "write_code_file"]
+__all__ = ["CODE_SCHEMA", "as_code_dict", "check_candidate", "check_out_path", "run_code_mode", "write_code_file"]

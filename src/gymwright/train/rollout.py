@@ -51,7 +51,7 @@ def make_env(spec: Any, params: list[dict[str, Any]], size: int) -> Any:
     `final_state` only where its groups' states have one width. Configs with different agent
     counts give a `PaddedBatchEnv` (one batch per count, padded to the largest; IPPO only).
     A code-mode module (a path ending in .py) gives a `SandboxedBatchEnv`: its copies run in
-    sandbox workers, it takes no params and has no global state (IPPO only)."""
+    sandbox workers, its params are its class's keyword arguments and it has no global state (IPPO only)."""
     if is_code_source(spec):
         return code_batch_env(spec, params, size)
     per_copy = spread(params, size)
