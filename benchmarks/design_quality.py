@@ -19,6 +19,16 @@ code-mode design's module is played in a sandbox worker by action indices
     python benchmarks/design_quality.py --designers '...[30]' --log runs.jsonl --resume  # go on
     python benchmarks/design_quality.py --prompt-sizes       # no design: the spec-stage prompt sizes
     python benchmarks/design_quality.py --designers 'local:qwen2.5-coder-0.5b@template[4]' --with-scenarios
+    python benchmarks/design_quality.py --designers 'openai:MODEL@spec' --own   # issue 42's own tasks
+    python benchmarks/design_quality.py --references          # no design: the hand-written references
+    python benchmarks/design_quality.py --references --own    # ... of the own tasks only
+
+`--own` runs the tasks marked `own: true` (issue 42's eight off-library tasks) instead of the
+default set, so the figures recorded over the default set stay comparable. `--references` designs
+nothing: it verifies each hand-written reference design `benchmarks/behaviour/reference/<task>.yaml`
+(`gymwright.verify.verify`: schema, static checks, compile, random play, probes) and replays the
+task's scenarios on it, printing verified and scenarios passed per task (the same check as
+`benchmarks/test_design_quality.py`, as a table, runnable against any gymwright on the path).
 
 A designer is `MODEL@MODE[N]`: MODEL is `offline` or a `--model` name, MODE `template`, `spec` or
 `code` (spec and code mode run only the tasks marked `spec_subset`), and `[N]` keeps that
@@ -56,7 +66,6 @@ FLOAT_TOL = 1e-6
 QUICK_LOCAL_TASKS = 5
 LOCAL_MODELS = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 NEW_DESIGN_MODES = ("spec", "code")  # write a new design (no template): the spec_subset tasks only
-CODE_FITS_NOTE = "code mode has no task-fit review: fits the task is unknown"
 
 
 # ----------------------------------------------------------------------------- tasks
@@ -69,16 +78,20 @@ class Task:
     template: str | None  # the library spec that fits, None when the library has none
     params: dict[str, Any]  # the params the text states, with their values
     spec_subset: bool = False  # one of the tasks the (slow) spec-mode run uses
+    own: bool = False  # one of issue 42's own tasks: run with --own, never in the default set
 
     @property
     def in_library(self) -> bool:
         return self.template is not None
 
 
-def load_tasks(path: Path = TASKS_FILE) -> list[Task]:
+def load_tasks(path: Path = TASKS_FILE, own: bool = False) -> list[Task]:
+    """The held-out tasks (`own=False`, the default set every recorded figure counts) or only
+    issue 42's own tasks (`own=True`, marked `own: true`)."""
     data = yaml.safe_load(path.read_text())
-    return [Task(t["id"], " ".join(t["task"].split()), t.get("template"), dict(t.get("params") or {}),
-                 bool(t.get("spec_subset", False))) for t in data["tasks"]]
+    tasks = [Task(t["id"], " ".join(t["task"].split()), t.get("template"), dict(t.get("params") or {}),
+                  bool(t.get("spec_subset", False)), bool(t.get("own", False))) for t in data["tasks"]]
+    return [t for t in tasks if t.own == own]
 
 
 # ----------------------------------------------------------------------------- designers
@@ -384,8 +397,6 @@ def score(designer: str, mode: str, outcomes: list[Outcome], note: str = "") -> 
     off = [o for o in outcomes if o.expected_template is None]
     applicable = mode not in NEW_DESIGN_MODES
     rights = [params_right(o) for o in lib]
-    if mode == "code":
-        note = "; ".join(filter(None, (note, CODE_FITS_NOTE)))
     walls = [o.wall_s for o in outcomes]
     return Row(
         designer=designer, mode=mode, tasks=len(outcomes), library_tasks=len(lib),
@@ -509,6 +520,73 @@ def failures_table(outcomes: Iterable[Outcome]) -> str:
         if o.expected_params:
             expected += " " + ", ".join(f"{k}={v}" for k, v in o.expected_params.items())
         lines.append(f"| {o.designer} | {o.task_id} | {expected} | {got} | {why.replace('|', '/')} |")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- references
+REFERENCE_DIR = Path(__file__).with_name("behaviour") / "reference"
+
+
+@dataclass
+class ReferenceCheck:
+    """One hand-written reference design: verified, and its task's scenarios replayed on it."""
+
+    task_id: str
+    verified: bool
+    why_not: str  # the first verification errors ('' when verified)
+    scenarios: list[dict[str, str]]
+
+    @property
+    def passed(self) -> int:
+        return sum(s["kind"] == PASSED for s in self.scenarios)
+
+
+def reference_ids(tasks: list[Task], folder: Path = REFERENCE_DIR) -> list[str]:
+    """The tasks of `tasks` that have a reference design (a YAML spec) in `folder`."""
+    return [t.id for t in tasks if (folder / f"{t.id}.yaml").is_file()]
+
+
+def check_reference(task_id: str, folder: Path = REFERENCE_DIR) -> ReferenceCheck:
+    """Verify the reference design of `task_id` and replay the task's scenarios on it. A spec
+    that does not load is not verified and fails every scenario with the loader's reason."""
+    from gymwright.diagnostic import Severity
+    from gymwright.spec.loader import read_data
+    from gymwright.verify.verifier import verify
+
+    path = folder / f"{task_id}.yaml"
+    try:
+        data = read_data(path)[0]
+    except Exception as e:  # noqa: BLE001 - a reference the package cannot read is a finding
+        why = short(f"{type(e).__name__}: {e}", 300)
+        return ReferenceCheck(task_id, False, why, [{"name": str(s.get("name", "")), "kind": UNMATCHED,
+                                                     "reason": why} for s in load_scenarios(task_id)])
+    try:
+        report = verify(data)
+        errors = [d for d in report.diagnostics if d.severity is Severity.error]
+        why = "; ".join(f"{d.path or d.stage}: {d.message}" for d in errors[:3])
+        verified = report.passed
+    except Exception as e:  # noqa: BLE001 - a verifier crash is a finding too
+        verified, why = False, f"verify crashed: {type(e).__name__}: {e}"
+    results = run_scenarios(data, load_scenarios(task_id))
+    return ReferenceCheck(task_id, verified, short(why, 300),
+                          [{"name": r.name, "kind": r.kind, "reason": short(r.reason, 300)} for r in results])
+
+
+def reference_table(checks: list[ReferenceCheck]) -> str:
+    """Per reference design: verified, scenarios passed, and why the first failures failed."""
+    lines = ["| task | verified | scenarios passed | failed scenarios (kind: reason) |",
+             "| --- | --- | --- | --- |"]
+    for c in checks:
+        failed = [s for s in c.scenarios if s["kind"] != PASSED]
+        why = "; ".join(f"{s['name']} ({s['kind']}: {short(s['reason'], 140)})" for s in failed[:2])
+        if len(failed) > 2:
+            why += f"; and {len(failed) - 2} more"
+        verified = "yes" if c.verified else f"no ({short(c.why_not, 140)})"
+        lines.append(f"| {c.task_id} | {verified.replace('|', '/')} | {frac(c.passed, len(c.scenarios))} "
+                     f"| {why.replace('|', '/') or '-'} |")
+    total = sum(len(c.scenarios) for c in checks)
+    lines.append(f"| all ({len(checks)}) | {sum(c.verified for c in checks)}/{len(checks)} "
+                 f"| {frac(sum(c.passed for c in checks), total)} | |")
     return "\n".join(lines)
 
 
@@ -636,9 +714,26 @@ def main(argv: list[str] | None = None) -> int:
                     help="only the tasks with hand-worked scenarios (benchmarks/behaviour/)")
     ap.add_argument("--prompt-sizes", action="store_true",
                     help="no design: the spec-stage and repair prompt sizes of every task")
+    ap.add_argument("--own", action="store_true",
+                    help="issue 42's own tasks (marked `own: true`) instead of the default set")
+    ap.add_argument("--references", action="store_true",
+                    help="no design: verify each hand-written reference design "
+                         "(benchmarks/behaviour/reference/) and replay its task's scenarios")
+    ap.add_argument("--reference-dir", type=Path, default=REFERENCE_DIR,
+                    help="with --references: the folder of reference designs (<task id>.yaml)")
     args = ap.parse_args(argv)
 
-    all_tasks = load_tasks(args.tasks_file)
+    all_tasks = load_tasks(args.tasks_file, own=args.own)
+    if args.references:
+        import gymwright
+
+        checks = [check_reference(i, args.reference_dir) for i in reference_ids(all_tasks, args.reference_dir)]
+        if args.json:
+            print(json.dumps([asdict(c) for c in checks], indent=2))
+        else:
+            print(f"gymwright from {Path(gymwright.__file__).parent}\n")
+            print(reference_table(checks))
+        return 0
     if args.prompt_sizes:
         print(prompt_size_table(prompt_sizes(all_tasks)))
         return 0

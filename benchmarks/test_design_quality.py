@@ -29,6 +29,7 @@ from gymwright.spec.model import Probe  # noqa: E402
 from gymwright.verify.validate import validate  # noqa: E402
 
 TASKS = dq.load_tasks()
+OWN = dq.load_tasks(own=True)  # issue 42's own tasks, kept out of the default set
 
 
 # ----------------------------------------------------------------------------- the task set
@@ -245,7 +246,7 @@ def test_a_hung_design_is_stopped_by_the_timeout() -> None:
 # ----------------------------------------------------------------------------- behaviour
 SCENARIO_FILES = sorted(sc.SCENARIO_DIR.glob("*.yaml"))
 REFERENCE_FILES = sorted((sc.SCENARIO_DIR / "reference").glob("*.yaml"))
-BY_ID = {t.id: t for t in TASKS}
+BY_ID = {t.id: t for t in TASKS + OWN}
 
 
 def at_stated_params(task: dq.Task) -> dict:
@@ -350,4 +351,114 @@ def test_with_scenarios_notes_say_which_tasks_ran() -> None:
     assert dq.subset_note("offline", 16, 41, 12, 4, scenarios=16).startswith("the tasks with scenarios: 16 of 41")
     assert dq.subset_note("offline", 41, 41, 30, 11, scenarios=16) == ""
     with_files = [t for t in TASKS if sc.scenario_file(t.id).is_file()]
-    assert len(with_files) == len(SCENARIO_FILES)
+    assert len(with_files) == len([f for f in SCENARIO_FILES if not BY_ID[f.stem].own])
+
+
+# ----------------------------------------------------------------------------- issue 42's own tasks
+ISSUE_42_UNSEEN = ("ultimatum", "cournot", "blotto", "el farol", "foraging", "lewis", "second-price",
+                   "fishery", "intersection", "rpsls", "minority game", "negotiation", "predator",
+                   "box", "coverage", "speaker", "kuhn", "capture the flag", "trading", "rendezvous")
+
+
+def test_own_tasks_are_off_library_spec_subset_tasks_apart_from_the_default_set() -> None:
+    """Eight or more tasks of our own, none of issue 42's twenty unseen ones, each with scenarios
+    and a reference design; the default set (and every figure recorded over it) is unchanged."""
+    assert len(OWN) >= 8 and all(t.id.startswith("own-") for t in OWN)
+    assert all(t.own and t.spec_subset and not t.in_library and not t.params for t in OWN)
+    assert not any(t.own for t in TASKS) and len(TASKS) == 41
+    for t in OWN:
+        assert not any(word in t.task.lower() for word in ISSUE_42_UNSEEN), t.id
+        assert sc.scenario_file(t.id).is_file() and (dq.REFERENCE_DIR / f"{t.id}.yaml").is_file(), t.id
+    assert dq.reference_ids(OWN) == [t.id for t in OWN]
+
+
+@pytest.mark.slow
+def test_references_mode_verifies_every_own_reference_and_passes_its_scenarios(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`--references --own`: each own reference design verifies (random play included) and
+    passes every scenario of its task, on the current package."""
+    assert dq.main(["--references", "--own"]) == 0
+    out = capsys.readouterr().out
+    assert f"gymwright from {Path(dq.__file__).parents[1] / 'src' / 'gymwright'}" in out
+    total = sum(len(sc.load_scenarios(t.id)) for t in OWN)
+    assert f"| all ({len(OWN)}) | {len(OWN)}/{len(OWN)} | {total}/{total} (100%) | |" in out, out
+
+
+def test_reference_table_names_what_failed() -> None:
+    ok = dq.ReferenceCheck("a", True, "", scenarios_of(sc.PASSED, sc.PASSED))
+    bad = dq.ReferenceCheck("b", False, "actions.x[0].name: `pass` is a Python keyword",
+                            scenarios_of(sc.UNMATCHED, sc.UNMATCHED, sc.UNMATCHED))
+    lines = dq.reference_table([ok, bad]).splitlines()
+    assert lines[2] == "| a | yes | 2/2 (100%) | - |"
+    assert lines[3] == ("| b | no (actions.x[0].name: `pass` is a Python keyword) | 0/3 (0%) "
+                        "| s0 (unmatched: why); s1 (unmatched: why); and 1 more |")
+    assert lines[4] == "| all (2) | 1/2 | 2/5 (40%) | |"
+
+
+def own_reference(task_id: str) -> dict:
+    return read_data(dq.REFERENCE_DIR / f"{task_id}.yaml")[0]
+
+
+def _set(path: str, value: object):  # type: ignore[no-untyped-def]
+    """A change of one rule: `value` at the dotted `path` of a reference (list indices as ints)."""
+    def change(data: dict) -> None:
+        *head, last = path.split(".")
+        node = data
+        for key in head:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        if value is None:
+            del node[last]
+        else:
+            node[last] = value
+    return change
+
+
+P, W = sc.PASSED, sc.WRONG
+BROKEN_RULES = [  # (task, one rule broken, the scenarios' results)
+    ("own-english-auction", _set("step.2.first.1.set.turn", "(turn + 1) % n_bidders"),  # no skipping
+     [P, P, P, P, P, W, P, P]),
+    ("own-truck-loading", _set("step.1.set.cargo",  # the last crate to the higher index
+                               "0 if deliver[me] else cargo[me] + (load[me] and count(load and arange(n_trucks) > me) < depot)"),
+     [P, P, P, W, P]),
+    ("own-colour-match", _set("params.miss_penalty.default", 1.0), [P, W, W, W, P, P]),
+    ("own-committee-vote", _set("step.0.set.passed", "count(yes) >= 2"), [P, W, P, P, P, P]),
+    ("own-sprint-race", _set("rewards.runner.0.expr", "just[me] * count(not just)"),  # counts finishers
+     [P, P, W, W]),
+    ("own-hot-potato", _set("params.fuse.default", 7), [P, W, W, W, W]),
+    ("own-warehouse-robots", _set("grid.collision", "block"), [W] + [P] * 9),
+    ("own-tandem-climbers", _set("grid.can_move_sees_actions", None), None),  # refused: reads actions
+]
+
+
+@pytest.mark.parametrize(("task_id", "change", "expected"), BROKEN_RULES, ids=[b[0] for b in BROKEN_RULES])
+def test_an_own_reference_that_breaks_one_rule_fails_those_scenarios(task_id: str, change, expected) -> None:  # type: ignore[no-untyped-def]
+    data = own_reference(task_id)
+    assert all(r.passed for r in sc.run_scenarios(data, sc.load_scenarios(task_id)))
+    change(data)
+    results = sc.run_scenarios(data, sc.load_scenarios(task_id))
+    if expected is None:  # the spec no longer checks: every scenario is unmatched, with the reason
+        assert kinds(results) == [sc.UNMATCHED] * len(results)
+        assert "can_move" in results[0].reason
+    else:
+        assert kinds(results) == expected, [(r.name, r.kind, r.reason[:160]) for r in results]
+
+
+def test_the_tandem_climbers_move_only_together() -> None:
+    data = own_reference("own-tandem-climbers")
+    data["grid"].pop("can_move")
+    data["grid"].pop("can_move_sees_actions")  # climbers move on their own
+    results = sc.run_scenarios(data, sc.load_scenarios("own-tandem-climbers"))
+    assert [r.name for r in results if not r.passed] == ["different moves move neither",
+                                                          "one climber staying holds the other"]
+    assert "pos[0, 0] == 3" in results[1].reason
+
+
+def test_an_even_committee_is_refused_by_the_reference_constraint() -> None:
+    from gymwright.spec.checker import check_spec
+
+    spec = load_spec(own_reference("own-committee-vote"))
+    _, diags = check_spec(spec, {"n_members": 4})
+    errors = [d for d in diags if d.severity == Severity.error]
+    assert errors and "odd" in errors[0].format()
+    _, diags = check_spec(spec, {"n_members": 7})
+    assert not [d for d in diags if d.severity == Severity.error]
