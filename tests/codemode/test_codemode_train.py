@@ -141,7 +141,7 @@ def test_options_that_need_a_spec_are_refused_on_a_code_mode_design(tmp_path: Pa
     cases = {
         ("train", path, "--backend", "rllib", "--out", run): "--backend rllib: ",
         ("train", path, "--npc", "agent=random", "--out", run): "--npc: ",
-        ("evolve", path, "--engineer", "fixed", "--out", run): "no params for the engineer to move",
+        ("evolve", path, "--engineer", "fixed", "--out", run): "no param ranges for the engineer to move",
         ("evolve", tmp_path / "missing.py", "--out", run): "missing.py is a code-mode module",  # not taken for a task
         ("play", path, "--policy", run, "--gif", tmp_path / "a.gif"): "--gif ",
         ("validate", path): "this is a code-mode module (Python), not a spec",

@@ -114,6 +114,7 @@ def test_a_failed_review_call_is_a_failure_with_the_checked_module_kept(tmp_path
     assert result.status == "review_failed" and not result.passed and result.review_error
     assert result.verified and result.fits_task == "unknown" and result.spec_path is not None
     assert read_code(result.spec_path).strip() == STAG.strip()
+    assert result.explanation.startswith("the module passed the sandboxed checks, but the task-fit review failed")
 
 
 # ----------------------------------------------------------------------------- (c) scenarios

@@ -39,3 +39,16 @@ def test_a_reserved_name_is_refused_at_the_plan_with_its_reason_and_a_rename(mod
 def test_the_planning_prompts_say_which_names_are_reserved() -> None:
     assert "`pass`, `load`, `match`, `v`" in length_limits() and "`np`" in length_limits()
     DynamicsPlan.model_json_schema()  # the schema still builds with the check in place
+
+
+def test_the_spec_stage_says_which_names_are_free_and_which_are_refused() -> None:
+    from gymwright.design.prompts import load_prompts
+    from gymwright.design.staged import render_spec_prompt
+    from gymwright.spec.names import name_problem, spec_note
+
+    user, _ = render_spec_prompt(load_prompts(), "a hot potato: players pass the potato", {
+        "roles": "{}", "dynamics": "{}", "rewards": "{}"})
+    assert spec_note() in user
+    # what the line says is true of the checker
+    assert all(name_problem(w, "choice") is None for w in ("pass", "load", "match"))
+    assert all(name_problem(w, "param") for w in ("pass", "me", "t", "p", "v", "np", "rt", "load"))

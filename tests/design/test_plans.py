@@ -28,6 +28,7 @@ from gymwright.design.plans import (
 )
 from gymwright.llm.scripted import ScriptedProvider
 from gymwright.spec.loader import library_names, read_data
+from gymwright.spec.model import EnvSpec
 from gymwright.store import Store
 
 
@@ -93,6 +94,14 @@ def test_what_a_spec_can_say_a_plan_can_say() -> None:
         "name": "cost", "type": "float", "default": 0}
     assert "success_direction" not in RewardsPlan.model_fields  # the task metric is read higher = better
     assert {"terminate", "truncate", "turns"} <= set(DynamicsPlan.model_fields)
+    # the spec's top-level keys that stage 2 plans: per-agent ends and constraints between params
+    dynamics = {"state": [{"name": "pos"}], "actions": [{"role": "runner", "name": "run"}],
+                "observations": [{"role": "runner", "sees": "its position"}]}
+    planned = DynamicsPlan.model_validate({**dynamics, "terminate_agent": "pos[me] >= track",
+                                           "constraints": ["voters % 2 == 1"]})
+    assert carried(planned)["terminate_agent"] == "pos[me] >= track"
+    assert carried(planned)["constraints"] == ["voters % 2 == 1"]
+    assert {"terminate_agent", "constraints"} <= set(EnvSpec.model_fields)
     # an older plan's words are read as the spec's keys
     older = VarPlan.model_validate({"name": "grid", "shape": "[size, size]", "meaning": "the cells"})
     assert older.shape == ["size", "size"] and older.doc == "the cells"

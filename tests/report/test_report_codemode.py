@@ -118,7 +118,7 @@ def test_report_of_a_trained_and_evaluated_code_mode_run(run: Path, tmp_path: Pa
     # the module is on the page as text, escaped (as in the design-only report above)
     assert html.escape(f"SIZE = 7  # {EVIL}") in section(page, "spec") and EVIL not in page
     task = section(page, "task")
-    assert "(code mode)" in task and "none (a code-mode module takes no params)" in task
+    assert "(code mode)" in task and "defaults (a code-mode module's params are its class's keyword arguments)" in task
     assert "64 env steps in 2 updates" in task
     assert "recorded by the design (design.json)" in section(page, "verification")
     # evaluation: judged by episodes, the spec's checks n/a with why

@@ -15,6 +15,7 @@ from gymwright.compile.batch import compile_batch
 from gymwright.compile.vector import RoleVectorEnv
 from gymwright.errors import GymwrightError
 from gymwright.spec import load_spec
+from gymwright.train.sb3 import sb3_vec_env
 from gymwright.verify.verifier import verify
 
 SPEC = """
@@ -87,6 +88,10 @@ def test_the_batch_gives_an_agent_out_no_action_no_reward_and_zeros() -> None:
 def test_what_cannot_show_agents_leaving_says_so() -> None:
     with pytest.raises(ValueError, match="ends agents one by one"):
         RoleVectorEnv(compile_batch(spec(), {}, batch_size=2), "car")
+    with pytest.raises(GymwrightError, match="SuperSuit's vector env needs every agent at every step"):
+        sb3_vec_env(compile_spec(spec()).parallel_env())
+    assert compile_spec(spec()).parallel_env().AGENT_ENDS is True
+    assert compile_spec("stag_hunt").parallel_env().AGENT_ENDS is False
     turns = SPEC.replace("terminate_agent:", "turns: {active: \"t % 3\"}\nterminate_agent:")
     with pytest.raises(GymwrightError, match="`terminate_agent` needs simultaneous play"):
         compile_spec(spec(turns))

@@ -152,7 +152,7 @@ def refuse_code_mode(spec_or_task: str) -> None:
 
     if is_code_source(spec_or_task):
         raise GymwrightError(
-            f"evolve: {spec_or_task} is a code-mode module: a code-mode design has no params for the engineer "
+            f"evolve: {spec_or_task} is a code-mode module: a code-mode design has no param ranges for the engineer "
             "to move and no spec for it to edit", path="SPEC",
             hint=f"train it with `gymwright train {spec_or_task}` and judge it with `gymwright evaluate "
                  f"{spec_or_task} --policy RUN`; to evolve the task, design it in spec mode (`gymwright design \"TASK\"`)")

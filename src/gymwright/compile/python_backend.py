@@ -57,6 +57,7 @@ def module(g: GenContext) -> str:
         w("")
         w(f"metadata = {{'name': {versioned_name(cs)!r}, 'render_modes': {render_modes(cs)!r}, "
           "'is_parallelizable': True}")
+        w(f"AGENT_ENDS = {cs.agent_end is not None}", comment="agents leave one by one (terminate_agent)")
         w("")
         init(g)
         spaces(g)

@@ -223,16 +223,21 @@ def finish(result: DesignResult, session: DesignSession, spec: dict[str, Any] | 
         result.spec_path = write_spec_file(candidate, result, session.store,
                                            out if result.passed else None)
     if result.status == "unfit":
-        result.explanation = ("the spec passed verification, but the task-fit review found that it "
+        result.explanation = (f"{passed_checks(result)}, but the task-fit review found that it "
                               "does not do what the task asks on these checks:\n" + "\n".join(result.findings))
     elif result.status == "review_failed":
-        result.explanation = (f"the spec passed verification, but the task-fit review failed: {result.review_error}; "
-                              "the verified spec is kept unreviewed (run the design again, or review it yourself)")
+        result.explanation = (f"{passed_checks(result)}, but the task-fit review failed: {result.review_error}; "
+                              "it is kept unreviewed (run the design again, or review it yourself)")
     elif not result.explanation and not result.passed:
         result.explanation = failure_summary(session, report)
     if session.repair_error and result.verified:
         result.explanation += (f"\nThe repair after the review could not go on ({session.repair_error}): "
                                "this is the last verified spec.")
+
+
+def passed_checks(result: DesignResult) -> str:
+    """What a verified design passed, in its mode's words."""
+    return "the module passed the sandboxed checks" if result.mode == "code" else "the spec passed verification"
 
 
 def verdict(verified: bool, fits_task: str, review_error: str = "") -> str:

@@ -184,6 +184,10 @@ class DynamicsPlan(_Plan):
     start: Prose = ""
     terminate: Expr = Field(False, description="the task's own end, as an expression (e.g. deal or t >= rounds)")
     truncate: Expr = Field(False, description="a step cap from outside the task, e.g. t >= max_steps")
+    terminate_agent: Expr | None = Field(None, description="when one agent's own episode ends and it leaves "
+                                         "(per agent, may use `me`; simultaneous play only)")
+    constraints: list[Expr] = Field(default_factory=list, max_length=6,
+                                    description="what the params must meet together (e.g. players % 2 == 1)")
 
 
 class RewardTermPlan(_Plan):

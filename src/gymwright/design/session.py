@@ -47,7 +47,7 @@ Progress = Callable[[DesignEvent], None]
 # with what its loop's first stage answers (a whole spec, or the params), so it has that
 # stage's budget: a whole spec is 1,500-3,000 tokens (a grid spec with short docs about 3,000).
 REPLY_TOKENS = {"roles": 900, "dynamics": 1800, "rewards": 1500, "template": 200, "params": 400,
-                "review": 1200, "spec": 8192, "code": 8192}
+                "review": 1200, "code_review": 1200, "spec": 8192, "code": 8192}
 DEFAULT_REPLY_TOKENS = 4096
 SHORT_CONTEXT = 8192  # tokens; at or below it the spec prompt is compact
 SHORT_CONTEXT_REPLY = 1500  # a short-context model's longest reply

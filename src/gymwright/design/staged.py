@@ -33,6 +33,7 @@ from gymwright.design.retrieval import (
 from gymwright.design.session import DesignSession, DesignStopped, ReplyUnusable
 from gymwright.llm.base import Message
 from gymwright.mechanics.registry import MECHANICS as REGISTRY
+from gymwright.spec.names import spec_note
 from gymwright.spec.reference import MECHANICS
 from gymwright.verify.report import VerificationReport
 
@@ -144,7 +145,8 @@ def render_spec_prompt(prompts: PromptSet, task: str, plans: dict[str, str],
         examples, intro = choose_examples(task, n, mechanics)
         block = example_block(examples, short, budget)
         user = prompts.render("spec", task=task, reference=spec_reference(compact, mechanics),
-                              examples=f"{intro}\n\n{block}" if intro else block, keys=spec_keys(), **plans)
+                              examples=f"{intro}\n\n{block}" if intro else block, keys=spec_keys(),
+                              names=spec_note(), **plans)
         if len(user.encode()) <= SPEC_PROMPT_CAP or not examples or short:
             return user, examples
         if len(examples) > 1:  # a second example only while the prompt stays under the cap,

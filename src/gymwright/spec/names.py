@@ -175,3 +175,10 @@ def plan_note() -> str:
             "`action`, `reward`, `ret`, `metric`, `terminated` or `truncated`; "
             "and a param, const or variable may not be another Python keyword, `p`, `v`, `np`, `rt` or an attribute "
             "such as `load` or `format` (the reply is refused saying why: rename in the word's style, `pass_turn`, `load_food`).")
+
+
+def spec_note() -> str:
+    """The names rule in one line for the spec stage (its plan's names passed `plan_note`'s check)."""
+    return ("Names: a choice, an argument or a reward term may be the task's own word (`pass`, `load`, "
+            "`match`); a param, const or variable may not be a Python keyword, `me`, `t`, `p`, `v`, `np`, "
+            "`rt` or an attribute such as `load` (refused saying why).")

@@ -79,6 +79,10 @@ def sb3_vec_env(parallel_env: ParallelEnv, copies: int = 1) -> Any:
     if not isinstance(copies, int) or copies < 1:
         raise GymwrightError(f"copies must be an int >= 1, got {copies!r}", path="copies", value=copies,
                              hint="give the number of env copies to run side by side, e.g. 4")
+    if getattr(parallel_env.unwrapped, "AGENT_ENDS", False):
+        raise GymwrightError("this env ends agents one by one (`terminate_agent`), and SuperSuit's vector env needs "
+                             "every agent at every step", path="terminate_agent",
+                             hint="train it with gymwright's own trainer, or end the whole episode with `terminate`")
     ss, _ = _sb3()
     env = ss.pad_observations_v0(NoActionWhenNoneLegal(parallel_env))
     env = ss.pad_action_space_v0(env)
