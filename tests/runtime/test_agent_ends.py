@@ -109,3 +109,43 @@ def test_backends_agree_when_every_episode_starts_alike(seed: int) -> None:
     from tests.compile.test_batch_differential import compare
 
     compare(spec(), {}, size=4, seed=seed, steps=40, policy_seed=seed)
+
+
+def test_a_probe_truncated_on_the_step_an_agent_leaves_is_not_terminated() -> None:
+    """Review of issue 42: `terminated` in a probe is the episode's end (`terminate`, or every
+    agent out), not one agent's own end on a step that was only truncated."""
+    text = SPEC.replace("""probes:
+  - name: the lead car passes and leaves, the others drive on""", """probes:
+  - name: truncated as the lead car passes
+    params: {max_steps: 2}
+    actions: [{car_2: wait}, {car_2: go}]
+    expect: ["passed[2]", "truncated", "not terminated"]
+  - name: every car out on the last step is terminated and truncated
+    params: {max_steps: 2, length: 1}
+    actions: [{car_0: wait}, {car_0: go}]
+    expect: ["terminated", "truncated"]
+  - name: the lead car passes and leaves, the others drive on""")
+    report = verify(spec(text), episodes=2)
+    assert report.passed, report.to_prompt()
+
+
+def test_backends_agree_that_an_action_for_an_agent_out_is_no_action_not_illegal() -> None:
+    """Review of issue 42: the Python env skips an action sent for an agent whose own episode
+    ended (docs/spec-language.md); the batch did the same to the state but flagged it in
+    infos['illegal']. Both now treat it as no action, and flag the same agents."""
+    env = compile_spec(spec()).parallel_env()
+    env.reset(seed=0)
+    benv = compile_batch(spec(), {}, batch_size=1)
+    benv.reset(seed=0)
+    rng = np.random.default_rng(0)
+    agents = list(env.possible_agents)
+    for _ in range(12):
+        if not env.agents:
+            break
+        row = rng.integers(0, 2, size=len(agents))
+        row[-1] = 1  # car_2 leaves on the first step and is sent `go` ever after
+        _, rew, _, _, infos = env.step({a: int(x) for a, x in zip(agents, row, strict=True)})
+        _, brew, _, _, binfos = benv.step(row[None, :])
+        flagged = [bool(infos.get(a, {}).get("illegal_action", False)) for a in agents]
+        assert binfos["illegal"][0].tolist() == flagged == [False] * len(agents)
+        assert brew[0].tolist() == pytest.approx([rew.get(a, 0.0) for a in agents])

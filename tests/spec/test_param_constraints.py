@@ -86,3 +86,23 @@ def test_a_constraints_doc_reaches_the_module_only_as_text() -> None:
     benv = compile_batch(env_spec, {}, batch_size=1)
     with pytest.raises(ValueError, match="copy 1: params break constraint `lo < hi`"):
         type(benv)(2, [{}, {"lo": 0.9}])
+
+
+def test_the_heuristic_engineer_steps_only_to_levels_that_meet_the_constraints() -> None:
+    """Review of issue 42: `knob_step` and `harder_shapes` never consulted the constraints: a
+    mastered bucket at n = 3, lo = 0.5 (hi = 0.8) got lo = 0.9 (`lo < hi` broken) and opened n = 4
+    (`n % 2 == 1` broken). Now the knob stays and the next harder bucket is n = 5."""
+    from gymwright.engineer.evidence import Evidence, StageEvidence
+    from gymwright.engineer.mixture import Bucket
+    from gymwright.engineer.structural import propose_in_space
+
+    space = ConfigSpace.for_spec(spec(), {"n": [1, 2, 3, 4, 5]}, {"lo": [0.1, 0.5, 0.9]})
+    assert space.harder_shapes({"n": 3}, {"lo": 0.5}) == [{"n": 5}]
+    assert space.knob_step("lo", 0.5, 1, {"n": 3}) == 0.5 and space.knob_step("lo", 0.5, -1, {"n": 3}) == 0.1
+    p = {"n": 3, "lo": 0.5}
+    ev = StageEvidence("constrained", "r", (0.3, 0.6), [(Bucket(p, 1.0, "n=3"), Evidence("constrained", p, "r", 0.9, (0.3, 0.6)))],
+                       space=space)
+    mixture, why = propose_in_space(ev)
+    assert [b.params for b in mixture.buckets] == [{"n": 3, "lo": 0.5}, {"n": 5, "lo": 0.5}], why
+    assert all(space.permits(b.params) for b in mixture.buckets)
+    assert "held there by the spec's constraints" in why

@@ -88,3 +88,16 @@ def test_the_card_lists_each_agent_metric() -> None:
 def test_per_agent_metrics_refuse_what_they_cannot_report(change: tuple[str, str], message: str) -> None:
     with pytest.raises(GymwrightError, match=message):
         compile_spec(spec(SPEC.replace(*change)))
+
+
+def test_a_frozen_per_agent_metric_is_one_warning_not_one_per_agent() -> None:
+    """Review of issue 42: a per-agent metric that never varies gave one identical warning per
+    agent at the same path; now one warning per metric, naming each agent's value."""
+    frozen = SPEC.replace('chips: {expr: "chips[me]", per_agent: true}',
+                          'chips: {expr: "chips[me]", per_agent: true}\n  seat: {expr: "me", per_agent: true}')
+    report = verify(spec(frozen), episodes=6)
+    said = [d for d in report.diagnostics if d.path == "metrics.seat"]
+    assert len(said) == 1, [d.message for d in said]
+    assert "per-agent metric `seat` never varied for every agent" in said[0].message
+    assert "player_0 = 0" in said[0].message and "player_1 = 1" in said[0].message
+    assert not [d for d in report.diagnostics if d.path == "metrics.chips"]

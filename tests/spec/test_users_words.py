@@ -73,9 +73,6 @@ def test_a_choice_a_term_and_an_argument_keep_the_users_word() -> None:
     included, and everything a person or a policy sees carries the user's word."""
     report = verify(copy.deepcopy(WORDS), episodes=3)
     assert report.passed, report.to_prompt()
-    env = compile_spec(copy.deepcopy(WORDS)).parallel_env()
-    assert env.unwrapped.DECODE["player"] == [("pass", {}), ("load", {}), ("move", {"v": -1.0}), ("move", {"v": 1.0})] \
-        if hasattr(env.unwrapped, "DECODE") else True
     compiled = compile_spec(copy.deepcopy(WORDS))
     assert compiled.module.DECODE["player"] == [("pass", {}), ("load", {}), ("move", {"v": -1.0}), ("move", {"v": 1.0})]
     env = compiled.parallel_env()
@@ -114,6 +111,7 @@ def test_an_expression_reads_a_keyword_choice_with_its_columns() -> None:
     ("state", "if", "expression syntax", "if_state"),
     ("params", "v", "the variables of generated code", "v_param"),
     ("params", "render_mode", "an option of every generated env", "render_mode_param"),
+    ("params", "self", "the generated env's own instance", "self_param"),
     ("choice", "me", "the index of the agent", "me_action"),
     ("choice", "else", "expression syntax", "else_action"),
 ])
@@ -140,6 +138,8 @@ def test_every_reserved_name_is_in_the_language_reference() -> None:
     ref = reference_markdown()
     for names, why, _ in reserved_table():
         assert names in ref and why in ref
+    assert ("`self`", "the generated env's own instance (the first argument of its constructor)", "params") \
+        in reserved_table()
     assert name_problem("pass", "choice") is None and name_problem("load", "term") is None
     assert name_problem("v", "argument") is None and name_problem("match", "param") is None
 
@@ -260,3 +260,79 @@ def test_soft_keywords_are_free_for_every_name() -> None:
     env.reset(seed=0)
     env.step({"player_0": 0, "player_1": 0})
     assert env.unwrapped.v.match == 6
+
+
+def test_a_role_a_metric_and_a_baseline_keep_the_users_word_on_both_backends() -> None:
+    """Review of issue 42: a role, a metric or a baseline never becomes an identifier of generated
+    code (a string, or inside a name of its own: `_script_import`, `MASK_ROWS_pass`, a probe's
+    `metric_load`), so `pass`, `load`, `import` and `format` are free for them, as for a choice."""
+    from gymwright.spec.names import name_problem
+
+    text = yaml.safe_dump(copy.deepcopy(WORDS)).replace("player", "pass").replace("loaded", "load")
+    text = text.replace("always_pass:", "import:").replace("go_right:", "format:")
+    spec = yaml.safe_load(text)
+    spec["probes"][1]["expect"].append("metric.load == 1")
+    report = verify(copy.deepcopy(spec), episodes=3)
+    assert report.passed, report.to_prompt()
+    env = compile_spec(copy.deepcopy(spec)).parallel_env()
+    env.reset(seed=0)
+    assert env.possible_agents == ["pass_0", "pass_1"]
+    acts = {a: env.scripted_action("format", a) for a in env.agents}
+    _, _, _, _, infos = env.step(acts)
+    assert env.unwrapped.v.pos == 2.0
+    benv = compile_batch(copy.deepcopy(spec), {}, batch_size=2)
+    benv.reset(seed=0)
+    for name in ("import", "format"):
+        benv.step(benv.scripted_actions(name))
+    assert benv.v.pos.tolist() == [2.0, 2.0]
+    for kind in ("role", "metric", "baseline"):
+        assert name_problem("pass", kind) is None and name_problem("load", kind) is None
+        assert "expression syntax" in (name_problem("if", kind) or "")
+
+
+def test_the_planning_note_says_what_is_refused_and_nothing_else() -> None:
+    """`names.plan_note` (the planning prompts' names rule) names each reserved word with the kinds
+    the checker refuses it for: the words it calls free are free, the ones it refuses are refused."""
+    from gymwright.spec.names import (
+        ENV_OPTIONS,
+        EXPRESSION_NAMES,
+        NAMESPACES,
+        name_problem,
+        plan_note,
+    )
+
+    note = plan_note()
+    for word in ("pass", "load", "match", "v"):
+        assert f"`{word}`" in note
+        for kind in ("choice", "argument", "term", "role", "metric", "baseline"):
+            assert name_problem(word, kind) is None, (word, kind)
+    for word in EXPRESSION_NAMES:
+        assert f"`{word}`" in note
+        assert all(name_problem(word, k) for k in ("param", "const", "enum member", "variable", "choice", "argument"))
+    for word in NAMESPACES:
+        assert f"`{word}`" in note and all(name_problem(word, k) for k in ("param", "const", "variable"))
+    for word in ENV_OPTIONS:
+        assert f"`{word}`" in note and name_problem(word, "param")
+    assert "a role, a metric or a baseline may be the task's own word" in note
+
+
+def test_an_env_option_is_reserved_for_params_only_as_the_reference_says() -> None:
+    """Review of issue 42: the checker kept its own list of reserved names (`checks.context.RESERVED`)
+    that refused `render_mode`, `max_cycles`, ... for every declaration, though the reference lists
+    them for params only. One list now (`spec.names.reserved_for`): a const, a variable or an enum
+    member may take them, on both backends, and the env's own option stays apart."""
+    spec = copy.deepcopy(WORDS)
+    spec["consts"] = {"max_cycles": {"value": 2}, "modes": {"enum": ["self", "action_mask_in_obs"]}}
+    spec["state"]["render_mode"] = {"type": "int", "init": "max_cycles + self", "min": 0, "max": 100}
+    spec["step"].append({"set": {"render_mode": "min(render_mode + 1, 100)"}})
+    report = verify(copy.deepcopy(spec), episodes=3)
+    assert report.passed, report.to_prompt()
+    env = compile_spec(copy.deepcopy(spec)).parallel_env(max_cycles=1)
+    env.reset(seed=0)
+    assert env.unwrapped.v.render_mode == 2 and env.unwrapped.p.max_cycles == 2
+    _, _, _, trunc, _ = env.step({"player_0": 0, "player_1": 0})
+    assert all(trunc.values()) and env.unwrapped.v.render_mode == 3  # the option cut the episode
+    benv = compile_batch(copy.deepcopy(spec), {}, batch_size=2)
+    benv.reset(seed=0)
+    benv.step(np.zeros((2, 2), dtype=np.int64))
+    assert benv.v.render_mode.tolist() == [3, 3]

@@ -92,3 +92,13 @@ def test_comparisons_of_floats_allow_for_float32_observations() -> None:
     found = errors(spec({"name": "a real difference", "start": {"food": [1.1, 3.0]},
                          "expect": ["obs.forager_0[0] == 1.1001"]}))
     assert len(found) == 1 and "obs.forager_0[0] = 1.100000023841858" in found[0]
+
+
+def test_a_strict_comparison_keeps_its_own_slack() -> None:
+    # `>` and `<` compare exactly: `x > y - 1e-9` holds for x == y although 1e-9 is inside the
+    # tolerance `==` allows (the cake variant's gains-from-trade probe is written this way)
+    from gymwright.verify.probes import probe_compare
+
+    assert probe_compare(">", 1.5, 1.5 - 1e-9, 1e-9, 1e-12)
+    assert probe_compare("==", 1.5, 1.5 - 1e-9, 1e-9, 1e-12)
+    assert not probe_compare("<", 1.5, 1.5, 1e-9, 1e-12) and probe_compare("<=", 1.5, 1.5 + 1e-10, 1e-9, 1e-12)

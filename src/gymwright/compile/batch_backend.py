@@ -399,6 +399,9 @@ class _BatchGen:
             w("p, v, r = self.p, self.v, self.r")
             w("K = self.size")
             w("actions = b_actions(actions, K, AGENTS, ROLES)", comment="int (K, N) in range, or ValueError naming the copy and agent")
+            if cs.agent_end is not None:
+                w("actions = np.where(self.gone, -1, actions)",
+                  comment="an agent whose own episode ended acts no more: its action is no action, never illegal")
             w("BI = np.arange(K)")
             w("r.steps = v.t + 1")
             with w.block("with np.errstate(all='ignore'):"):

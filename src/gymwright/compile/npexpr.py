@@ -486,7 +486,7 @@ CALLS: dict[str, Callable[[NpEmitter, ast.Call], tuple[str, int]]] = {
     "roll": _roll,
     "others": lambda e, n: _others(e, n),
     "stack": lambda e, n: _stack(e, n),
-    "transpose": lambda e, n: (lambda x: (f"b_transpose({x.code}, {PREFIX[x.kind]})", x.kind))(e.emit(n.args[0])),
+    "transpose": lambda e, n: (lambda x: (f"b_transpose({x.code})", x.kind))(e.emit(n.args[0])),
     **{name: lambda e, n: (literal(info_of(n).value), 0) for name in TABLES},
     "uniform": _random("uniform"),
     "normal": _random("normal"),

@@ -121,20 +121,36 @@ class ConfigSpace:
         """The rank of a structural assignment: the sum of its values' positions (easy 0)."""
         return sum(self.structural[k].index(shape[k]) for k in self.structural if shape.get(k) in self.structural[k])
 
-    def harder_shapes(self, shape: dict[str, Any]) -> list[dict[str, Any]]:
-        """The structural neighbours one value harder in one lever."""
+    def permits(self, params: dict[str, Any]) -> bool:
+        """Whether `params` (with `fixed` under them) meets the spec's constraints (`allowed`)."""
+        return self.allowed is None or self.allowed({**self.fixed, **params})
+
+    def harder_shapes(self, shape: dict[str, Any], params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The structural neighbours harder in one lever: its next value up that keeps the level
+        (`params`, the bucket's whole assignment, with the new value) within the constraints."""
         out = []
         for k, values in self.structural.items():
             i = values.index(shape[k]) if shape.get(k) in values else -1
-            if 0 <= i < len(values) - 1:
-                out.append({**shape, k: values[i + 1]})
+            if i < 0:
+                continue
+            for v in values[i + 1:]:  # a value the constraints refuse is skipped (n odd: 3 -> 5)
+                if self.permits({**(params or {}), **shape, k: v}):
+                    out.append({**shape, k: v})
+                    break
         return out
 
-    def knob_step(self, name: str, value: float, direction: int) -> float:
-        """The allowed value next to `value` (+1 harder, -1 easier), kept at the ends."""
+    def knob_step(self, name: str, value: float, direction: int, params: dict[str, Any] | None = None) -> float:
+        """The allowed value next to `value` (+1 harder, -1 easier), kept at the ends; with the
+        level's other values `params`, the next one that keeps it within the constraints (none:
+        `value`'s own)."""
         values = self.knobs[name]
         i = min(range(len(values)), key=lambda j: abs(values[j] - value))
-        return values[max(0, min(len(values) - 1, i + direction))]
+        j = i + direction
+        while 0 <= j < len(values):
+            if params is None or self.permits({**params, name: values[j]}):
+                return values[j]
+            j += direction
+        return values[i]
 
     def contains(self, params: dict[str, Any]) -> bool:
         return all(params.get(k) in v for k, v in {**self.structural, **self.knobs}.items())

@@ -102,15 +102,17 @@ def _knob_move(space: ConfigSpace, b: Bucket, e: Evidence, lo: float, hi: float,
         return dict(b.params), f"success {s:.3f} inside the band [{lo:g}, {hi:g}]: knobs kept"
     direction = 1 if s >= lo else -1  # above the band, or inside it with the judged values still ahead
     pos = {k: _index(values[k], now[k]) for k in values}
-    movable = [k for k in values if 0 <= pos[k] + direction < len(values[k])]
+    level = {**b.params, **now}
+    movable = [k for k in values if space.knob_step(k, now[k], direction, level) != values[k][pos[k]]]  # within the constraints
     if direction > 0 and any(short.values()):
         movable = [k for k in movable if short[k]]  # the judged values first
     if not movable:
-        return dict(b.params), f"success {s:.3f} {'above' if direction > 0 else 'below'} the band, every knob at its end"
+        held = " or held there by the spec's constraints" if space.allowed is not None else ""
+        return dict(b.params), f"success {s:.3f} {'above' if direction > 0 else 'below'} the band, every knob at its end{held}"
     effect = {kn.name: abs(kn.effect) if kn.measurable else 0.0 for kn in e.knobs}
     # the largest measured effect; else the least advanced knob (harder) or the most advanced (easier)
     pick = max(movable, key=lambda k: (effect.get(k, 0.0), -direction * pos[k]))
-    new = space.knob_step(pick, now[pick], direction)
+    new = space.knob_step(pick, now[pick], direction, level)
     word = "harder" if direction > 0 else "easier"
     if lo <= s <= hi:
         reason = (f"success {s:.3f} inside the band, but the knobs are {sum(short.values())} step(s) short of the "
@@ -134,7 +136,8 @@ def _open_harder(ev: StageEvidence, space: ConfigSpace, params: dict[str, dict[s
     hardest_b, hardest_e = max(ev.buckets, key=lambda x: space.difficulty(_shape(space, x[0].params)))
     open_labels = {b.label for b, _ in ev.buckets}
     shape = _shape(space, hardest_b.params)
-    candidates = [c for c in space.harder_shapes(shape) if space.label({**hardest_b.params, **c}) not in open_labels]
+    base = params[hardest_b.label]  # the bucket's level after this stage's knob move: the new bucket's knobs
+    candidates = [c for c in space.harder_shapes(shape, base) if space.label({**hardest_b.params, **c}) not in open_labels]
     if not candidates:
         return None
     pick = min(candidates, key=lambda c: _distance(space, c, ev.targets))

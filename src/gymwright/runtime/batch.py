@@ -176,8 +176,8 @@ def b_others(x, i, prefix: int, rank: int):
     return np.take_along_axis(x, idx, axis=prefix)
 
 
-def b_transpose(x, prefix: int):
-    """The last two axes of x (a 2-D type after `prefix` leading axes) swapped."""
+def b_transpose(x):
+    """The last two axes of x (a 2-D type after its leading copy/agent axes) swapped."""
     x = np.asarray(x)
     return np.swapaxes(x, x.ndim - 2, x.ndim - 1)
 

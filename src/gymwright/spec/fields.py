@@ -50,6 +50,11 @@ _NAME = "An identifier: a letter, then letters, digits or _; not a Python keywor
 ParamName = Annotated[str, Field(pattern=IDENT, description=_NAME), _named("param")]
 ConstName = Annotated[str, Field(pattern=IDENT, description=_NAME), _named("const")]
 VarName = Annotated[str, Field(pattern=IDENT, description=_NAME), _named("variable")]
+_KEY = ("An identifier: a letter, then letters, digits or _; no `__`. It may be a word generated code cannot "
+        "use (`pass`, `load`): generated code knows it only as a string or inside a name of its own.")
+RoleName = Annotated[str, Field(pattern=IDENT, description=_KEY), _named("role")]
+MetricName = Annotated[str, Field(pattern=IDENT, description=_KEY), _named("metric")]
+BaselineName = Annotated[str, Field(pattern=IDENT, description=_KEY), _named("baseline")]
 DType = Literal["int", "float", "bool"]
 DOC = "Documentation for people and the engineer."
 

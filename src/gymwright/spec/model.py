@@ -33,12 +33,15 @@ from gymwright.spec.fields import (  # noqa: F401 - the whole schema is reached 
     DOC,
     IDENT,
     ArgName,
+    BaselineName,
     ChoiceName,
     ConstName,
     DType,
     Expr,
+    MetricName,
     Name,
     ParamName,
+    RoleName,
     TermName,
     VarName,
     _Strict,
@@ -242,7 +245,7 @@ class Text(_Strict):
     """Text templates with `{expr}` or `{expr:fmt}` placeholders."""
 
     render: str | None = Field(None, description="Global template for render('ansi').")
-    observe: dict[Name, str] = Field(default_factory=dict, description="Per role template of a text observation (may use `me`).")
+    observe: dict[RoleName, str] = Field(default_factory=dict, description="Per role template of a text observation (may use `me`).")
 
 
 def _leaves(x: Any) -> list[Any]:
@@ -305,7 +308,7 @@ class _SpecHead(_Strict):
     params: dict[ParamName, Param] = Field(default_factory=dict, description="Typed knobs; a spec plus a param assignment is one environment (a config).")
     constraints: list[Constraint | Expr] = Field(default_factory=list, description="Bool expressions over params every assignment must meet (`n % 2 == 1`), or `{expr, doc}`: checked wherever params are set.")
     consts: dict[ConstName, Const | Enum | ConstValue] = Field(default_factory=dict, description="Named constants: numbers, tables, expressions, enums.")
-    agents: dict[Name, Role] = Field(min_length=1, description="Roles and their counts; agent ids are `<role>_<i>`.")
+    agents: dict[RoleName, Role] = Field(min_length=1, description="Roles and their counts; agent ids are `<role>_<i>`.")
 
 
 # The mechanics modules' sections follow `agents` (as the choice keys above: see there).
@@ -321,18 +324,18 @@ class EnvSpec(_SpecSections):
 
     state: dict[VarName, Var] = Field(default_factory=dict, description="Global variables, initialized in order at reset.")
     agent_state: dict[VarName, Var] = Field(default_factory=dict, description="Per-agent variables (leading agent axis; `x[me]` is mine).")
-    actions: dict[Name, list[Choice]] = Field(description="Per role, its choices. Action space = Discrete(total), with a mask from `legal`.")
+    actions: dict[RoleName, list[Choice]] = Field(description="Per role, its choices. Action space = Discrete(total), with a mask from `legal`.")
     turns: Literal["simultaneous"] | Turns = Field("simultaneous", description="`simultaneous`, or `{active: expr}` for turn-based play.")
     step: list[StepEntry] = Field(default_factory=list, description="Ordered rules (or `first:` groups); later rules see earlier updates.")
-    rewards: dict[Name, list[RewardTerm]] = Field(default_factory=dict, description="Per role, named reward terms; each is logged on its own.")
-    metrics: dict[Name, Metric] = Field(default_factory=dict, description="Task measures independent of reward, reported at episode end.")
+    rewards: dict[RoleName, list[RewardTerm]] = Field(default_factory=dict, description="Per role, named reward terms; each is logged on its own.")
+    metrics: dict[MetricName, Metric] = Field(default_factory=dict, description="Task measures independent of reward, reported at episode end.")
     terminate: Expr = Field(False, description="Scalar bool: the task's own end (a deal, all rounds played). `t` counts steps.")
     truncate: Expr = Field(False, description="Scalar bool: a step cap from outside the task, e.g. `t >= max_steps` (both may hold).")
     terminate_agent: Expr | None = Field(None, description="Per-agent bool (uses `me`): that agent's own episode ends (terminated, out of `agents`); simultaneous play only.")
-    observe: dict[Name, list[Feature | Expr]] = Field(description="Per role, its features, flattened into a float32 Box.")
+    observe: dict[RoleName, list[Feature | Expr]] = Field(description="Per role, its features, flattened into a float32 Box.")
     text: Text | None = Field(None, description="Text templates for render('ansi') and text observations.")
     probes: list[Probe] = Field(default_factory=list, description="Scenario tests run by the verifier.")
-    baselines: dict[Name, dict[Name, Annotated[list[BaselineRule], Field(min_length=1)]]] = Field(
+    baselines: dict[BaselineName, dict[RoleName, Annotated[list[BaselineRule], Field(min_length=1)]]] = Field(
         default_factory=dict, description="Scripted policies: name -> role -> ordered rules (see BaselineRule); roles left out play random legal actions.")
 
     @field_validator("constraints")

@@ -8,7 +8,8 @@ always make a name of its own out of a spec name by adding `__`.
 That is what it does for the names a task's own words most often collide with: a choice, an
 argument or a reward term keeps the user's name everywhere a person or a policy sees it
 (masks, `DECODE`, logs, reports, probes, baselines, expressions) and only its identifier in the
-generated module is mangled (`ident`: `pass` -> `v.pass__`, `load` -> `v.load__`). An expression
+generated module is mangled (`ident`: `pass` -> `v.pass__`, `load` -> `v.load__`). A role, a metric
+or a baseline never is an identifier there (`KEY_KINDS`), so it needs no mangling to keep the word. An expression
 may read a choice named by a Python statement keyword (`pass[me]`): the parser reads the word as
 a name (`spec.expr.parse`).
 
@@ -24,6 +25,7 @@ everywhere (file and memory access, reflection: `UNSAFE_ATTRIBUTES`) and every P
 from __future__ import annotations
 
 import keyword
+from collections.abc import Iterable
 
 UNSAFE_ATTRIBUTES = frozenset({
     "tofile", "dump", "dumps", "ctypes", "ctypeslib", "format", "format_map", "mro",
@@ -68,15 +70,21 @@ ENV_OPTIONS = {
     "render_mode": "an option of every generated env's constructor",
     "max_cycles": "an option of every generated env's constructor",
     "action_mask_in_obs": "an option of every generated env's constructor",
+    "self": "the generated env's own instance (the first argument of its constructor)",
 }
-"""Keyword options of every generated env's constructor: a param of that name would be taken as the option."""
+"""Keyword arguments of every generated env's constructor (its options and `self`): a param of that
+name would be taken as the option, or clash with the instance (`parallel_env(self=0.25)`)."""
 
 MANGLED_KINDS = frozenset({"choice", "argument", "term"})
+"""The kinds of name that keep the user's word: generated code uses `ident(name)`."""
+KEY_KINDS = frozenset({"role", "metric", "baseline", "feature"})
+"""The kinds of name generated code never uses as an identifier: it keeps them as strings (dict
+keys, agent ids, `DECODE`) or inside a name of its own (`_script_<baseline>`, `MASK_ROWS_<role>`,
+a probe's `metric_<name>`), so a Python keyword or an attribute the audit refuses is free for them."""
 DECLARED_KINDS = frozenset({"param", "const", "variable", "enum member"})
 """The kinds of name generated code reads from its namespaces (`p.<name>`, `v.<name>`)."""
 READ_KINDS = DECLARED_KINDS | {"choice", "argument"}
 """The kinds of name an expression reads (a role, a term or a metric is never a name there)."""
-"""The kinds of name that keep the user's word: generated code uses `ident(name)`."""
 
 NOUNS = {"param": "param", "const": "const", "variable": "state", "choice": "action",
          "argument": "arg", "term": "term", "role": "role", "metric": "metric", "enum member": "kind",
@@ -104,17 +112,18 @@ def reserved_for(name: str, kind: str = "name") -> str | None:
         return "expression syntax (a Python keyword)"
     if name in EXPRESSION_NAMES and kind in READ_KINDS:
         return EXPRESSION_NAMES[name]
-    if kind in MANGLED_KINDS:
+    if kind in MANGLED_KINDS or kind in KEY_KINDS:
         return None
     if name in NAMESPACES and kind in DECLARED_KINDS:
         return NAMESPACES[name]
     if kind == "param" and name in ENV_OPTIONS:
         return ENV_OPTIONS[name]
     if keyword.iskeyword(name):
-        return "Python syntax (a keyword); only a choice, an argument or a reward term may be called that"
+        return ("Python syntax (a keyword); only a choice, an argument, a reward term, a role, a metric or a "
+                "baseline may be called that")
     if name in UNSAFE_ATTRIBUTES:
         return ("an attribute generated code may not use (file access or reflection); only a choice, "
-                "an argument or a reward term may be called that")
+                "an argument, a reward term, a role, a metric or a baseline may be called that")
     return None
 
 
@@ -135,7 +144,7 @@ def reserved_table() -> list[tuple[str, str, str]]:
     rows = [(", ".join(f"`{k}`" for k in sorted(EXPRESSION_KEYWORDS)), "expression syntax", every)]
     rows += [(f"`{n}`", why, "params, consts, enum members, variables, choices, arguments")
              for n, why in EXPRESSION_NAMES.items()]
-    rest = "every kind but a choice, an argument or a reward term"
+    rest = "every kind but a choice, an argument, a reward term, a role, a metric or a baseline"
     rows += [(f"`{n}`", why, "params, consts, enum members, variables") for n, why in NAMESPACES.items()]
     rows += [(f"`{n}`", why, "params") for n, why in ENV_OPTIONS.items()]
     rows.append((", ".join(f"`{k}`" for k in sorted(STATEMENT_KEYWORDS)), "Python statements", rest))
@@ -168,17 +177,24 @@ def plan_name_problem(item: object) -> str | None:
 
 
 def plan_note() -> str:
-    """One sentence for the planning prompts: which names are free, and that a reserved one is refused."""
+    """One sentence for the planning prompts: which names are free, and that a reserved one is
+    refused; built from the tables `reserved_for` reads, so it says what is refused."""
+    def words(names: Iterable[str]) -> str:
+        listed = [f"`{n}`" for n in names]
+        return ", ".join(listed[:-1]) + f" or {listed[-1]}" if len(listed) > 1 else listed[0]
+
     kw = ", ".join(f"`{k}`" for k in sorted(EXPRESSION_KEYWORDS - {"True", "False", "None"}))
-    return ("Names: a choice, an argument or a reward term may be the task's own word (`pass`, `load`, `match`, `v`); "
-            f"no name may be {kw} or contain `__`; no param, const, variable, choice or argument may be `me`, `t`, "
-            "`action`, `reward`, `ret`, `metric`, `terminated` or `truncated`; "
-            "and a param, const or variable may not be another Python keyword, `p`, `v`, `np`, `rt` or an attribute "
-            "such as `load` or `format` (the reply is refused saying why: rename in the word's style, `pass_turn`, `load_food`).")
+    spaces = ", ".join(f"`{n}`" for n in NAMESPACES)
+    return ("Names: a choice, an argument, a reward term, a role, a metric or a baseline may be the task's own word "
+            f"(`pass`, `load`, `match`, `v`); no name may be {kw} or contain `__`; no param, const, enum member, "
+            f"variable, choice or argument may be {words(EXPRESSION_NAMES)}; a param, const, enum member or variable "
+            f"may not be another Python keyword, {spaces}, or an attribute such as `load` or `format`; "
+            f"and no param may be {words(ENV_OPTIONS)} (the reply is refused saying why: rename in the word's style, "
+            "`pass_turn`, `load_food`).")
 
 
 def spec_note() -> str:
     """The names rule in one line for the spec stage (its plan's names passed `plan_note`'s check)."""
-    return ("Names: a choice, an argument or a reward term may be the task's own word (`pass`, `load`, "
-            "`match`); a param, const or variable may not be a Python keyword, `me`, `t`, `p`, `v`, `np`, "
-            "`rt` or an attribute such as `load` (refused saying why).")
+    return ("Names: a choice, argument, reward term, role, metric or baseline may be the task's own word "
+            "(`pass`, `load`, `match`); a param, const or variable may not be a Python keyword, `me`, `t`, `p`, "
+            "`v`, `np`, `rt` or an attribute such as `load`.")

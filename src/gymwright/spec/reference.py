@@ -130,7 +130,8 @@ def reserved_names() -> str:
     """Every name a spec may not declare and what it is reserved for (`spec/names.py`). The
     planning prompts say it in one sentence (`spec.names.plan_note`, in `design.plans.length_limits`)."""
     keep = ("A choice, an argument or a reward term keeps the task's own word even where generated code cannot "
-            "use it (`pass`, `load`, `match`, `v`): only its identifier in the generated module is mangled.")
+            "use it (`pass`, `load`, `match`, `v`): only its identifier in the generated module is mangled. A role, "
+            "a metric or a baseline keeps it too: generated code knows those only as strings.")
     lines = ["## Reserved names", "", keep + " A name that is refused says what it is reserved for and suggests a rename.", "",
              "| names | reserved for | refused as |", "|-|-|-|"]
     lines += [f"| {names_} | {why} | {kinds} |" for names_, why, kinds in reserved_table()]

@@ -82,11 +82,26 @@ def frozen_metrics(c: CompiledEnv, r: Rollouts, n: int) -> list[Diagnostic]:
     out = []
     if n < 2:
         return out
+    hint = "a metric that never varies cannot tell good play from bad; check its expression"
+    frozen: dict[str, list[tuple[str, float, int]]] = {}  # spec metric -> (name, value, episodes) per frozen one
+    paths: dict[str, str] = {}
+    parts: dict[str, int] = {}  # how many metrics a spec metric became (one per agent where `per_agent`)
     for m in c.checked.metrics:
+        key = m.spec_name or m.name
+        paths.setdefault(key, m.path)
+        parts[key] = parts.get(key, 0) + 1
         values = [ep.get(m.name) for ep in r.metrics if m.name in ep]
         if len(values) >= 2 and np.ptp(values) == 0:
-            out.append(warning(STAGE, m.path, f"metric `{m.name}` was {values[0]:g} in every one of {len(values)} random episodes",
-                               "a metric that never varies cannot tell good play from bad; check its expression"))
+            frozen.setdefault(key, []).append((m.name, float(values[0]), len(values)))
+    for key, found in frozen.items():  # one warning per metric of the spec, not one per agent
+        if parts[key] == 1 and found[0][0] == key:
+            name, value, k = found[0]
+            out.append(warning(STAGE, paths[key], f"metric `{name}` was {value:g} in every one of {k} random episodes", hint))
+            continue
+        each = ", ".join(f"{name.removeprefix(key + '.')} = {value:g}" for name, value, _ in found)
+        who = "every agent" if len(found) == parts[key] else f"{len(found)} of {parts[key]} agents"
+        out.append(warning(STAGE, paths[key], f"per-agent metric `{key}` never varied for {who} in {found[0][2]} "
+                           f"random episodes ({each})", hint))
     return out
 
 

@@ -83,7 +83,9 @@ def run_probe(compiled: CompiledEnv, probe: CProbe) -> Diagnostic | None:
         _, rew, term, trunc, _ = env.step(actions)
         reward = np.array([rew.get(a, 0.0) for a in module.AGENTS])
         ret += reward
-        terminated = any(term.values()) and not env.agents  # the episode's end (not one agent's: terminate_agent)
+        # the episode's end: `terminate` held (every live agent terminated) or the last live agents all left
+        # through terminate_agent; one agent leaving on a step that was only truncated is not the episode's end
+        terminated = bool(term) and all(term.values())
         truncated = any(trunc.values())
     P = SimpleNamespace(reward=reward, ret=ret, terminated=terminated, truncated=truncated)
     for name, value in env.episode_metrics().items():
@@ -132,12 +134,13 @@ def runtime_namespace() -> dict[str, Any]:
 
 
 def probe_compare(op: str, a: Any, b: Any, rtol: float, atol: float) -> Any:
-    """`a op b` where numbers within the tolerance count as equal: `<` is less and not close,
-    `<=` less or close."""
+    """`a op b` where numbers within the tolerance count as equal for `==`, `!=`, `<=` and `>=`
+    (`<=` is less or close). `<` and `>` compare exactly: a strict comparison often carries its
+    own slack (`x > y - 1e-9`), which a tolerance of the same size would turn false."""
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     close = np.isclose(x, y, rtol=rtol, atol=atol)
-    out = {"==": close, "!=": ~close, "<": (x < y) & ~close, "<=": (x <= y) | close,
-           ">": (x > y) & ~close, ">=": (x >= y) | close}[op]
+    out = {"==": close, "!=": ~close, "<": x < y, "<=": (x <= y) | close,
+           ">": x > y, ">=": (x >= y) | close}[op]
     return out if out.shape else bool(out)
 
 

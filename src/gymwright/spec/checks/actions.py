@@ -13,7 +13,7 @@ from gymwright.spec.expr.check import Checked, Symbol, const_eval
 from gymwright.spec.expr.types import INF, Info
 from gymwright.spec.limits import MAX_ACTIONS, MAX_ARG_VALUES
 from gymwright.spec.model import Choice
-from gymwright.spec.names import ident, reserved_for, suggestion
+from gymwright.spec.names import ident, suggestion
 
 
 def check_actions(ctx: CheckContext) -> None:
@@ -57,7 +57,7 @@ def check_actions(ctx: CheckContext) -> None:
     for name, (lo, hi) in arg_infos.items():
         sym = Symbol(name, "arg", Info(ctx.arg_dtypes[name], (n,), min(lo, 0.0), max(hi, 0.0)), f"v.{ident(name)}", "per agent: argument value chosen this step (0 if not chosen)")
         _declare_action(ctx, sym)
-    _declare_action(ctx, Symbol("action", "action", Info("int", (n,), -1.0, INF), "v.action", "per agent: flat action index taken (-1 = none)"), builtin=True)
+    _declare_action(ctx, Symbol("action", "action", Info("int", (n,), -1.0, INF), "v.action", "per agent: flat action index taken (-1 = none)"))
     for role in ctx.roles:
         kept = {x.name for x in role.choices}
         for cc, ch in zip(role.choices, [c for c in ctx.spec.actions.get(role.name, []) if c.name in kept], strict=False):
@@ -83,15 +83,12 @@ def _fits_actions(ctx: CheckContext, role: CRole, choice: str, args: list[CArg],
     return False
 
 
-def _declare_action(ctx: CheckContext, sym: Symbol, builtin: bool = False) -> None:
+def _declare_action(ctx: CheckContext, sym: Symbol) -> None:
+    """A choice or argument name expressions may read. A reserved one never gets here: the schema
+    (`spec.fields.ChoiceName`, `ArgName`) refuses it, saying what for (`spec.names.name_problem`)."""
     kind = "choice" if sym.kind == "action" else "argument"
     if sym.name in ctx.symbols:
         ctx.error("actions", f"action name `{sym.name}` clashes with a {ctx.symbols[sym.name].kind} of the same name",
-                  f"rename the {kind} (e.g. `{suggestion(sym.name, kind)}`)")
-        return
-    why = None if builtin else reserved_for(sym.name, kind)
-    if why is not None:
-        ctx.error("actions", f"{kind} name `{sym.name}` is reserved for {why}",
                   f"rename the {kind} (e.g. `{suggestion(sym.name, kind)}`)")
         return
     ctx.action_symbols[sym.name] = sym

@@ -25,14 +25,9 @@ from gymwright.spec.expr.types import Info, broadcast
 if TYPE_CHECKING:
     from gymwright.spec.model import EnvSpec
 
-ENV_OPTIONS = set(names.ENV_OPTIONS)
-"""keyword options of every generated env's constructor: a param of that name would be taken as the option"""
-RESERVED = {"True", "False", "None"} | set(names.EXPRESSION_NAMES) | set(names.NAMESPACES) | ENV_OPTIONS
-"""Names no declaration may take (`spec.names` says what each is reserved for); a choice or an
-argument may take those of `names.NAMESPACES` (see `checks.actions`)."""
 KIND_OF = {"param": "param", "const": "const", "enum": "enum member", "state": "variable",
-           "agent_state": "variable", "action": "choice", "arg": "argument"}
-"""The kind of name (`spec.names`) of each kind of symbol."""
+           "agent_state": "variable", "action": "choice", "arg": "argument", "builtin": "const"}
+"""The kind of name (`spec.names`) of each kind of symbol (a mechanics module's constant is `p.<name>`, as a const)."""
 STAGE = "static"
 
 
@@ -75,9 +70,9 @@ class CheckContext:
 
     def declare(self, sym: Symbol, path: str) -> bool:
         """Add `sym` to the names expressions may read; False (reported) if its name is taken."""
-        if sym.name in RESERVED:
-            kind = KIND_OF.get(sym.kind, "name")
-            why = names.reserved_for(sym.name, kind) or names.reserved_for(sym.name, "param")
+        kind = KIND_OF.get(sym.kind, "name")
+        why = names.reserved_for(sym.name, kind)  # the one list of reserved names, by kind (`spec.names`)
+        if why is not None:
             self.error(path, f"`{sym.name}` is reserved for {why}",
                        f"rename the {kind} (e.g. `{names.suggestion(sym.name, kind)}`)")
             return False

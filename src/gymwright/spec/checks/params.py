@@ -48,8 +48,8 @@ def check_constraints(ctx: CheckContext) -> list[CConstraint]:
     out = []
     hidden = {n: "is not known where params are set (a constraint reads params only)"
               for n in [*ctx.spec.consts, *ctx.spec.state, *ctx.spec.agent_state, "t"]}
-    for i, raw in enumerate(ctx.spec.constraints):
-        con = raw if isinstance(raw, Constraint) else Constraint(expr=raw)  # the model makes each one a Constraint
+    for i, con in enumerate(ctx.spec.constraints):
+        assert isinstance(con, Constraint), "EnvSpec's validator makes every constraint a Constraint"
         path = f"constraints[{i}]"
         c = ctx.expr(con.expr, ctx.scope("a constraint", hidden=hidden), f"{path}.expr")
         if c is None:
