@@ -102,3 +102,15 @@ def test_top_level_code_and_a_missing_class_are_refused() -> None:
 def test_a_module_over_the_size_limit_is_refused_before_parsing() -> None:
     vetted = vet_source("x = 1\n" * 2_000)
     assert not vetted.passed and "too long" in vetted.diagnostics[0].message
+
+
+def test_the_checked_class_is_the_one_the_written_module_runs() -> None:
+    # the written module, `train` and `export` run the module's one ParallelEnv subclass: a module
+    # with two, or a `class` naming another, would run something other than what was checked
+    second = GOOD + "\n\nclass Other(ParallelEnv):\n    possible_agents = []\n"
+    messages = [d.message for d in vet_source(second, "MeetOnALine").diagnostics]
+    assert "expected exactly one `ParallelEnv` subclass, found 2" in messages
+    helper = GOOD + "\n\nclass Helper:\n    pass\n"
+    messages = [d.message for d in vet_source(helper, "Helper").diagnostics]
+    assert "`class` names `Helper`, but the module's `ParallelEnv` subclass is `MeetOnALine`" in messages
+    assert vet_source(helper, "MeetOnALine").passed

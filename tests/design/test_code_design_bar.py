@@ -175,3 +175,17 @@ def test_the_code_prompt_says_how_the_numbers_of_the_game_reach_the_class(tmp_pa
     prompt = provider.requests[3].messages[-1].content
     assert "keyword argument of `__init__` with the value the task states as its default" in prompt
     assert "--param pie=12" in prompt and "passes\n  `pie=12` to the class" in prompt
+
+
+def test_the_review_record_survives_metrics_that_are_not_numbers() -> None:
+    # mid-episode infos with a text metric (the checks read only the last step's): the record
+    # leaves it out instead of failing the design with a traceback
+    from gymwright.design.code_review import play_record
+
+    code = STAG.replace('                infos[a]["metrics"] = metrics',
+                        '                pass\n        else:\n            for a in self.agents:\n'
+                        '                infos[a]["metrics"] = {"phase": "opening"}')
+    assert '"phase": "opening"' in code
+    record = play_record({"code": code, "class": "StagHunt"}, episodes=2)
+    assert "could not play" not in record and "phase" not in record
+    assert "no episode's final infos carry metrics" in record and "return of hunter_0: mean" in record

@@ -14,6 +14,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from gymwright.design import DesignOptions, design
+from gymwright.llm.scripted import ScriptedProvider
 from gymwright.store import Store
 from tests.compile.test_baseline_fallback import RPSLS
 from tests.design.test_design import BUTTON, FITS, PLANS, TASK, UNFIT, run, script
@@ -62,6 +64,16 @@ def test_a_review_call_the_server_fails_exits_non_zero_with_the_reason(tmp_path:
     assert data["status"] == "review_failed" and data["verified"] is True and not data["passed"]
     assert "no usable reply" in data["review_error"] and "review failed" in data["explanation"]
     assert data["spec_path"] and Path(data["spec_path"]).exists()
+
+
+def test_a_design_with_no_review_says_it_was_not_reviewed(tmp_path: Path) -> None:
+    from gymwright.cli import app
+
+    path = script(tmp_path, [*PLANS, {"json": BUTTON}])
+    res = CliRunner().invoke(app, ["design", TASK, "--model", f"scripted:{path}", "--no-review",
+                                   "--store", str(tmp_path / "st"), "--no-cache", "--out", str(tmp_path / "b.yaml")])
+    assert res.exit_code == 0, res.output
+    assert "fits the task: unknown (not reviewed: --no-review)" in res.output
 
 
 def test_a_review_call_the_server_fails_is_a_failure_with_the_servers_reason(tmp_path: Path,
@@ -175,3 +187,29 @@ def test_the_review_checks_that_stated_numbers_are_params_with_full_ranges(tmp_p
     assert "span every value that still makes a valid game" in prompt
     repair = next(r for r in provider.requests if r.schema_name == "repair").messages[-1].content
     assert "params: horizon is capped at 20" in repair and "params.horizon.max" in repair
+
+
+@pytest.mark.parametrize("template", ["review.md", "code_review.md"])
+def test_every_check_a_review_prompt_asks_for_is_an_aspect_the_reply_may_name(template: str) -> None:
+    import re
+    import typing
+
+    from gymwright.design.plans import FitCheck
+    from tests.support.paths import ROOT
+
+    text = (ROOT / "src" / "gymwright" / "design" / "prompts" / template).read_text()
+    asked = re.findall(r"^- ([a-z_]+):", text, flags=re.M)
+    aspects = set(typing.get_args(FitCheck.model_fields["aspect"].annotation))
+    assert len(asked) >= 7 and set(asked) <= aspects, set(asked) - aspects
+
+
+def test_a_task_of_several_lines_stays_a_comment_of_the_written_spec(tmp_path: Path, store: Store) -> None:
+    from gymwright.spec.loader import load_spec
+
+    out = tmp_path / "button.yaml"
+    path = script(tmp_path, [*PLANS, {"json": BUTTON}, FITS])
+    task = TASK + "\ngoal: press together\rname: other"
+    result = design(task, DesignOptions(retry_backoff=0.0), store=store, provider=ScriptedProvider(path), out=out)
+    assert result.passed, result.explanation
+    assert load_spec(out).name == BUTTON["name"]  # no `goal` key, no second `name`
+    assert "# goal: press together\n# name: other\n" in out.read_text()

@@ -118,7 +118,7 @@ def test_report_of_a_trained_and_evaluated_code_mode_run(run: Path, tmp_path: Pa
     # the module is on the page as text, escaped (as in the design-only report above)
     assert html.escape(f"SIZE = 7  # {EVIL}") in section(page, "spec") and EVIL not in page
     task = section(page, "task")
-    assert "(code mode)" in task and "defaults (a code-mode module's params are its class's keyword arguments)" in task
+    assert "(code mode)" in task and "defaults (a code-mode module takes its params as keyword arguments of its class)" in task
     assert "64 env steps in 2 updates" in task
     assert "recorded by the design (design.json)" in section(page, "verification")
     # evaluation: judged by episodes, the spec's checks n/a with why
@@ -158,7 +158,8 @@ def test_without_design_json_the_checks_run_in_the_sandbox_and_a_changed_module_
     # an edit after training
     original = module.read_text()
     try:
-        module.write_text(original + "\n# edited\n")
+        # the model's code edited (the written file holds it under its digest: the edit is a module of its own)
+        module.write_text(read_code(module) + "\n# edited\n")
         page = write_report(folder, tmp_path / "b.html", run_verifier=False).path.read_text()
         assert "this module (sha256 " in section(page, "spec") and "it has changed since training" in page
         assert "the verifier was not run: --no-verify" in section(page, "verification")

@@ -93,7 +93,7 @@ def first_line(text: str) -> str:
 
 
 # --------------------------------------------------------------------------- design
-def print_result(r: DesignResult) -> None:
+def print_result(r: DesignResult, reviewed: bool = True) -> None:
     verdict = Text(f"design {r.design_id}: ")
     verdict.append(r.status.upper() if not r.passed else "passed",
                    style="bold green" if r.passed else "bold red")
@@ -102,7 +102,7 @@ def print_result(r: DesignResult) -> None:
     out.print(verdict)
     out.print(Text(f"verified: {'yes' if r.verified else 'no'}; fits the task: {r.fits_task}"
                    + ("" if r.fits_task != "unknown" else
-                      " (the task-fit review failed)" if r.review_error else f" ({unknown_fit_reason(r.mode)})")))
+                      " (the task-fit review failed)" if r.review_error else f" ({unknown_fit_reason(r.mode, reviewed)})")))
     out.print(Text(f"designer: {r.model} [{r.mode} mode; model from {r.model_source}]", style="dim"))
     if r.explanation:
         out.print(Text(inert(r.explanation)))
@@ -130,8 +130,10 @@ def kept_as(status: str, verified: bool) -> str:
         status, "verified, but the review found it unfit")
 
 
-def unknown_fit_reason(mode: str) -> str:
+def unknown_fit_reason(mode: str, reviewed: bool = True) -> str:
     """Why a design's fit to the task is unknown."""
+    if mode in ("spec", "code") and not reviewed:
+        return "not reviewed: --no-review"
     if mode in ("spec", "code"):
         return "no usable task-fit review"
     if mode == "offline":
@@ -184,7 +186,7 @@ def design_command(
     if as_json:
         typer.echo(to_json(result.to_json_dict()))
     else:
-        print_result(result)
+        print_result(result, reviewed=not no_review)
     raise typer.Exit(0 if result.passed else 1)
 
 

@@ -305,17 +305,18 @@ def _check_init(fn: ast.FunctionDef, f: _Finder) -> None:
 def _check_class(tree: ast.Module, wanted: str | None, f: _Finder) -> str | None:
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     envs = [c for c in classes if _is_env_class(c)]
-    if wanted:
-        chosen = next((c for c in classes if c.name == wanted), None)
-        if chosen is None:
-            f.add(1, f"the module defines no class `{wanted}`",
-                  "set `class` to the name of the ParallelEnv subclass the module defines")
-            return None
-    elif len(envs) == 1:
-        chosen = envs[0]
-    else:
+    if wanted and not any(c.name == wanted for c in classes):
+        f.add(1, f"the module defines no class `{wanted}`",
+              "set `class` to the name of the ParallelEnv subclass the module defines")
+        return None
+    if len(envs) != 1:  # the written module, `train` and `export` run the one subclass: it must be the checked one
         f.add(1, f"expected exactly one `ParallelEnv` subclass, found {len(envs)}",
-              "define one `class Name(ParallelEnv)` (from pettingzoo import ParallelEnv), or name it in `class`")
+              "define one `class Name(ParallelEnv)` (from pettingzoo import ParallelEnv) and no other")
+        return None
+    chosen = envs[0]
+    if wanted and chosen.name != wanted:
+        f.add(chosen, f"`class` names `{wanted}`, but the module's `ParallelEnv` subclass is `{chosen.name}`",
+              f"set `class` to `{chosen.name}`")
         return None
     methods = {m.name: m for m in _methods(chosen)}
     for name, need in REQUIRED_METHODS.items():

@@ -24,7 +24,7 @@ from gymwright.codemode.proxy import SandboxedParallelEnv, load_module
 from gymwright.codemode.sandbox import SandboxError
 from gymwright.codemode.vet import vet_source
 from gymwright.design.plans import TaskFitReview
-from gymwright.design.review import ask_review, warnings_text
+from gymwright.design.review import ask_review, interval, warnings_text
 from gymwright.llm.base import Message
 
 EPISODES = 20  # seeded episodes of random legal play summed up in the record
@@ -71,6 +71,8 @@ def play_record(candidate: dict[str, Any], episodes: int = EPISODES) -> str:
                 env.close()
     except SandboxError as e:
         return f"(could not play: {e.message})"
+    except Exception as e:  # noqa: BLE001 - what the module returned could not be summed up: the review goes on
+        return f"(could not play: {type(e).__name__}: {e})"
 
 
 def episode(env: SandboxedParallelEnv, seed: int, lines: bool) -> dict[str, Any]:
@@ -93,7 +95,7 @@ def episode(env: SandboxedParallelEnv, seed: int, lines: bool) -> dict[str, Any]
         for a, r in rewards.items():
             returns[a] = returns.get(a, 0.0) + float(r)
         found = next((i["metrics"] for i in infos.values() if isinstance(i, dict) and isinstance(i.get("metrics"), dict)), None)
-        metrics = dict(found) if found is not None else metrics
+        metrics = numbers(found) if found is not None else metrics
         if lines and t <= SHOWN_STEPS:
             acted = ", ".join(f"{a} {x}" for a, x in actions.items())
             paid = ", ".join(f"{a} {float(r):+.3g}" for a, r in rewards.items() if float(r)) or "no reward"
@@ -105,10 +107,19 @@ def episode(env: SandboxedParallelEnv, seed: int, lines: bool) -> dict[str, Any]
     return {"returns": returns, "length": t, "ended": ended, "metrics": metrics, "lines": shown}
 
 
+def numbers(metrics: dict[str, Any]) -> dict[str, float]:
+    """The metrics that are finite numbers (the checks warn of the rest; the record leaves them out)."""
+    out = {}
+    for name, value in metrics.items():
+        if isinstance(value, (bool, int, float, np.number)) and np.isfinite(value):
+            out[str(name)] = float(value)
+    return out
+
+
 def mean_interval(values: list[float]) -> str:
-    """`mean M ± H (min A, max B)`, H the half-width of a 95% normal interval of the mean."""
-    half = 1.96 * float(np.std(values, ddof=1)) / len(values) ** 0.5 if len(values) > 1 else 0.0
-    return f"mean {np.mean(values):.3g} ± {half:.2g} (min {min(values):.3g}, max {max(values):.3g})"
+    """`mean M ± H (min A, max B)`, M ± H the mean and the half-width of its 95% interval
+    (`review.interval`, as spec mode's record writes it)."""
+    return f"mean {interval(values)} (min {min(values):.3g}, max {max(values):.3g})"
 
 
 def summarize(episodes: list[dict[str, Any]]) -> str:

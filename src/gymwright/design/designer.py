@@ -235,6 +235,12 @@ def finish(result: DesignResult, session: DesignSession, spec: dict[str, Any] | 
                                "this is the last verified spec.")
 
 
+def commented(text: str) -> str:
+    """`text` as YAML comment lines: every line of it (a task of several lines, a stray carriage
+    return) starts with `# `, so nothing in it becomes a key of the written spec."""
+    return "".join(f"# {line}\n" for line in text.splitlines() or [""])
+
+
 def passed_checks(result: DesignResult) -> str:
     """What a verified design passed, in its mode's words."""
     return "the module passed the sandboxed checks" if result.mode == "code" else "the spec passed verification"
@@ -271,7 +277,7 @@ def write_spec_file(spec: dict[str, Any], result: DesignResult, store: Store, ou
     ext = ".py" if result.mode == "code" else ".yaml"  # code mode: the vetted module itself
     path = out or store.path / "artifacts" / "specs" / f"{name}-{result.spec_sha[:12]}{suffix}{ext}"  # type: ignore[index]  # the one caller sets spec_sha (put_spec) just before
     path.parent.mkdir(parents=True, exist_ok=True)
-    header = f"# designed by gymwright (design {result.design_id}, {result.model})\n# task: {result.task}\n"
+    header = commented(f"designed by gymwright (design {result.design_id}, {result.model})\ntask: {result.task}")
     if result.mode == "code":
         from gymwright.design.coded import write_code_file
 

@@ -289,7 +289,8 @@ class TaskFitReview(_Plan):
     @property
     def verdict(self) -> bool:
         """Follows the checks: fits when no check failed (a `fits_task` of true with a failed
-        check is decided by the check; design.review refuses false with none failed)."""
+        check is decided by the check; design.review refuses false with none failed). The one
+        home of the rule: `DesignSession.reviewed_fits` reads it."""
         return not self.failures()
 
     @property

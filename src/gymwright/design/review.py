@@ -173,11 +173,8 @@ def summary(env: Any, module: Any, name: str | None, seed: int, episodes: int,
             by_role.setdefault(roles[a], []).append(r)
         for role, rs in by_role.items():
             returns.setdefault(role, []).append(float(np.mean(rs)))
-        for m, v in last.items():
-            try:
-                metrics.setdefault(m, []).append(float(v))
-            except (TypeError, ValueError):  # a per-agent metric: its mean
-                metrics.setdefault(m, []).append(float(np.mean(np.asarray(v, dtype=float))))
+        for m, v in last.items():  # a per-agent metric arrives as one `NAME.AGENT` scalar per agent
+            metrics.setdefault(m, []).append(float(v))
     parts = [", ".join(f"{role} return {interval(rs)}" for role, rs in returns.items()),
              f"length {interval(lengths)}"]
     if metrics:
@@ -202,15 +199,6 @@ def interval(values: list[float]) -> str:
 
 def random_choice(rng: np.random.Generator) -> Chooser:
     return lambda env, agent, legal: int(rng.choice(legal))
-
-
-def scripted_choice(name: str, rng: np.random.Generator) -> Chooser:
-    """The baseline's action where a rule applies, else a random legal one (drawn from `rng`,
-    also for the agents of a role the baseline leaves out)."""
-    def choose(env: Any, agent: str, legal: np.ndarray) -> int:
-        action = env.unwrapped.scripted_action(name, agent, rng=rng)
-        return int(action) if action is not None else int(rng.choice(legal))
-    return choose
 
 
 def episode_record(env: Any, choose: Chooser, seed: int,

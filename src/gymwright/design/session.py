@@ -288,8 +288,7 @@ class DesignSession:
             self.review_error = self.review_error or "no usable task-fit review came back"
             return True
         failed = review.failures()
-        fits = not failed
-        disagrees = bool(getattr(review, "fits_task", fits)) != fits
+        fits, disagrees = review.verdict, review.disagrees
         self.fits_task = "yes" if fits else "no"
         self.findings = [f"- {c.aspect}: {c.problem or 'does not fit the task'}"
                          + (f" Fix: {c.fix}" if c.fix else "") for c in failed]

@@ -41,6 +41,9 @@ N_EXAMPLES = 2
 # A spec prompt (with the grid reference, 20 KB) keeps under 30 KB with the system prompt and
 # schema: a second example only while it fits, else the one example trimmed, else compact.
 SPEC_PROMPT_CAP = 28_500
+# Without a mechanics module the reference is smaller, and the prompt is held to 25 KB with the
+# system prompt (issue 17's target): fewer or shorter examples, never a shorter reference.
+PLAIN_PROMPT_CAP = 24_000
 # Room left for the findings when a repair is held to the spec prompt's size (a six-line
 # verifier report, or a review's failed checks, are well under 2,000 characters).
 REPAIR_FINDINGS_ROOM = 2_000
@@ -138,7 +141,7 @@ def planned_mechanics(plans: dict[str, str]) -> frozenset[str]:
 def render_spec_prompt(prompts: PromptSet, task: str, plans: dict[str, str],
                        compact: bool = False) -> tuple[str, list[str]]:
     """The spec-stage user prompt and its examples: the reference with only the mechanics the
-    plan asks for, the examples of `choose_examples` as YAML (held to `SPEC_PROMPT_CAP`)."""
+    plan asks for, the examples of `choose_examples` as YAML (held to `SPEC_PROMPT_CAP`, `PLAIN_PROMPT_CAP` without mechanics)."""
     mechanics = planned_mechanics(plans)
     n, budget, short = (1 if compact else N_EXAMPLES), EXAMPLES_BUDGET, compact
     while True:
@@ -147,7 +150,7 @@ def render_spec_prompt(prompts: PromptSet, task: str, plans: dict[str, str],
         user = prompts.render("spec", task=task, reference=spec_reference(compact, mechanics),
                               examples=f"{intro}\n\n{block}" if intro else block, keys=spec_keys(),
                               names=spec_note(), **plans)
-        if len(user.encode()) <= SPEC_PROMPT_CAP or not examples or short:
+        if len(user.encode()) <= (SPEC_PROMPT_CAP if mechanics else PLAIN_PROMPT_CAP) or not examples or short:
             return user, examples
         if len(examples) > 1:  # a second example only while the prompt stays under the cap,
             n = len(examples) - 1

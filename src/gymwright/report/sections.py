@@ -67,7 +67,7 @@ def not_applicable(why: str) -> NotApplicable:
 
 CODE_NO_STEPS = ("a code-mode evaluation plays the module in sandbox workers, and only each episode's returns "
                  "and final metrics come back over the pipe, not its steps, so it records no trajectories.jsonl")
-CODE_NO_PARAMS = "defaults (a code-mode module's params are its class's keyword arguments)"
+CODE_NO_PARAMS = "defaults (a code-mode module takes its params as keyword arguments of its class)"
 
 
 def kv(pairs: list[tuple[str, Any]]) -> Html:
