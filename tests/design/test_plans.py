@@ -146,7 +146,8 @@ REWARDS = {"terms": [{"role": "presser", "name": "together", "expr": "pay[0][0] 
            "baselines": [{"name": "always_press", "role": "presser", "rules": [{"action": "press"}]}]}
 
 
-def test_the_spec_prompt_carries_every_value_the_plans_set(tmp_path: Path) -> None:
+def designed_requests(tmp_path: Path) -> list[Any]:
+    """The requests of a scripted spec-mode design of the button task (the plans above, no review)."""
     script = tmp_path / "model.yaml"
     script.write_text(yaml.safe_dump([{"json": ROLES}, {"json": DYNAMICS}, {"json": REWARDS},
                                       {"json": BUTTON}], sort_keys=False))
@@ -154,9 +155,14 @@ def test_the_spec_prompt_carries_every_value_the_plans_set(tmp_path: Path) -> No
     with Store.open(tmp_path / "store") as store:
         design("Two agents are paid only when both press a button at the same time.",
                DesignOptions(retry_backoff=0.0, review=False), store=store, provider=provider)
-    stages = [r.schema_name for r in provider.requests]
+    return list(provider.requests)
+
+
+def test_the_spec_prompt_carries_every_value_the_plans_set(tmp_path: Path) -> None:
+    requests = designed_requests(tmp_path)
+    stages = [r.schema_name for r in requests]
     assert stages[:4] == ["roles", "dynamics", "rewards", "spec"], stages
-    spec_prompt = provider.requests[3].messages[-1].content
+    spec_prompt = requests[3].messages[-1].content
     for carried_text in ('"name":"press_cost","type":"float","default":0',  # equal to the old defaults
                          '"value":[[1,0],[0,0]]', '"value":"2 * horizon"',  # a table and a formula
                          '"private":true', '"weight":1.0,"kind":"task"', '"reduce":"last","kind":"task"',

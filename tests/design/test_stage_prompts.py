@@ -6,24 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
-from gymwright.design import DesignOptions, design
-from gymwright.llm.scripted import ScriptedProvider
 from gymwright.mechanics.registry import MECHANICS
-from gymwright.store import Store
-from tests.design.test_plans import BUTTON, DYNAMICS, REWARDS, ROLES
+from tests.design.test_plans import designed_requests
 
 
 def prompts_seen(tmp_path: Path) -> list[str]:
-    script = tmp_path / "model.yaml"
-    script.write_text(yaml.safe_dump([{"json": ROLES}, {"json": DYNAMICS}, {"json": REWARDS},
-                                      {"json": BUTTON}], sort_keys=False))
-    provider = ScriptedProvider(script)
-    with Store.open(tmp_path / "store") as store:
-        design("Two agents are paid only when both press a button at the same time.",
-               DesignOptions(retry_backoff=0.0, review=False), store=store, provider=provider)
-    return [r.messages[-1].content for r in provider.requests]
+    return [r.messages[-1].content for r in designed_requests(tmp_path)]
 
 
 def flat(text: str) -> str:
