@@ -65,6 +65,56 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _check_steps(where: str, steps: Any) -> None:
+    """Raise unless `steps` is a bounded list of {agent: action index}."""
+    if not isinstance(steps, list) or len(steps) > MAX_STEPS or not all(
+            isinstance(st, dict) and all(isinstance(a, str) and _is_int(x) for a, x in st.items())
+            for st in steps):
+        raise ScenarioError(f'{where}.steps must be a list (at most {MAX_STEPS}) of {{agent: action index}}')
+
+
+def _check_expect_values(where: str, expect: dict[str, Any]) -> None:
+    """Raise unless each known `expect` entry has the right shape."""
+    for key in ("rewards", "returns"):
+        if key in expect and not (isinstance(expect[key], dict)
+                                  and all(isinstance(a, str) and _is_number(x) for a, x in expect[key].items())):
+            raise ScenarioError(f"{where}.expect.{key} must be {{agent: number}}")
+    for key in ("terminated", "truncated", "done"):
+        if key in expect and not isinstance(expect[key], bool):
+            raise ScenarioError(f"{where}.expect.{key} must be true or false")
+    if "legal" in expect and not (isinstance(expect["legal"], dict) and all(
+            isinstance(a, str) and isinstance(v, list) and all(_is_int(k) for k in v)
+            for a, v in expect["legal"].items())):
+        raise ScenarioError(f"{where}.expect.legal must be {{agent: [action index, ...]}}")
+
+
+def _check_expect(where: str, expect: Any) -> None:
+    """Raise unless `expect` is a non-empty object of known, well-shaped keys."""
+    if not isinstance(expect, dict) or not expect:
+        raise ScenarioError(f"{where}.expect must be a non-empty object with some of {', '.join(EXPECT_KEYS)}")
+    bad = set(expect) - set(EXPECT_KEYS)
+    if bad:
+        raise ScenarioError(f"{where}.expect has unknown keys {sorted(bad)}; known: {', '.join(EXPECT_KEYS)}")
+    _check_expect_values(where, expect)
+
+
+def _validate_scenario(i: int, s: Any) -> dict[str, Any]:
+    """Scenario `i` as a plain dict; ScenarioError when it is malformed."""
+    where = f"scenarios[{i}]"
+    if not isinstance(s, dict):
+        raise ScenarioError(f"{where} must be an object {{name, seed, steps, expect}}")
+    unknown = set(s) - {"name", "seed", "steps", "expect"}
+    if unknown:
+        raise ScenarioError(f"{where} has unknown keys {sorted(unknown)}; a scenario has name, seed, steps, expect")
+    steps, expect = s.get("steps", []), s.get("expect")
+    _check_steps(where, steps)
+    _check_expect(where, expect)
+    seed = s.get("seed", 0)
+    if not _is_int(seed):
+        raise ScenarioError(f"{where}.seed must be an integer")
+    return {"name": str(s.get("name", f"scenario {i}"))[:80], "seed": seed, "steps": steps, "expect": expect}
+
+
 def validate_scenarios(value: Any) -> list[dict[str, Any]]:
     """The scenarios as plain dicts; ScenarioError says which one is malformed and how."""
     if value is None:
@@ -73,41 +123,7 @@ def validate_scenarios(value: Any) -> list[dict[str, Any]]:
         raise ScenarioError(f'"scenarios" must be a list, got {type(value).__name__}')
     if len(value) > MAX_SCENARIOS:
         raise ScenarioError(f'"scenarios" holds {len(value)}; at most {MAX_SCENARIOS}')
-    out = []
-    for i, s in enumerate(value):
-        where = f"scenarios[{i}]"
-        if not isinstance(s, dict):
-            raise ScenarioError(f"{where} must be an object {{name, seed, steps, expect}}")
-        unknown = set(s) - {"name", "seed", "steps", "expect"}
-        if unknown:
-            raise ScenarioError(f"{where} has unknown keys {sorted(unknown)}; a scenario has name, seed, steps, expect")
-        steps, expect = s.get("steps", []), s.get("expect")
-        if not isinstance(steps, list) or len(steps) > MAX_STEPS or not all(
-                isinstance(st, dict) and all(isinstance(a, str) and _is_int(x) for a, x in st.items())
-                for st in steps):
-            raise ScenarioError(f'{where}.steps must be a list (at most {MAX_STEPS}) of {{agent: action index}}')
-        if not isinstance(expect, dict) or not expect:
-            raise ScenarioError(f"{where}.expect must be a non-empty object with some of {', '.join(EXPECT_KEYS)}")
-        bad = set(expect) - set(EXPECT_KEYS)
-        if bad:
-            raise ScenarioError(f"{where}.expect has unknown keys {sorted(bad)}; known: {', '.join(EXPECT_KEYS)}")
-        for key in ("rewards", "returns"):
-            if key in expect and not (isinstance(expect[key], dict)
-                                      and all(isinstance(a, str) and _is_number(x) for a, x in expect[key].items())):
-                raise ScenarioError(f"{where}.expect.{key} must be {{agent: number}}")
-        for key in ("terminated", "truncated", "done"):
-            if key in expect and not isinstance(expect[key], bool):
-                raise ScenarioError(f"{where}.expect.{key} must be true or false")
-        if "legal" in expect and not (isinstance(expect["legal"], dict) and all(
-                isinstance(a, str) and isinstance(v, list) and all(_is_int(k) for k in v)
-                for a, v in expect["legal"].items())):
-            raise ScenarioError(f"{where}.expect.legal must be {{agent: [action index, ...]}}")
-        seed = s.get("seed", 0)
-        if not _is_int(seed):
-            raise ScenarioError(f"{where}.seed must be an integer")
-        out.append({"name": str(s.get("name", f"scenario {i}"))[:80], "seed": seed, "steps": steps,
-                    "expect": expect})
-    return out
+    return [_validate_scenario(i, s) for i, s in enumerate(value)]
 
 
 def _close(a: float, b: float) -> bool:

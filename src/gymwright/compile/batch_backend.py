@@ -390,61 +390,94 @@ class _BatchGen:
 
     # ------------------------------------------------------------------ step
     def step(self) -> None:
-        cs, w = self.cs, self.w
+        """`step` (actions in, obs, rewards, ends and infos out) and `_finish`."""
+        w = self.w
         with w.block("def step(self, actions):"):
-            w('"""actions: int (B, N) (-1 = no action). Returns obs, rewards, terminated, truncated, infos.')
-            w("")
-            w("obs (and `self.masks`) are the env's own buffers, written in place by every step.")
-            w('"""')
-            w("p, v, r = self.p, self.v, self.r")
-            w("K = self.size")
-            w("actions = b_actions(actions, K, AGENTS, ROLES)", comment="int (K, N) in range, or ValueError naming the copy and agent")
-            if cs.agent_end is not None:
-                w("actions = np.where(self.gone, -1, actions)",
-                  comment="an agent whose own episode ended acts no more: its action is no action, never illegal")
-            w("BI = np.arange(K)")
-            w("r.steps = v.t + 1")
+            self.step_prologue()
             with w.block("with np.errstate(all='ignore'):"):
-                w("illegal = self._apply_actions(actions)")
-                for part in self.parts:
-                    part.step(self)
-                for group in rule_groups(cs.rules):
-                    self.rules(group)
-                w("v.t = v.t + 1")
-                w("rewards, terms = self._rewards(p, v, BI)")
-                self.metrics()
-                em = self.em()
-                for name, key, c in (("terminated", "terminate", cs.terminate), ("truncated", "truncate", cs.truncate)):
-                    end = em(c)
-                    if end.kind == 1 and isinstance(c.tree.body, FRESH):  # an operation's own (K,) result
-                        w(f"{name} = {end.code}", comment=f"{key}: {c.source}")
-                    else:
-                        w(f"{name} = np.broadcast_to({pad(end, 1, 0)}, (K,)).copy()", comment=f"{key}: {c.source}")
-                if cs.agent_end is not None:
-                    self.agent_ends()
-                w("self.returns += rewards")
-                self.w("self._observe(p, v, BI, self.obs_buf)")
-                self.w("self._compute_masks(p, v, BI, self.masks)")
-                if cs.agent_end is not None:
-                    with w.block("if gone.any():"):
-                        w("self.masks[gone] = 0", comment="no legal action: the trainers play -1 (no action)")
-                        w("self.obs_buf[out] = 0.0", comment="zeros after the observation of its last step")
-                    w("term = b_agents(terminated, N_AGENTS) | gone",
-                      comment="an agent whose own episode ended stays terminated to the episode's end")
-                w("done = terminated | truncated")
-                w("infos = {'reward_terms': terms, 'illegal': illegal, 'done': done}")
-                with w.block("if done.any():"):
-                    w("idx = np.flatnonzero(done)")
-                    w("infos.update(self._finish(idx))")
-                    w("self.r.episodes[idx] += 1")
-                    with w.block("if self.restart:"):
-                        w("self._init_copies(idx)")
-            w("obs = self.obs_buf  # the env's buffer, overwritten by the next step: copy it to keep it")
-            if cs.agent_end is None:
-                w("term = b_agents(terminated, N_AGENTS)")
-            w("trunc = b_agents(truncated, N_AGENTS)")
-            w("return obs, rewards, term, trunc, infos")
+                self.step_transition()
+                self.step_outputs()
+            self.step_return()
         w("")
+        self.finish_method()
+        w("")
+
+    def step_prologue(self) -> None:
+        """`step`'s docstring, its locals and the actions checked (no action for an agent out)."""
+        w = self.w
+        w('"""actions: int (B, N) (-1 = no action). Returns obs, rewards, terminated, truncated, infos.')
+        w("")
+        w("obs (and `self.masks`) are the env's own buffers, written in place by every step.")
+        w('"""')
+        w("p, v, r = self.p, self.v, self.r")
+        w("K = self.size")
+        w("actions = b_actions(actions, K, AGENTS, ROLES)", comment="int (K, N) in range, or ValueError naming the copy and agent")
+        if self.cs.agent_end is not None:
+            w("actions = np.where(self.gone, -1, actions)",
+              comment="an agent whose own episode ended acts no more: its action is no action, never illegal")
+        w("BI = np.arange(K)")
+        w("r.steps = v.t + 1")
+
+    def step_transition(self) -> None:
+        """The actions applied, the parts' and rules' updates, rewards, metrics and the ends."""
+        cs, w = self.cs, self.w
+        w("illegal = self._apply_actions(actions)")
+        for part in self.parts:
+            part.step(self)
+        for group in rule_groups(cs.rules):
+            self.rules(group)
+        w("v.t = v.t + 1")
+        w("rewards, terms = self._rewards(p, v, BI)")
+        self.metrics()
+        self.step_ends()
+        if cs.agent_end is not None:
+            self.agent_ends()
+
+    def step_ends(self) -> None:
+        """`terminated` and `truncated`, each (K,) and fresh (never a view of state)."""
+        cs, w = self.cs, self.w
+        em = self.em()
+        for name, key, c in (("terminated", "terminate", cs.terminate), ("truncated", "truncate", cs.truncate)):
+            end = em(c)
+            if end.kind == 1 and isinstance(c.tree.body, FRESH):  # an operation's own (K,) result
+                w(f"{name} = {end.code}", comment=f"{key}: {c.source}")
+            else:
+                w(f"{name} = np.broadcast_to({pad(end, 1, 0)}, (K,)).copy()", comment=f"{key}: {c.source}")
+
+    def step_outputs(self) -> None:
+        """Returns, observations and masks written; the copies that ended finished (and restarted)."""
+        w = self.w
+        agent_ends = self.cs.agent_end is not None
+        w("self.returns += rewards")
+        w("self._observe(p, v, BI, self.obs_buf)")
+        w("self._compute_masks(p, v, BI, self.masks)")
+        if agent_ends:
+            with w.block("if gone.any():"):
+                w("self.masks[gone] = 0", comment="no legal action: the trainers play -1 (no action)")
+                w("self.obs_buf[out] = 0.0", comment="zeros after the observation of its last step")
+            w("term = b_agents(terminated, N_AGENTS) | gone",
+              comment="an agent whose own episode ended stays terminated to the episode's end")
+        w("done = terminated | truncated")
+        w("infos = {'reward_terms': terms, 'illegal': illegal, 'done': done}")
+        with w.block("if done.any():"):
+            w("idx = np.flatnonzero(done)")
+            w("infos.update(self._finish(idx))")
+            w("self.r.episodes[idx] += 1")
+            with w.block("if self.restart:"):
+                w("self._init_copies(idx)")
+
+    def step_return(self) -> None:
+        """`step`'s result: the obs buffer and the per-agent ends."""
+        w = self.w
+        w("obs = self.obs_buf  # the env's buffer, overwritten by the next step: copy it to keep it")
+        if self.cs.agent_end is None:
+            w("term = b_agents(terminated, N_AGENTS)")
+        w("trunc = b_agents(truncated, N_AGENTS)")
+        w("return obs, rewards, term, trunc, infos")
+
+    def finish_method(self) -> None:
+        """`_finish`: the episode results of the copies that just ended."""
+        cs, w = self.cs, self.w
         with w.block("def _finish(self, idx):"):
             w('"""Episode results of the copies that just ended (before they reset)."""')
             w("t = self.v.t[idx]", comment="a copy (as every gather below)")
@@ -455,7 +488,6 @@ class _BatchGen:
                 items.append(f"{m.name!r}: acc[{i}] / np.maximum(t, 1)" if m.reduce == "mean" else f"{m.name!r}: acc[{i}]")
             w("return {'done_idx': idx, 'final_obs': b_take_rows(self.obs_buf, idx), 'final_state': self.state(idx), 'episode_length': t,")
             w("        'episode_return': b_take_rows(self.returns, idx), 'metrics': {" + ", ".join(items) + "}}")
-        w("")
 
     def agent_ends(self) -> None:
         """`terminate_agent` (see the Python backend's `agent_ends`): `out` (K, N) were out before this

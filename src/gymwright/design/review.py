@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -127,6 +128,81 @@ def play_record(spec: dict[str, Any], seed: int = PLAY_SEED, episodes: int = EPI
             "legal actions.\n" + "\n".join(lines))
 
 
+@dataclass
+class _Play:
+    """One player's seeded episodes: who chooses the actions, and what the episodes gave."""
+
+    env: Any
+    name: str | None
+    rng: np.random.Generator
+    scripted: list[str]
+    role_of: dict[str, str]
+    returns: dict[str, list[float]] = field(default_factory=dict)
+    lengths: list[float] = field(default_factory=list)
+    metrics: dict[str, list[float]] = field(default_factory=dict)
+    applied: int = 0
+    acted: int = 0
+    steps: int = 0
+    played: int = 0
+
+    def actions(self, infos: dict[str, Any]) -> dict[str, int]:
+        """This step's action of each alive agent that has a legal one."""
+        actions = {}
+        for agent in self.env.agents:
+            legal = np.flatnonzero(np.asarray(infos.get(agent, {}).get("action_mask", [1])))
+            if not legal.size:
+                continue
+            if self.name is None:
+                actions[agent] = int(self.rng.choice(legal))
+                continue
+            a, rule = self.env.unwrapped.scripted_action(self.name, agent, with_rule=True, rng=self.rng)
+            if self.role_of[agent] in self.scripted:
+                self.applied, self.acted = self.applied + (rule >= 0), self.acted + 1
+            if a is not None:
+                actions[agent] = int(a)
+        return actions
+
+    def episode(self, seed: int) -> tuple[int, dict[str, float], dict[str, Any]]:
+        """One episode from `seed`: its length, each agent's return, and its last metrics."""
+        env = self.env
+        _, infos = env.reset(seed=seed)
+        total = {a: 0.0 for a in env.possible_agents}
+        t = 0
+        last: dict[str, Any] = {}
+        while env.agents and t < MAX_STEPS:
+            _, rewards, _, _, infos = env.step(self.actions(infos))
+            t += 1
+            for a, r in rewards.items():
+                total[a] += float(r)
+            last = next((dict(i["metrics"]) for i in infos.values() if "metrics" in i), last)
+        return t, total, last
+
+    def record(self, roles: dict[str, str], t: int, total: dict[str, float], last: dict[str, Any]) -> None:
+        """Add one episode's length, per-role mean return and metrics to the tallies."""
+        self.steps, self.played = self.steps + t, self.played + 1
+        self.lengths.append(t)
+        by_role: dict[str, list[float]] = {}
+        for a, r in total.items():
+            by_role.setdefault(roles[a], []).append(r)
+        for role, rs in by_role.items():
+            self.returns.setdefault(role, []).append(float(np.mean(rs)))
+        for m, v in last.items():  # a per-agent metric arrives as one `NAME.AGENT` scalar per agent
+            self.metrics.setdefault(m, []).append(float(v))
+
+    def written(self, episodes: int) -> str:
+        """The tallies as one summary line."""
+        parts = [", ".join(f"{role} return {interval(rs)}" for role, rs in self.returns.items()),
+                 f"length {interval(self.lengths)}"]
+        if self.metrics:
+            parts.append("metrics: " + ", ".join(f"{m} {interval(v)}" for m, v in self.metrics.items()))
+        if self.name is not None:
+            left = [r for r in dict.fromkeys(self.role_of.values()) if r not in self.scripted]
+            parts.append(f"a rule applied on {self.applied / max(self.acted, 1):.0%} of the agent-steps of "
+                         f"{', '.join(self.scripted)}" + (f"; {', '.join(left)} left out" if left else ""))
+        note = f" ({self.played} episodes: the step budget of this record)" if self.played < episodes else ""
+        return "; ".join(parts) + note
+
+
 def summary(env: Any, module: Any, name: str | None, seed: int, episodes: int,
             scripted: list[str] | None = None) -> str:
     """Random legal play (`name` None) or scripted baseline `name` (scripting roles `scripted`)
@@ -135,56 +211,12 @@ def summary(env: Any, module: Any, name: str | None, seed: int, episodes: int,
     per_agent = len(env.possible_agents) <= PER_AGENT
     roles = {a: a if per_agent else module.ROLE_OF[module.AGENTS.index(a)] for a in env.possible_agents}
     role_of = {a: module.ROLE_OF[module.AGENTS.index(a)] for a in env.possible_agents}
-    scripted = scripted or []
-    returns: dict[str, list[float]] = {}
-    lengths: list[float] = []
-    last: dict[str, Any] = {}
-    metrics: dict[str, list[float]] = {}
-    applied, acted, steps, played = 0, 0, 0, 0
+    play = _Play(env, name, rng, scripted or [], role_of)
     for k in range(episodes):
-        if steps >= STEP_BUDGET:
+        if play.steps >= STEP_BUDGET:
             break
-        _, infos = env.reset(seed=seed + k)
-        total = {a: 0.0 for a in env.possible_agents}
-        t, last = 0, {}
-        while env.agents and t < MAX_STEPS:
-            actions = {}
-            for agent in env.agents:
-                legal = np.flatnonzero(np.asarray(infos.get(agent, {}).get("action_mask", [1])))
-                if not legal.size:
-                    continue
-                if name is None:
-                    actions[agent] = int(rng.choice(legal))
-                    continue
-                a, rule = env.unwrapped.scripted_action(name, agent, with_rule=True, rng=rng)
-                if role_of[agent] in scripted:
-                    applied, acted = applied + (rule >= 0), acted + 1
-                if a is not None:
-                    actions[agent] = int(a)
-            _, rewards, _, _, infos = env.step(actions)
-            t += 1
-            for a, r in rewards.items():
-                total[a] += float(r)
-            last = next((dict(i["metrics"]) for i in infos.values() if "metrics" in i), last)
-        steps, played = steps + t, played + 1
-        lengths.append(t)
-        by_role: dict[str, list[float]] = {}
-        for a, r in total.items():
-            by_role.setdefault(roles[a], []).append(r)
-        for role, rs in by_role.items():
-            returns.setdefault(role, []).append(float(np.mean(rs)))
-        for m, v in last.items():  # a per-agent metric arrives as one `NAME.AGENT` scalar per agent
-            metrics.setdefault(m, []).append(float(v))
-    parts = [", ".join(f"{role} return {interval(rs)}" for role, rs in returns.items()),
-             f"length {interval(lengths)}"]
-    if metrics:
-        parts.append("metrics: " + ", ".join(f"{m} {interval(v)}" for m, v in metrics.items()))
-    if name is not None:
-        left = [r for r in dict.fromkeys(role_of.values()) if r not in scripted]
-        parts.append(f"a rule applied on {applied / max(acted, 1):.0%} of the agent-steps of "
-                     f"{', '.join(scripted)}" + (f"; {', '.join(left)} left out" if left else ""))
-    note = f" ({played} episodes: the step budget of this record)" if played < episodes else ""
-    return "; ".join(parts) + note
+        play.record(roles, *play.episode(seed + k))
+    return play.written(episodes)
 
 
 def interval(values: list[float]) -> str:

@@ -106,6 +106,12 @@ def suggestion(name: str, kind: str = "name") -> str:
     return f"{name}_{NOUNS.get(kind, 'name')}"
 
 
+_KEYWORD_REASON = ("Python syntax (a keyword); only a choice, an argument, a reward term, a role, a metric or a "
+                   "baseline may be called that")
+_UNSAFE_REASON = ("an attribute generated code may not use (file access or reflection); only a choice, "
+                  "an argument, a reward term, a role, a metric or a baseline may be called that")
+
+
 def reserved_for(name: str, kind: str = "name") -> str | None:
     """What `name` is reserved for when a name of `kind` (see `NOUNS`); None when it is free."""
     if name in EXPRESSION_KEYWORDS:
@@ -114,16 +120,20 @@ def reserved_for(name: str, kind: str = "name") -> str | None:
         return EXPRESSION_NAMES[name]
     if kind in MANGLED_KINDS or kind in KEY_KINDS:
         return None
+    return _reserved_attribute(name, kind)
+
+
+def _reserved_attribute(name: str, kind: str) -> str | None:
+    """What `name` is reserved for as a `kind` generated code reads by its own name (neither
+    mangled nor a key): a namespace, an env option, a keyword or an unsafe attribute."""
     if name in NAMESPACES and kind in DECLARED_KINDS:
         return NAMESPACES[name]
     if kind == "param" and name in ENV_OPTIONS:
         return ENV_OPTIONS[name]
     if keyword.iskeyword(name):
-        return ("Python syntax (a keyword); only a choice, an argument, a reward term, a role, a metric or a "
-                "baseline may be called that")
+        return _KEYWORD_REASON
     if name in UNSAFE_ATTRIBUTES:
-        return ("an attribute generated code may not use (file access or reflection); only a choice, "
-                "an argument, a reward term, a role, a metric or a baseline may be called that")
+        return _UNSAFE_REASON
     return None
 
 

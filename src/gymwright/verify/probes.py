@@ -6,6 +6,7 @@ import ast
 import functools
 import importlib
 import re
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -54,13 +55,45 @@ def _flat_action(module: Any, role: str, choice: str, kwargs: dict[str, Any]) ->
 
 
 def run_probe(compiled: CompiledEnv, probe: CProbe) -> Diagnostic | None:
+    """Replay `probe`'s actions and check its expectations: the first failure, or None."""
+    c, env = _start_env(compiled, probe)
+    P = _replay(env, c.module, probe)
+    if isinstance(P, Diagnostic):
+        return P
+    _record_state(P, c, env)
+    return _check_expectations(c, env, P, probe)
+
+
+def _start_env(compiled: CompiledEnv, probe: CProbe) -> tuple[CompiledEnv, Any]:
+    """The probe's compiled env and its env, reset to the probe's seed and start state."""
     # probes are written for the defaults: keep only the structure of `compiled`, then the probe's own params
     structural = {k: v for k, v in compiled.params.items() if k in compiled.checked.structural}
     defaults = {k: p.default for k, p in compiled.checked.spec.params.items()}
     c = compiled if not probe.params else compile_spec(compiled.checked.spec, {**structural, **probe.params})
     env = c.module.parallel_env(**{**defaults, **structural, **probe.params})
     env.reset(seed=probe.seed, options={"state": probe.start} if probe.start else None)
-    module = c.module
+    return c, env
+
+
+def _step_actions(env: Any, module: Any, probe: CProbe, k: int,
+                  step: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, int] | Diagnostic:
+    """Step `k`'s flat action per agent, or the diagnostic of a choice that is not legal."""
+    actions = {}
+    for agent, (choice, kwargs) in step.items():
+        i = module.AGENTS.index(agent)
+        a = _flat_action(module, module.ROLE_OF[i], choice, kwargs)
+        if not probe.illegal and not env.action_mask(agent)[a]:
+            return error(STAGE, f"{probe.path}.actions[{k}].{agent}",
+                         f"probe `{probe.name}`: `{choice}` is not legal for {agent} at step {k}",
+                         "check the choice's `legal` condition and whose turn it is",
+                         trace=env.render_text().splitlines())
+        actions[agent] = a
+    return actions
+
+
+def _replay(env: Any, module: Any, probe: CProbe) -> SimpleNamespace | Diagnostic:
+    """Step through the probe's actions: the last reward, the return and how the episode ended,
+    or the diagnostic of a step that could not be taken."""
     n = len(module.AGENTS)
     ret = np.zeros(n)
     reward = np.zeros(n)
@@ -70,16 +103,9 @@ def run_probe(compiled: CompiledEnv, probe: CProbe) -> Diagnostic | None:
             return error(STAGE, f"{probe.path}.actions[{k}]",
                          f"probe `{probe.name}`: the episode ended before step {k}",
                          "remove the extra steps or check terminate/truncate")
-        actions = {}
-        for agent, (choice, kwargs) in step.items():
-            i = module.AGENTS.index(agent)
-            a = _flat_action(module, module.ROLE_OF[i], choice, kwargs)
-            if not probe.illegal and not env.action_mask(agent)[a]:
-                return error(STAGE, f"{probe.path}.actions[{k}].{agent}",
-                             f"probe `{probe.name}`: `{choice}` is not legal for {agent} at step {k}",
-                             "check the choice's `legal` condition and whose turn it is",
-                             trace=env.render_text().splitlines())
-            actions[agent] = a
+        actions = _step_actions(env, module, probe, k, step)
+        if isinstance(actions, Diagnostic):
+            return actions
         _, rew, term, trunc, _ = env.step(actions)
         reward = np.array([rew.get(a, 0.0) for a in module.AGENTS])
         ret += reward
@@ -87,7 +113,12 @@ def run_probe(compiled: CompiledEnv, probe: CProbe) -> Diagnostic | None:
         # through terminate_agent; one agent leaving on a step that was only truncated is not the episode's end
         terminated = bool(term) and all(term.values())
         truncated = any(trunc.values())
-    P = SimpleNamespace(reward=reward, ret=ret, terminated=terminated, truncated=truncated)
+    return SimpleNamespace(reward=reward, ret=ret, terminated=terminated, truncated=truncated)
+
+
+def _record_state(P: SimpleNamespace, c: CompiledEnv, env: Any) -> None:
+    """Add the episode's metrics and each agent's observation and mask to `P`."""
+    module = c.module
     for name, value in env.episode_metrics().items():
         setattr(P, f"metric_{name}", value)
     for name, m in c.checked.spec.metrics.items():  # per agent: `chips.player_0`, ... -> metric_chips[i]
@@ -96,6 +127,10 @@ def run_probe(compiled: CompiledEnv, probe: CProbe) -> Diagnostic | None:
     for agent in module.AGENTS:  # what each agent sees and may do now
         setattr(P, f"obs_{agent}", np.asarray(env.observe(agent), dtype=np.float64))
         setattr(P, f"mask_{agent}", np.asarray(env.action_mask(agent), dtype=bool))
+
+
+def _check_expectations(c: CompiledEnv, env: Any, P: SimpleNamespace, probe: CProbe) -> Diagnostic | None:
+    """The diagnostic of the first expectation that is false or cannot be evaluated, or None."""
     for j, expect in enumerate(probe.expect):
         text = probe.sources[j] if j < len(probe.sources) else expect.source
         try:
@@ -182,42 +217,60 @@ class ProbeEmitter(PyEmitter):
         return self.num(node) if info_of(node).dtype == "bool" and info_of(node).shape else self.emit(node)
 
 
+def _indices(node: ast.Subscript) -> list[ast.AST]:
+    """A subscript's indices, slices left out."""
+    index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return [ix for ix in index if not isinstance(ix, ast.Slice)]
+
+
+_CHILDREN: tuple[tuple[type[ast.AST], Callable[[Any], list[ast.AST]]], ...] = (
+    (ast.BoolOp, lambda n: list(n.values)),
+    (ast.BinOp, lambda n: [n.left, n.right]),
+    (ast.UnaryOp, lambda n: [n.operand]),
+    (ast.IfExp, lambda n: [n.test, n.body, n.orelse]),
+    (ast.Call, lambda n: [*n.args, *(k.value for k in n.keywords)]),
+    (ast.List, lambda n: list(n.elts)),
+    (ast.Subscript, _indices),
+)
+"""The operands `_parts` looks into, per kind of node (a comparison's are handled apart)."""
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """The operands of `node` that `_parts` visits (none for a kind not in `_CHILDREN`)."""
+    for kind, children in _CHILDREN:
+        if isinstance(node, kind):
+            return children(node)
+    return []
+
+
+def _is_constant(node: ast.AST) -> bool:
+    """A literal: a constant, `True` or `False`."""
+    return isinstance(node, ast.Constant) or isinstance(node, ast.Name) and node.id in ("True", "False")
+
+
+def _visit_part(node: ast.AST, depth: int, out: list[tuple[int, ast.AST]], side: bool = False) -> None:
+    """Append `node` (unless the root, depth -1) and its parts below it to `out`; a constant only
+    as a `side` of a comparison."""
+    if _is_constant(node):
+        if side:
+            out.append((depth, node))
+        return
+    if depth >= 0:
+        out.append((depth, node))
+    if isinstance(node, ast.Compare):
+        for item in [node.left, *node.comparators]:
+            _visit_part(item, depth + 1, out, side=True)
+        return
+    for child in _children(node):
+        _visit_part(child, depth + 1, out)
+
+
 def _parts(body: ast.AST) -> list[tuple[int, ast.AST]]:
     """The parts of an expectation worth a value when it fails, in reading order, each with its
     depth: every operand of a comparison (a constant too: the sides read as before) and every
     non-constant operand of arithmetic, calls, `and`/`or`/`not` and indices."""
     out: list[tuple[int, ast.AST]] = []
-
-    def visit(node: ast.AST, depth: int, side: bool = False) -> None:
-        if isinstance(node, ast.Constant) or isinstance(node, ast.Name) and node.id in ("True", "False"):
-            if side:
-                out.append((depth, node))
-            return
-        if depth >= 0:
-            out.append((depth, node))
-        children: list[ast.AST] = []
-        if isinstance(node, ast.Compare):
-            for item in [node.left, *node.comparators]:
-                visit(item, depth + 1, side=True)
-        elif isinstance(node, ast.BoolOp):
-            children = list(node.values)
-        elif isinstance(node, ast.BinOp):
-            children = [node.left, node.right]
-        elif isinstance(node, ast.UnaryOp):
-            children = [node.operand]
-        elif isinstance(node, ast.IfExp):
-            children = [node.test, node.body, node.orelse]
-        elif isinstance(node, ast.Call):
-            children = [*node.args, *(k.value for k in node.keywords)]
-        elif isinstance(node, ast.List):
-            children = list(node.elts)
-        elif isinstance(node, ast.Subscript):
-            index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            children = [ix for ix in index if not isinstance(ix, ast.Slice)]
-        for child in children:
-            visit(child, depth + 1)
-
-    visit(body, -1)
+    _visit_part(body, -1, out)
     return out
 
 

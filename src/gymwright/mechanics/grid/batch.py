@@ -100,60 +100,12 @@ class BatchGrid(BatchPart):
         """A layout per copy: fixed, generated, pooled or solved; and no move yet."""
         g, w, n = _grid(gen), gen.w, gen.n
         em = gen.em()
-        dens = []
-        for d in g.densities:
-            if d is None:
-                dens.append("np.zeros(K)")
-            else:
-                dv = em(d)
-                dens.append(f"np.broadcast_to({pad(dv, 1, 0)}, (K,))")
-        w(f"dens = np.stack([{', '.join(dens)}], axis=1)", comment="grid: layouts (one per copy)")
-        w(f"v.tiles = np.zeros((K, {g.height}, {g.width}), dtype=np.int64)")
-        w(f"v.pos = np.zeros((K, {n}, 2), dtype=np.int64)")
-        w(f"goals = np.zeros((K, {n}, 2), dtype=np.int64)")
-        pool = pad(em(g.pool), 1, 0) if g.pool is not None else "0"
-        w(f"pools = np.broadcast_to({pool}, (K,)).astype(np.int64)")
-        avoid = avoid_args(g)
-        cells = g.height * g.width
-        if g.start_avoid is not None:
-            value = em(g.start_avoid)
-            shape = g.start_avoid.info.shape
-            w(f"avoids = np.broadcast_to({pad(value, 1, len(shape))}, (K, {', '.join(map(str, shape))}))",
-              comment=f"grid.start_avoid: {g.start_avoid.source}")
-            w(f"avoids = np.stack([start_avoid_mask({g.height}, {g.width}, a) for a in avoids]).reshape(K, {cells})")
+        _reset_arrays(gen, g, em)
         if g.wait_ratio is not None and g.solve_seed is not None:  # grid.solve: layouts of the pools of solved MAPF instances
-            w(f"waits = np.broadcast_to({pad(em(g.wait_ratio), 1, 0)}, (K,)).astype(np.float64)")
-            w(f"families = np.broadcast_to({pad(em(g.solve_seed), 1, 0)}, (K,)).astype(np.float64)")
-            w("u = b_draw(r, GRID_SITE - 1, None, 1)[:, 0]")
-            w("configs = np.concatenate([dens, pools[:, None], waits[:, None], families[:, None]], axis=1)")
-            w("v.optimal_cost = np.zeros(K, dtype=np.int64)")
-            with w.block("for config, group in b_groups(configs):"):
-                w("size = int(config[-3])")
-                w("k = np.minimum((u[group] * size).astype(np.int64), size - 1)")
-                w(f"v.tiles[group], v.pos[group], goals[group], v.optimal_cost[group] = solved_layouts(size, {g.height}, {g.width}, {n}, config[:-3].tolist(), GRID_BLOCKED, float(config[-2]), int(config[-1]), k)")
-            w("v.goal = goals")
+            _reset_solved(gen, g, em)
         else:
-            w("pooled = np.flatnonzero(pools > 0)")
-            with w.block("if len(pooled):"):
-                w("u = b_draw(r, GRID_SITE - 1, None, 1)[:, 0]")
-                if g.start_avoid is None:
-                    w("configs = np.concatenate([dens, pools[:, None]], axis=1)[pooled]")
-                else:  # the avoided cells of a copy are part of its config (after the densities)
-                    w("configs = np.concatenate([dens, avoids, pools[:, None]], axis=1)[pooled]")
-                with w.block("for config, at in b_groups(configs):"):
-                    w("group = pooled[at]")
-                    w("size = int(config[-1])")
-                    if g.start_avoid is not None:
-                        w(f"avoid = config[{len(g.densities)}:-1].reshape({g.height}, {g.width}) > 0")
-                    w(f"tiles, starts, gl = layout_pool(size, {g.height}, {g.width}, {n}, config[:{len(g.densities)}].tolist(), GRID_BLOCKED, GRID_MAP, GRID_STARTS, GRID_GOALS, GRID_SITE{avoid})")
-                    w("k = np.minimum((u[group] * size).astype(np.int64), size - 1)")
-                    w("v.tiles[group], v.pos[group], goals[group] = tiles[k], starts[k], gl[k]")
-            with w.block("for j in np.flatnonzero(pools <= 0):"):
-                w("seed_j, ep_j = int(r.seeds[j]), int(r.episodes[j])")
-                w("uni = lambda stream, n, s=seed_j, e=ep_j: uniforms(s, e, 0, GRID_SITE + stream, 0, n)")
-                if g.start_avoid is not None:
-                    w(f"avoid = avoids[j].reshape({g.height}, {g.width})")
-                w(f"v.tiles[j], v.pos[j], goals[j] = generate_layout({g.height}, {g.width}, {n}, [float(x) for x in dens[j]], GRID_BLOCKED, uni, GRID_MAP, GRID_STARTS, GRID_GOALS{avoid})")
+            _reset_pooled(gen, g)
+            _reset_fresh(gen, g)
             if g.has_goals:
                 w("v.goal = goals")
         for name in ("moved", "conflict"):
@@ -195,6 +147,78 @@ class BatchGrid(BatchPart):
         at, indent = gen.powers_at
         lines[at:at] = [f"{indent}# the tiles with a border of -1, kept between steps for view_batch",
                         f"{indent}self._pads = PaddedTiles()"]
+
+
+def _reset_arrays(gen: BatchGen, g: CGrid, em: NpEmitter) -> None:
+    """Reset's per-copy inputs (densities, pool sizes, avoided cells) and the arrays the layouts fill."""
+    w, n = gen.w, gen.n
+    dens = []
+    for d in g.densities:
+        if d is None:
+            dens.append("np.zeros(K)")
+        else:
+            dv = em(d)
+            dens.append(f"np.broadcast_to({pad(dv, 1, 0)}, (K,))")
+    w(f"dens = np.stack([{', '.join(dens)}], axis=1)", comment="grid: layouts (one per copy)")
+    w(f"v.tiles = np.zeros((K, {g.height}, {g.width}), dtype=np.int64)")
+    w(f"v.pos = np.zeros((K, {n}, 2), dtype=np.int64)")
+    w(f"goals = np.zeros((K, {n}, 2), dtype=np.int64)")
+    pool = pad(em(g.pool), 1, 0) if g.pool is not None else "0"
+    w(f"pools = np.broadcast_to({pool}, (K,)).astype(np.int64)")
+    cells = g.height * g.width
+    if g.start_avoid is not None:
+        value = em(g.start_avoid)
+        shape = g.start_avoid.info.shape
+        w(f"avoids = np.broadcast_to({pad(value, 1, len(shape))}, (K, {', '.join(map(str, shape))}))",
+          comment=f"grid.start_avoid: {g.start_avoid.source}")
+        w(f"avoids = np.stack([start_avoid_mask({g.height}, {g.width}, a) for a in avoids]).reshape(K, {cells})")
+
+
+def _reset_solved(gen: BatchGen, g: CGrid, em: NpEmitter) -> None:
+    """`grid.solve`: each copy's layout drawn from the pool of solved MAPF instances of its config."""
+    w, n = gen.w, gen.n
+    assert g.wait_ratio is not None and g.solve_seed is not None
+    w(f"waits = np.broadcast_to({pad(em(g.wait_ratio), 1, 0)}, (K,)).astype(np.float64)")
+    w(f"families = np.broadcast_to({pad(em(g.solve_seed), 1, 0)}, (K,)).astype(np.float64)")
+    w("u = b_draw(r, GRID_SITE - 1, None, 1)[:, 0]")
+    w("configs = np.concatenate([dens, pools[:, None], waits[:, None], families[:, None]], axis=1)")
+    w("v.optimal_cost = np.zeros(K, dtype=np.int64)")
+    with w.block("for config, group in b_groups(configs):"):
+        w("size = int(config[-3])")
+        w("k = np.minimum((u[group] * size).astype(np.int64), size - 1)")
+        w(f"v.tiles[group], v.pos[group], goals[group], v.optimal_cost[group] = solved_layouts(size, {g.height}, {g.width}, {n}, config[:-3].tolist(), GRID_BLOCKED, float(config[-2]), int(config[-1]), k)")
+    w("v.goal = goals")
+
+
+def _reset_pooled(gen: BatchGen, g: CGrid) -> None:
+    """The copies with a pool (`grid.pool` > 0): a layout drawn from the pool of their config."""
+    w, n = gen.w, gen.n
+    w("pooled = np.flatnonzero(pools > 0)")
+    with w.block("if len(pooled):"):
+        w("u = b_draw(r, GRID_SITE - 1, None, 1)[:, 0]")
+        if g.start_avoid is None:
+            w("configs = np.concatenate([dens, pools[:, None]], axis=1)[pooled]")
+        else:  # the avoided cells of a copy are part of its config (after the densities)
+            w("configs = np.concatenate([dens, avoids, pools[:, None]], axis=1)[pooled]")
+        with w.block("for config, at in b_groups(configs):"):
+            w("group = pooled[at]")
+            w("size = int(config[-1])")
+            if g.start_avoid is not None:
+                w(f"avoid = config[{len(g.densities)}:-1].reshape({g.height}, {g.width}) > 0")
+            w(f"tiles, starts, gl = layout_pool(size, {g.height}, {g.width}, {n}, config[:{len(g.densities)}].tolist(), GRID_BLOCKED, GRID_MAP, GRID_STARTS, GRID_GOALS, GRID_SITE{avoid_args(g)})")
+            w("k = np.minimum((u[group] * size).astype(np.int64), size - 1)")
+            w("v.tiles[group], v.pos[group], goals[group] = tiles[k], starts[k], gl[k]")
+
+
+def _reset_fresh(gen: BatchGen, g: CGrid) -> None:
+    """The copies without a pool: a fresh layout each, generated from the copy's own seed and episode."""
+    w, n = gen.w, gen.n
+    with w.block("for j in np.flatnonzero(pools <= 0):"):
+        w("seed_j, ep_j = int(r.seeds[j]), int(r.episodes[j])")
+        w("uni = lambda stream, n, s=seed_j, e=ep_j: uniforms(s, e, 0, GRID_SITE + stream, 0, n)")
+        if g.start_avoid is not None:
+            w(f"avoid = avoids[j].reshape({g.height}, {g.width})")
+        w(f"v.tiles[j], v.pos[j], goals[j] = generate_layout({g.height}, {g.width}, {n}, [float(x) for x in dens[j]], GRID_BLOCKED, uni, GRID_MAP, GRID_STARTS, GRID_GOALS{avoid_args(g)})")
 
 
 BATCH = BatchGrid()

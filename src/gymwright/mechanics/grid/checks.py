@@ -36,10 +36,7 @@ class GridChecks:
 
     def declare(self, ctx: CheckContext, section: Any) -> None:
         if section is None:
-            for role, r in ctx.spec.actions.items():
-                for i, ch in enumerate(r):
-                    if ch.move is not None:
-                        ctx.error(f"actions.{role}[{i}].move", "`move` needs a `grid:` section", "declare a grid, or remove move")
+            _check_moves_without_grid(ctx)
             return
         assert isinstance(section, Grid)
         g = section
@@ -52,14 +49,7 @@ class GridChecks:
         if len(set(chars)) != len(chars):
             ctx.error("grid.tiles", f"tile chars must be distinct, got {chars}")
         fixed = _grid_map(ctx, g.map, h, w, chars)
-        densities: list[Checked | None] = []
-        for k, (kname, tk) in enumerate(g.tiles.items()):
-            ctx.builtin(kname, k, "tile kind", f"grid.tiles.{kname}")
-            c = ctx.expr(tk.density, ctx.scope("grid density"), f"grid.tiles.{kname}.density")
-            if c is not None and (c.info.dtype not in ("int", "float") or c.info.shape):
-                ctx.error(f"grid.tiles.{kname}.density", f"density must be a number, got {c.info.describe()}")
-                c = None
-            densities.append(c)
+        densities = _check_tile_kinds(ctx, g)
         _check_densities(ctx, kinds, densities)
         n = ctx.n_agents
         if n > h * w:
@@ -70,29 +60,9 @@ class GridChecks:
         goals = _grid_points(ctx, g.goals, "grid.goals", h, w, n)
         avoid, avoid_kinds = _check_start_avoid(ctx, g, h, w, kinds, fixed)
         slip = ctx.expr(g.slip, ctx.scope("grid slip"), "grid.slip")
-        pool = ctx.expr(g.pool, ctx.scope("grid pool"), "grid.pool")
-        if pool is not None and (pool.info.dtype != "int" or pool.info.shape or not pool.info.const):
-            ctx.error("grid.pool", f"pool must be a constant int (a literal or an int param), got {pool.info.describe()}")
-        elif pool is not None and (pool.info.lo < 0 or pool.info.hi > MAX_GRID_POOL):
-            ctx.error("grid.pool", f"pool must be 0..{MAX_GRID_POOL}", "0 draws a fresh layout at every reset")
-        elif pool is not None and g.solve is None and int(const_eval(pool.tree.body)) * h * w > MAX_POOL_CELLS:
-            layouts = int(const_eval(pool.tree.body))  # at the params checked (an instance may set another)
-            ctx.error("grid.pool", f"a pool of {layouts:,} layouts of {h}x{w} cells holds {layouts * h * w:,} cells, "
-                      f"all generated at the first reset; the limit is {MAX_POOL_CELLS:,}",
-                      "give the pool fewer layouts, or `pool: 0` for a fresh layout at every reset")
+        pool = _check_pool(ctx, g, h, w)
         solve = _check_solve(ctx, g, h, w, densities, pool) if g.solve is not None else None
-        ctx.builtin("height", h, "", "grid")
-        ctx.builtin("width", w, "", "grid")
-        side = float(max(h, w) - 1)
-        ctx.builtin_var(CVar("tiles", "int", (h, w), None, 0.0, len(kinds) - 1, False, doc="tile kind per cell", builtin=True), "grid")
-        if solve is not None:
-            ctx.builtin_var(CVar("optimal_cost", "int", (), None, 0.0, INF, False, builtin=True,
-                                 doc="optimal sum of arrival times of this layout (grid.solve)"), "grid")
-        points = [("pos", "position [row, col]")] + ([("goal", "goal [row, col]")] if g.goals != "none" else [])
-        for name, doc in points:
-            ctx.builtin_var(CVar(name, "int", (2,), None, 0.0, side, True, doc=doc, builtin=True), "grid")
-        for name, doc in (("moved", "moved in the last step"), ("conflict", "last move cancelled by another agent")):
-            ctx.builtin_var(CVar(name, "bool", (), None, 0.0, 1.0, True, doc=doc, builtin=True), "grid")
+        _declare_grid_names(ctx, g, h, w, len(kinds), solve is not None)
         if fixed is not None:
             _check_fixed_layout(ctx, fixed, starts, goals, [t.blocked for t in g.tiles.values()])
         ctx.mechanics["grid"] = CGrid(
@@ -139,6 +109,61 @@ class GridChecks:
         return [] if g is None else [g.can_move, g.slip, *g.densities, g.start_avoid]
 
 
+def _check_moves_without_grid(ctx: CheckContext) -> None:
+    """Without a `grid:` section, no choice may have a `move`."""
+    for role, r in ctx.spec.actions.items():
+        for i, ch in enumerate(r):
+            if ch.move is not None:
+                ctx.error(f"actions.{role}[{i}].move", "`move` needs a `grid:` section", "declare a grid, or remove move")
+
+
+def _check_tile_kinds(ctx: CheckContext, g: Grid) -> list[Checked | None]:
+    """Declare each tile kind's name; return each kind's checked density (None: absent or bad)."""
+    densities: list[Checked | None] = []
+    for k, (kname, tk) in enumerate(g.tiles.items()):
+        ctx.builtin(kname, k, "tile kind", f"grid.tiles.{kname}")
+        c = ctx.expr(tk.density, ctx.scope("grid density"), f"grid.tiles.{kname}.density")
+        if c is not None and (c.info.dtype not in ("int", "float") or c.info.shape):
+            ctx.error(f"grid.tiles.{kname}.density", f"density must be a number, got {c.info.describe()}")
+            c = None
+        densities.append(c)
+    return densities
+
+
+def _check_pool(ctx: CheckContext, g: Grid, h: int, w: int) -> Checked | None:
+    """`grid.pool`: a constant int 0..MAX_GRID_POOL whose layouts fit MAX_POOL_CELLS (unless solved)."""
+    pool = ctx.expr(g.pool, ctx.scope("grid pool"), "grid.pool")
+    if pool is None:
+        return None
+    if pool.info.dtype != "int" or pool.info.shape or not pool.info.const:
+        ctx.error("grid.pool", f"pool must be a constant int (a literal or an int param), got {pool.info.describe()}")
+    elif pool.info.lo < 0 or pool.info.hi > MAX_GRID_POOL:
+        ctx.error("grid.pool", f"pool must be 0..{MAX_GRID_POOL}", "0 draws a fresh layout at every reset")
+    elif g.solve is None and int(const_eval(pool.tree.body)) * h * w > MAX_POOL_CELLS:
+        layouts = int(const_eval(pool.tree.body))  # at the params checked (an instance may set another)
+        ctx.error("grid.pool", f"a pool of {layouts:,} layouts of {h}x{w} cells holds {layouts * h * w:,} cells, "
+                  f"all generated at the first reset; the limit is {MAX_POOL_CELLS:,}",
+                  "give the pool fewer layouts, or `pool: 0` for a fresh layout at every reset")
+    return pool
+
+
+def _declare_grid_names(ctx: CheckContext, g: Grid, h: int, w: int, n_kinds: int, solved: bool) -> None:
+    """The names the grid declares: `height`, `width`, `tiles`, `optimal_cost` (solved layouts),
+    and per agent `pos`, `goal` (with goals), `moved` and `conflict`."""
+    ctx.builtin("height", h, "", "grid")
+    ctx.builtin("width", w, "", "grid")
+    side = float(max(h, w) - 1)
+    ctx.builtin_var(CVar("tiles", "int", (h, w), None, 0.0, n_kinds - 1, False, doc="tile kind per cell", builtin=True), "grid")
+    if solved:
+        ctx.builtin_var(CVar("optimal_cost", "int", (), None, 0.0, INF, False, builtin=True,
+                             doc="optimal sum of arrival times of this layout (grid.solve)"), "grid")
+    points = [("pos", "position [row, col]")] + ([("goal", "goal [row, col]")] if g.goals != "none" else [])
+    for name, doc in points:
+        ctx.builtin_var(CVar(name, "int", (2,), None, 0.0, side, True, doc=doc, builtin=True), "grid")
+    for name, doc in (("moved", "moved in the last step"), ("conflict", "last move cancelled by another agent")):
+        ctx.builtin_var(CVar(name, "bool", (), None, 0.0, 1.0, True, doc=doc, builtin=True), "grid")
+
+
 def _unseen_actions(ctx: CheckContext) -> dict[str, str]:
     """Why `grid.can_move` cannot read this step's actions and `move_to`, and how it can."""
     how = "grid.can_move reads it only with `can_move_sees_actions: true` (in grid:)"
@@ -153,64 +178,100 @@ def _check_start_avoid(ctx: CheckContext, g: Grid, h: int, w: int, kinds: list[s
     (tile kinds): what random starts never use."""
     if g.start_avoid is None and not g.start_avoid_tiles:
         return None, None
+    if not _start_avoid_allowed(ctx, g):
+        return None, None
+    avoid_kinds = None
+    if g.start_avoid_tiles:
+        avoid_kinds = _check_avoid_tiles(ctx, g, kinds)
+        if avoid_kinds is None:
+            return None, None
+    avoid = None
+    if g.start_avoid is not None:
+        avoid = _check_avoid_cells(ctx, g, h, w)
+        if avoid is None:
+            return None, avoid_kinds
+    if ctx.n_agents:
+        _check_room(ctx, g, h, w, avoid, avoid_kinds, fixed)
+    return avoid, avoid_kinds
+
+
+def _start_avoid_allowed(ctx: CheckContext, g: Grid) -> bool:
+    """`start_avoid` and `start_avoid_tiles` need random starts and no `grid.solve`."""
     for key, given in (("start_avoid", g.start_avoid is not None), ("start_avoid_tiles", bool(g.start_avoid_tiles))):
         if given and g.starts != "random":
             ctx.error(f"grid.{key}", f"`{key}` says where random starts may not lie, but grid.starts is fixed",
                       f"remove grid.{key}, or set `starts: random`")
-            return None, None
+            return False
         if given and g.solve is not None:
             ctx.error(f"grid.{key}", "solved layouts (grid.solve) draw their starts themselves",
                       f"remove grid.{key}, or remove grid.solve")
-            return None, None
-    avoid_kinds = None
-    if g.start_avoid_tiles:
-        unknown = [k for k in g.start_avoid_tiles if k not in kinds]
-        if unknown:
-            ctx.error("grid.start_avoid_tiles", f"`{unknown[0]}` is not a tile kind of grid.tiles",
-                      f"name tile kinds: {', '.join(kinds)}", value=g.start_avoid_tiles)
-            return None, None
-        avoid_kinds = [k in g.start_avoid_tiles for k in kinds]
-    avoid = None
-    if g.start_avoid is not None:
-        src = g.start_avoid
-        if isinstance(src, list):  # [[row, col], ...]: checked as a list literal
-            if not src or any(len(cell) != 2 for cell in src):
-                ctx.error("grid.start_avoid", "a list of cells must hold one or more [row, col] pairs", "give "
-                          "[[row, col], ...], or remove grid.start_avoid to let random starts use every free cell",
-                          value=src)
-                return None, avoid_kinds
-            src = repr(src)
-        where = "grid.start_avoid"
-        scope = ctx.scope("grid.start_avoid", hidden={
-            "pos": "is not drawn yet when the starts are (start_avoid may read params and consts)",
-            "tiles": "is not drawn yet when the starts are; name tile kinds in grid.start_avoid_tiles"})
-        avoid = ctx.expr(src, scope, where)
-        if avoid is None:
-            return None, avoid_kinds
-        i = avoid.info
-        cells = i.dtype == "int" and (i.shape == (2,) or (len(i.shape) == 2 and i.shape[1] == 2))
-        mask = i.dtype == "bool" and i.shape == (h, w)
-        if not (cells or mask):
-            ctx.error(where, f"start_avoid must be int cells [row, col] (shape [k, 2]) or a bool mask of the grid's "
-                      f"shape [{h}, {w}], got {i.describe()}",
-                      "give a list of [row, col] pairs, e.g. `[[0, 0], [0, 1]]`, or a [height, width] bool array",
-                      value=g.start_avoid)
-            return None, avoid_kinds
-        if not i.const:
-            ctx.error(where, "start_avoid is fixed before the episode starts: it may read params and consts, "
-                      "not state, actions or random draws", "compute it from params and consts", value=g.start_avoid)
-            return None, avoid_kinds
-        value = np.asarray(const_eval(avoid.tree.body))
-        if cells:
-            arr = value.astype(np.int64).reshape(-1, 2)
-            off = (arr[:, 0] < 0) | (arr[:, 0] >= h) | (arr[:, 1] < 0) | (arr[:, 1] >= w)
-            if isinstance(g.start_avoid, list) and off.any():
-                ctx.error(where, f"cell {arr[off][0].tolist()} lies outside the {h}x{w} grid",
-                          "give cells with 0 <= row < height and 0 <= col < width", value=g.start_avoid)
-                return None, avoid_kinds
-    if ctx.n_agents:
-        _check_room(ctx, g, h, w, avoid, avoid_kinds, fixed)
-    return avoid, avoid_kinds
+            return False
+    return True
+
+
+def _check_avoid_tiles(ctx: CheckContext, g: Grid, kinds: list[str]) -> list[bool] | None:
+    """`grid.start_avoid_tiles`: tile kinds of grid.tiles; per kind, whether starts avoid it."""
+    unknown = [k for k in g.start_avoid_tiles if k not in kinds]
+    if unknown:
+        ctx.error("grid.start_avoid_tiles", f"`{unknown[0]}` is not a tile kind of grid.tiles",
+                  f"name tile kinds: {', '.join(kinds)}", value=g.start_avoid_tiles)
+        return None
+    return [k in g.start_avoid_tiles for k in kinds]
+
+
+def _check_avoid_cells(ctx: CheckContext, g: Grid, h: int, w: int) -> Checked | None:
+    """`grid.start_avoid` (given): int cells or a bool mask of the grid, from params and consts."""
+    src = _avoid_source(ctx, g)
+    if src is None:
+        return None
+    where = "grid.start_avoid"
+    scope = ctx.scope("grid.start_avoid", hidden={
+        "pos": "is not drawn yet when the starts are (start_avoid may read params and consts)",
+        "tiles": "is not drawn yet when the starts are; name tile kinds in grid.start_avoid_tiles"})
+    avoid = ctx.expr(src, scope, where)
+    if avoid is None:
+        return None
+    i = avoid.info
+    cells = i.dtype == "int" and (i.shape == (2,) or (len(i.shape) == 2 and i.shape[1] == 2))
+    mask = i.dtype == "bool" and i.shape == (h, w)
+    if not (cells or mask):
+        ctx.error(where, f"start_avoid must be int cells [row, col] (shape [k, 2]) or a bool mask of the grid's "
+                  f"shape [{h}, {w}], got {i.describe()}",
+                  "give a list of [row, col] pairs, e.g. `[[0, 0], [0, 1]]`, or a [height, width] bool array",
+                  value=g.start_avoid)
+        return None
+    if not i.const:
+        ctx.error(where, "start_avoid is fixed before the episode starts: it may read params and consts, "
+                  "not state, actions or random draws", "compute it from params and consts", value=g.start_avoid)
+        return None
+    value = np.asarray(const_eval(avoid.tree.body))
+    if cells and not _avoid_cells_inside(ctx, g, value, h, w):
+        return None
+    return avoid
+
+
+def _avoid_source(ctx: CheckContext, g: Grid) -> str | int | float | None:
+    """The source of `grid.start_avoid`: an expression, or a list of cells as a list literal."""
+    src = g.start_avoid
+    if not isinstance(src, list):  # an expression
+        return src
+    if not src or any(len(cell) != 2 for cell in src):  # [[row, col], ...]: checked as a list literal
+        ctx.error("grid.start_avoid", "a list of cells must hold one or more [row, col] pairs", "give "
+                  "[[row, col], ...], or remove grid.start_avoid to let random starts use every free cell",
+                  value=src)
+        return None
+    return repr(src)
+
+
+def _avoid_cells_inside(ctx: CheckContext, g: Grid, value: np.ndarray, h: int, w: int) -> bool:
+    """A literal list of cells in `grid.start_avoid` (its `value`) must lie on the grid."""
+    arr = value.astype(np.int64).reshape(-1, 2)
+    off = (arr[:, 0] < 0) | (arr[:, 0] >= h) | (arr[:, 1] < 0) | (arr[:, 1] >= w)
+    if isinstance(g.start_avoid, list) and off.any():
+        ctx.error("grid.start_avoid", f"cell {arr[off][0].tolist()} lies outside the {h}x{w} grid",
+                  "give cells with 0 <= row < height and 0 <= col < width", value=g.start_avoid)
+        return False
+    return True
 
 
 def _check_room(ctx: CheckContext, g: Grid, h: int, w: int, avoid: Checked | None, avoid_kinds: list[bool] | None,

@@ -176,39 +176,13 @@ class PyGrid(PythonPart):
         """Moves (the last entry of GRID_MOVES, a = -1, is no move), slip, collisions."""
         g, w, n = _grid(gen), gen.w, gen.n
         small = n <= SMALL
-        slip = g.slip is not None and g.slip.source not in ("0", "0.0")
-        if small:
-            w("delta = [GRID_MOVES[i][a] for i, a in enumerate(v.action)]", comment="grid: moves (the last entry, a = -1, is no move), slip, collisions")
-        else:
-            w(f"delta = np.zeros(({n}, 2), dtype=np.int64)", comment="grid: moves, slip, collisions")
-            for r in gen.cs.roles:
-                for c in r.choices:
-                    move = c.fields.get("move")
-                    if move is not None and tuple(move) != (0, 0):
-                        w(f"delta[v.{ident(c.name)}] = {list(move)!r}", comment=f"{c.path}.move")
+        _step_deltas(gen, n, small)
         if g.can_move_sees_actions:
             w("move_to = np.add(v.pos, delta)" if small else "move_to = v.pos + delta",
               comment="grid.can_move_sees_actions: the cell each move aims at (before slip and collisions)")
-        if g.can_move is None or g.can_move.source == "True":
-            w(f"can_move = [True] * {n}" if small else f"can_move = np.ones({n}, dtype=bool)")
-        else:
-            em = gen.em(per_agent=True, **({MOVE_TO: MOVE_TO} if g.can_move_sees_actions else {}))
-            if small:
-                gen.read_lists(gen.flags_from_lists(em, [g.can_move.tree.body]))
-            code = f"[{em(g.can_move)} for me in range({n})]"
-            w(f"can_move = {code}" if small else f"can_move = np.array({code}, dtype=bool)", comment=f"grid.can_move: {g.can_move.source}")
-        if slip and g.slip is not None:
-            w(f"slip = float({gen.em()(g.slip)})", comment=f"grid.slip: {g.slip.source}")
-            with w.block("if slip > 0:"):
-                if small:
-                    w(f"delta = np.array(delta, dtype=np.int64).reshape({n}, 2)")
-                w("delta = apply_slip(delta, slip, lambda stream, n: v._rng.u(GRID_SITE + stream, 0, n), 0)")
-        if small:
-            w(f"v.pos, v.moved, v.conflict = resolve_moves(v.pos, delta, can_move, v.tiles, {g.collision!r}, GRID_PASSABLE)")
-        else:
-            w(f"pos, moved, conflict = resolve_moves_batch(v.pos[None], delta[None], can_move[None], v.tiles[None], {g.collision!r}, GRID_PASSABLE)",
-              comment="the vector form, on one copy")
-            w("v.pos, v.moved, v.conflict = pos[0], moved[0], conflict[0]")
+        _step_can_move(gen, g, n, small)
+        _step_slip(gen, g, n, small)
+        _step_resolve(gen, g, small)
         gen.replaced(["pos", "moved", "conflict"])
         gen.hook("grid")
 
@@ -241,6 +215,57 @@ class PyGrid(PythonPart):
             return None
         return ("at the params it was generated with: it carries their solved layouts, and at other values of "
                 "the layout pool's params it needs gymwright's solver")
+
+
+
+def _step_deltas(gen: PyGen, n: int, small: bool) -> None:
+    """The step's `delta`: each agent's move, from its action (a list) or its choices' `move`."""
+    w = gen.w
+    if small:
+        w("delta = [GRID_MOVES[i][a] for i, a in enumerate(v.action)]", comment="grid: moves (the last entry, a = -1, is no move), slip, collisions")
+        return
+    w(f"delta = np.zeros(({n}, 2), dtype=np.int64)", comment="grid: moves, slip, collisions")
+    for r in gen.cs.roles:
+        for c in r.choices:
+            move = c.fields.get("move")
+            if move is not None and tuple(move) != (0, 0):
+                w(f"delta[v.{ident(c.name)}] = {list(move)!r}", comment=f"{c.path}.move")
+
+
+def _step_can_move(gen: PyGen, g: CGrid, n: int, small: bool) -> None:
+    """The step's `can_move`: every agent, or `grid.can_move` per agent."""
+    w = gen.w
+    if g.can_move is None or g.can_move.source == "True":
+        w(f"can_move = [True] * {n}" if small else f"can_move = np.ones({n}, dtype=bool)")
+        return
+    em = gen.em(per_agent=True, **({MOVE_TO: MOVE_TO} if g.can_move_sees_actions else {}))
+    if small:
+        gen.read_lists(gen.flags_from_lists(em, [g.can_move.tree.body]))
+    code = f"[{em(g.can_move)} for me in range({n})]"
+    w(f"can_move = {code}" if small else f"can_move = np.array({code}, dtype=bool)", comment=f"grid.can_move: {g.can_move.source}")
+
+
+def _step_slip(gen: PyGen, g: CGrid, n: int, small: bool) -> None:
+    """`grid.slip` (none when absent or a literal 0): turn some moves aside."""
+    if g.slip is None or g.slip.source in ("0", "0.0"):
+        return
+    w = gen.w
+    w(f"slip = float({gen.em()(g.slip)})", comment=f"grid.slip: {g.slip.source}")
+    with w.block("if slip > 0:"):
+        if small:
+            w(f"delta = np.array(delta, dtype=np.int64).reshape({n}, 2)")
+        w("delta = apply_slip(delta, slip, lambda stream, n: v._rng.u(GRID_SITE + stream, 0, n), 0)")
+
+
+def _step_resolve(gen: PyGen, g: CGrid, small: bool) -> None:
+    """Apply the moves and collisions: the scalar form up to SMALL agents, else the vector form."""
+    w = gen.w
+    if small:
+        w(f"v.pos, v.moved, v.conflict = resolve_moves(v.pos, delta, can_move, v.tiles, {g.collision!r}, GRID_PASSABLE)")
+        return
+    w(f"pos, moved, conflict = resolve_moves_batch(v.pos[None], delta[None], can_move[None], v.tiles[None], {g.collision!r}, GRID_PASSABLE)",
+      comment="the vector form, on one copy")
+    w("v.pos, v.moved, v.conflict = pos[0], moved[0], conflict[0]")
 
 
 

@@ -556,11 +556,25 @@ def resolve_moves(pos, delta, can_move, passable, collision, kinds=None):
         raise ValueError(f"unknown collision rule {collision!r}; valid: {list(COLLISION_RULES)}")
     P = pos.tolist()  # cells as [row, col] lists (compared with ==, as the targets are)
     D = delta.tolist() if isinstance(delta, np.ndarray) else delta
-    h, w = passable.shape
     n = len(P)
     if isinstance(kinds, np.ndarray):
         kinds = kinds.tolist()  # a list's item is a plain read, a numpy array's a scalar made
-    target = []  # where each agent attempts to go (its own cell when it attempts nothing)
+    target, attempt = _move_targets(P, D, can_move, passable, kinds)
+    if True not in attempt:  # nobody moves: every agent stays, nothing to cancel
+        return np.array(pos, dtype=np.int64).reshape(n, 2), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    conflict = [False] * n
+    final = target[:]  # where each agent ends the step, as the moves still attempted say
+    if collision != "none":
+        _cancel_conflicts(P, target, attempt, final, conflict, collision)
+    clashed = np.array(conflict, dtype=bool) if True in conflict else np.zeros(n, dtype=bool)
+    return np.array(final, dtype=np.int64).reshape(n, 2), np.array(attempt, dtype=bool), clashed
+
+
+def _move_targets(P, D, can_move, passable, kinds):
+    """Each agent's target cell (its own when it attempts nothing) and whether it attempts a move:
+    a move allowed by ``can_move`` into a passable cell on the grid."""
+    h, w = passable.shape
+    target = []
     attempt = []
     for p, (dr, dc), can in zip(P, D, can_move, strict=True):
         ok = False
@@ -571,34 +585,41 @@ def resolve_moves(pos, delta, can_move, passable, collision, kinds=None):
                 ok = bool(at if kinds is None else kinds[at])
         target.append([tr, tc] if ok else p)
         attempt.append(ok)
-    if True not in attempt:  # nobody moves: every agent stays, nothing to cancel
-        return np.array(pos, dtype=np.int64).reshape(n, 2), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
-    conflict = [False] * n
-    final = target[:]  # where each agent ends the step, as the moves still attempted say
-    if collision != "none":
-        swaps, occupied = collision == "block", collision == "occupied"
-        while True:
-            cancel = []  # the moves in a vertex conflict or a swap, all found before any is cancelled
-            for i in range(n):
-                if attempt[i]:
-                    t = final[i]
-                    if final.count(t) > 1:  # several agents end the step on one cell
+    return target, attempt
+
+
+def _cancel_conflicts(P, target, attempt, final, conflict, collision):
+    """Cancel the moves in conflict under ``collision`` (not "none"), in place in ``attempt``,
+    ``final`` and ``conflict``, repeating until none is left."""
+    swaps, occupied = collision == "block", collision == "occupied"
+    while True:
+        cancel = _conflicting_moves(P, target, attempt, final, swaps, occupied)
+        if not cancel:
+            return
+        for i in cancel:
+            attempt[i] = False
+            conflict[i] = True
+            final[i] = P[i]
+
+
+def _conflicting_moves(P, target, attempt, final, swaps, occupied):
+    """The moves in a vertex conflict (with ``occupied``, into a start cell; with ``swaps``, in a
+    swap), all found before any is cancelled."""
+    cancel = []
+    n = len(P)
+    for i in range(n):
+        if attempt[i]:
+            t = final[i]
+            if final.count(t) > 1:  # several agents end the step on one cell
+                cancel.append(i)
+            elif occupied and t in P:  # the target was occupied at the start of the step
+                cancel.append(i)
+            elif swaps and t in P:  # a swap: j, on i's target, attempts i's cell
+                for j in range(n):
+                    if j != i and attempt[j] and P[j] == t and target[j] == P[i]:
                         cancel.append(i)
-                    elif occupied and t in P:  # the target was occupied at the start of the step
-                        cancel.append(i)
-                    elif swaps and t in P:  # a swap: j, on i's target, attempts i's cell
-                        for j in range(n):
-                            if j != i and attempt[j] and P[j] == t and target[j] == P[i]:
-                                cancel.append(i)
-                                break
-            if not cancel:
-                break
-            for i in cancel:
-                attempt[i] = False
-                conflict[i] = True
-                final[i] = P[i]
-    clashed = np.array(conflict, dtype=bool) if True in conflict else np.zeros(n, dtype=bool)
-    return np.array(final, dtype=np.int64).reshape(n, 2), np.array(attempt, dtype=bool), clashed
+                        break
+    return cancel
 
 
 # --------------------------------------------------------------------------- lookups and views

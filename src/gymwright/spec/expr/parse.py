@@ -145,6 +145,19 @@ def _check_tree(tree: ast.Expression, source: str) -> None:
 
 
 def _check_node(node: ast.AST, source: str, col: int | None) -> None:
+    _check_kind(node, source, col)
+    if isinstance(node, ast.Name) and (node.id.startswith("_")):
+        raise _err(f"names starting with '_' are not allowed (`{node.id}`)", source, col)
+    if isinstance(node, ast.Constant):
+        _check_constant(node, source)
+    if isinstance(node, ast.Call):
+        _check_call(node, source, col)
+    if isinstance(node, ast.Slice) and node.step is not None:
+        raise _err("slices with a step are not allowed", source, col)
+
+
+def _check_kind(node: ast.AST, source: str, col: int | None) -> None:
+    """Refuse a node whose kind of syntax expressions may not use (`.T` among them)."""
     kind = type(node)
     if isinstance(node, ast.Attribute) and node.attr == "T":
         raise _err(REFUSED[kind], source, col, "to swap the rows and columns of a 2-D array write transpose(m)")
@@ -152,18 +165,15 @@ def _check_node(node: ast.AST, source: str, col: int | None) -> None:
         raise _err(REFUSED[kind], source, col)
     if kind not in ALLOWED_NODES:
         raise _err(f"`{kind.__name__}` syntax is not allowed in expressions", source, col)
-    if isinstance(node, ast.Name) and (node.id.startswith("_")):
-        raise _err(f"names starting with '_' are not allowed (`{node.id}`)", source, col)
-    if isinstance(node, ast.Constant):
-        _check_constant(node, source)
-    if isinstance(node, ast.Call):
-        if not isinstance(node.func, ast.Name):
-            raise _err("only listed functions can be called, by plain name (e.g. `max(a, b)`)", source, col)
-        for kw in node.keywords:
-            if kw.arg is None:
-                raise _err("`**kwargs` is not allowed", source, col)
-    if isinstance(node, ast.Slice) and node.step is not None:
-        raise _err("slices with a step are not allowed", source, col)
+
+
+def _check_call(node: ast.Call, source: str, col: int | None) -> None:
+    """Refuse a call of anything but a plain function name, or one with `**kwargs`."""
+    if not isinstance(node.func, ast.Name):
+        raise _err("only listed functions can be called, by plain name (e.g. `max(a, b)`)", source, col)
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise _err("`**kwargs` is not allowed", source, col)
 
 
 def _check_constant(node: ast.Constant, source: str) -> None:
