@@ -27,6 +27,24 @@ def _fmt(params: dict[str, Any]) -> str:
     return repr(dict(params))
 
 
+
+def fill_random_legal(actions: Any, masks: Any, rng: np.random.Generator) -> np.ndarray:
+    """`actions` (..., N) with every -1 of an agent that has a legal action (per `masks`,
+    (..., N, A)) replaced by a uniformly random legal one: the k-th legal action, k = floor(u *
+    number legal), one draw of `rng` per such agent in row-major order (so one copy of a batch
+    and the same agents of a PettingZoo env draw alike). The one home of this draw in gymwright's
+    process (the trainers' baselines and a mixed batch); a generated module writes it inline,
+    since it stands alone."""
+    acts = np.array(actions, dtype=np.int64)
+    m = np.asarray(masks) != 0
+    free = (acts < 0) & m.any(-1)
+    if free.any():
+        legal = m[free]
+        n = legal.sum(-1)
+        k = np.minimum((rng.random(len(n)) * n).astype(np.int64), n - 1)
+        acts[free] = (np.cumsum(legal, -1) <= k[:, None]).sum(-1)
+    return acts
+
 class MixedBatchEnv:
     """Copies of one spec under configs whose structural params differ, stepped as one batch.
 
@@ -245,11 +263,5 @@ class MixedBatchEnv:
         parts = [env.scripted_actions(name, with_rule) for env in self.groups]
         act = self._scatter([a for a, _ in parts] if with_rule else parts)
         if rng is not None:
-            m = np.asarray(self.masks) != 0
-            free = (act < 0) & m.any(-1)
-            if free.any():
-                legal = m[free]
-                n = legal.sum(-1)
-                k = np.minimum((rng.random(len(n)) * n).astype(np.int64), n - 1)
-                act[free] = (np.cumsum(legal, -1) <= k[:, None]).sum(-1)
+            act = fill_random_legal(act, self.masks, rng)
         return (act, self._scatter([r for _, r in parts])) if with_rule else act

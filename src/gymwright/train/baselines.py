@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from gymwright.compile.mixed import fill_random_legal
 from gymwright.errors import GymwrightError
 
 
@@ -82,22 +83,6 @@ def declared_baselines(env: Any) -> list[str]:
     module need not be importable by name, so it is read from `scripted_action`'s globals)."""
     method = getattr(type(env), "scripted_action", None)
     return list(getattr(method, "__globals__", {}).get("BASELINES", []))
-
-
-def fill_random_legal(actions: Any, masks: Any, rng: np.random.Generator) -> np.ndarray:
-    """`actions` (..., N) with every -1 of an agent that has a legal action (per `masks`,
-    (..., N, A)) replaced by a uniformly random legal one: the k-th legal action, k = floor(u *
-    number legal), one draw of `rng` per such agent in row-major order (so one copy of a batch
-    and the same agents of a PettingZoo env draw alike)."""
-    acts = np.array(actions, dtype=np.int64)
-    m = np.asarray(masks) != 0
-    free = (acts < 0) & m.any(-1)
-    if free.any():
-        legal = m[free]
-        n = legal.sum(-1)
-        k = np.minimum((rng.random(len(n)) * n).astype(np.int64), n - 1)
-        acts[free] = (np.cumsum(legal, -1) <= k[:, None]).sum(-1)
-    return acts
 
 
 def scripted_policy(name: str, seed: int = 0) -> ScriptedPolicy:
