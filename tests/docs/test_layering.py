@@ -18,7 +18,8 @@ ROOT = paths.SRC
 DOC = paths.ROOT / "docs" / "architecture.md"
 LAYERS = {
     "errors": 0, "diagnostic": 0, "atomic": 0, "runtime": 1, "mapf": 2, "spec": 3, "compile": 4,
-    "verify": 5, "llm": 6, "codemode": 6, "store": 7, "design": 8, "train": 9, "evaluate": 10, "engineer": 11,
+    "verify": 5, "llm": 6, "codemode": 6, "store": 7, "textgame": 7, "design": 8, "train": 9, "evaluate": 10,
+    "lmtrain": 10, "serve": 10, "engineer": 11,
     "curriculum": 12, "report": 12, "cli": 13, "__init__": 13,
 }
 EXCEPTIONS = {

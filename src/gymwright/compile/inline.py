@@ -22,7 +22,7 @@ from gymwright.mechanics.registry import MECHANICS
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 CORE_FILES = ("runtime/core.py", "runtime/batch.py", "runtime/aec.py", "runtime/namespace.py", "runtime/scenario.py",
-              "runtime/conventions.py")
+              "runtime/conventions.py", "runtime/textview.py")
 
 
 def runtime_files() -> tuple[str, ...]:

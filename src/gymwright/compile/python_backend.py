@@ -6,7 +6,7 @@ Comments cite the spec path each block comes from.
 
 The generator is composed of parts, one concern each, every one a function or a small object over
 the generation's `GenContext` (`compile/pygen/context.py`, their whole shared interface):
-`compile/pygen/` (constants, step, metrics, actions, rewards, observe, baselines, render); the
+`compile/pygen/` (constants, step, metrics, actions, rewards, observe, baselines, render, text); the
 class body's skeleton (init, spaces, reset, initial values, scenarios, bounds, factories) is here.
 The mechanics modules a spec uses add their Python parts (`mechanics.emit.PythonPart`, one
 `python.py` in each module's folder) at fixed points, iterated as `g.parts`.
@@ -20,7 +20,7 @@ from gymwright.compile.audit import audit_module
 from gymwright.compile.card import card_text
 from gymwright.compile.common import inits_after_start, render_modes, versioned_name
 from gymwright.compile.inline import GENERATED_IMPORTS, assemble
-from gymwright.compile.pygen import actions, baselines, constants, metrics, render, rewards, step
+from gymwright.compile.pygen import actions, baselines, constants, metrics, render, rewards, step, text
 from gymwright.compile.pygen.base import NP_DTYPE, uses_me_or_random
 from gymwright.compile.pygen.context import GenContext
 from gymwright.compile.pygen.observe import Observations
@@ -75,6 +75,7 @@ def module(g: GenContext) -> str:
         bounds(g)
         baselines.baselines(g)
         render.render(g)
+        text.text_game(g)
     factories(g)
     return assemble(doc, w.source(), GENERATED_IMPORTS)
 
