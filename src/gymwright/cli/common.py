@@ -411,3 +411,25 @@ def play(
     return results
 
 
+
+
+def llm_progress(every: float = 2.0) -> Callable[[Any], None]:
+    """A progress callback for a language model's play (`LLMPolicy.progress`): decisions, valid
+    share, tokens and rate on stderr; rewritten in place on a terminal, a plain line every
+    `every` seconds otherwise."""
+    import time
+
+    last = [0.0]
+    live = sys.stderr.isatty()
+
+    def show(tally: Any) -> None:
+        now = time.monotonic()
+        if not live and now - last[0] < every:
+            return
+        last[0] = now
+        t = tally.to_dict()
+        line = (f"llm: {t['decisions']} decisions, valid {t['valid_rate']:.2f}, {t['tokens']:,} tokens, "
+                f"{t['decisions_per_s']:.3g}/s")
+        sys.stderr.write(("\r" + line + "\033[K") if live else line + "\n")
+        sys.stderr.flush()
+    return show

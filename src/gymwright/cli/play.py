@@ -43,7 +43,7 @@ def scripted_chooser(name: str) -> Any:
 
 def play_command(
     spec: Annotated[str, typer.Argument(metavar="SPEC", help="A spec file or a library spec name.", show_default=False)],
-    policy_path: Annotated[Path, typer.Option("--policy", help="A checkpoint (checkpoint.pt) or a run folder, or `scripted:NAME` for a scripted baseline of the spec.")],
+    policy_path: Annotated[Path, typer.Option("--policy", help="A checkpoint (checkpoint.pt) or a run folder, `scripted:NAME` for a scripted baseline of the spec, or llm:MODEL for a language model playing from the text view (with --render its replies are shown).")],
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 3,
     seed: Annotated[int, seed_option("Seed of the first episode, then +1.")] = 0,
     param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="Override a param the policy was trained with.")] = None,
@@ -70,6 +70,10 @@ def play_command(
     check_seeds(seed, episodes)
     if render and as_json:
         fail(["--render and --json both write to stdout; choose one"], f"e.g. `gymwright play {spec} --policy {policy_path} --render`")
+    if str(policy_path).startswith("llm:"):
+        play_llm(spec, str(policy_path), episodes=episodes, seed=seed, param=param, render=render,
+                 max_steps=max_steps, as_json=as_json)
+        return
     if str(policy_path).startswith("scripted:"):
         play_scripted(spec, str(policy_path).removeprefix("scripted:"), episodes=episodes, seed=seed, param=param,
                       frames=-1 if render else 0, max_steps=max_steps, as_json=as_json)
@@ -80,7 +84,7 @@ def play_command(
         ck.check_fits(saved, sha, None)
         params = {**saved["params"][0], **parse_params(param)}
         ck.check_fits(saved, sha, roles_of(make_env(spec, [params], 1)))
-        policy = team_from(saved, seed)
+        policy = team_from(saved, seed, spec=spec)
         player = play_code if is_code_source(spec) else play
         results = player(spec, params, episodes=episodes, seed=seed, frames=-1 if render else 0,
                          max_steps=max_steps, quiet=as_json, choose=policy_chooser(policy, deterministic))
@@ -88,6 +92,34 @@ def play_command(
     fixed = ", ".join(f"{a} by {p}" for a, p in npcs.items())
     show_results(results, f"policy {saved['path']} (update {saved['update']}), {len(results)} episodes"
                  + (f"; fixed: {fixed}" if fixed else ""), as_json)
+
+
+def play_llm(spec: str, policy: str, *, episodes: int, seed: int, param: list[str] | None, render: bool,
+             max_steps: int, as_json: bool) -> None:
+    """`--policy llm:MODEL`: a language model plays every agent from the text view; with --render each
+    reply is printed (escaped) before the frame it led to."""
+    from gymwright.cli.common import domain_errors, llm_progress, parse_params, play
+    from gymwright.evaluate.play import act_parallel
+    from gymwright.textgame.policy import make_llm_policy
+
+    with domain_errors(spec):
+        params = parse_params(param)
+        llm = make_llm_policy(policy.removeprefix("llm:"), spec, params, seed=seed,
+                              progress=None if (as_json or render) else llm_progress())
+
+        def choose(env: Any, obs: Any, infos: Any, rng: Any) -> dict[str, int]:
+            llm.last.clear()
+            actions = act_parallel(env, llm, obs, infos, deterministic=True)
+            if render:
+                for d in llm.last.values():
+                    out.print(Text(f"{d.agent} -> {d.action_name}{'' if d.valid else ' (invalid reply: ' + d.error + ')'}: ",
+                                   style="bold"), inert(d.reply.strip()[:400]))
+            return actions
+        results = play(spec, params, episodes=episodes, seed=seed, frames=-1 if render else 0,
+                       max_steps=max_steps, quiet=as_json, choose=choose)
+    t = llm.tally.to_dict()
+    show_results(results, f"{policy}, {len(results)} episodes: {t['decisions']} decisions, valid-action rate "
+                 f"{t['valid_rate']:.3f}, {t['tokens']:,} tokens", as_json)
 
 
 def play_code(spec: str, params: dict[str, Any], *, episodes: int, seed: int, frames: int, max_steps: int,
@@ -180,7 +212,7 @@ def play_gif(gif: Path, *, spec: str, policy_path: Path, episodes: int, seed: in
         if "rgb_array" not in compiled.module.raw_env.metadata["render_modes"]:
             fail([f"--gif {gif}: {spec} has no grid, so its episodes have no frames to draw"],
                  f"watch its text frames instead: `gymwright play {spec} --policy {policy_path} --render`")
-        trajs = record(spec, params, team_from(saved), episodes, seed, deterministic, frames=True, max_steps=max_steps)
+        trajs = record(spec, params, team_from(saved, spec=spec), episodes, seed, deterministic, frames=True, max_steps=max_steps)
     results = []
     for i, tr in enumerate(trajs):
         results.append(Episode(tr.seed, len(tr.steps), dict(tr.returns), dict(tr.metrics), len(tr.steps) < max_steps))

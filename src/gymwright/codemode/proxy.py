@@ -123,6 +123,7 @@ class SandboxedParallelEnv(ParallelEnv):
                             for a in agents}
         except (WireError, KeyError, TypeError, ValueError) as e:
             raise SandboxError(f"a space cannot be used: {e}", kind="code", where="observation_space") from None
+        self.text_hook: Any = made.get("text") if isinstance(made.get("text"), dict) else None  # the class's TEXT
         self.closed = False
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:

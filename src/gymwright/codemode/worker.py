@@ -88,7 +88,7 @@ class Worker:
                     "action": describe(env.action_space(a))} for a in agents}
         self.envs[self.next_id] = env
         self.next_id += 1
-        return {"id": self.next_id - 1, "agents": agents, "spaces": desc}
+        return {"id": self.next_id - 1, "agents": agents, "spaces": desc, "text": text_hook(env)}
 
     def reset(self, msg: dict[str, Any]) -> dict[str, Any]:
         env = self.envs[int(msg["id"])]
@@ -123,6 +123,17 @@ class Worker:
         except (Exception, SystemExit) as e:  # noqa: BLE001 - every failure of the model's code is a finding
             first = (str(e).splitlines() or [""])[0][:300]
             return {"ok": False, "error": f"{type(e).__name__}: {first}", "line": model_line(e), "where": op}
+
+
+def text_hook(env: Any) -> Any:
+    """The class's `TEXT` (its text form, docs/text-games.md) as plain JSON data, or None."""
+    text = getattr(type(env), "TEXT", None)
+    if not isinstance(text, dict):
+        return None
+    try:
+        return json.loads(json.dumps(text))
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 OPS = frozenset({"load", "make", "reset", "step", "close", "reset_many", "step_many"})

@@ -36,6 +36,7 @@ def text_layout(cs: CheckedSpec, invalid: str = INVALID_DEFAULT) -> dict[str, An
         "agents": list(cs.agent_ids),
         "role_of": [cs.role_of(i).name for i in range(len(cs.agent_ids))],
         "invalid": invalid,
+        "params": [(k, _plain(cs.params.get(k, p.default)), p.doc) for k, p in spec.params.items()],
         "roles": {r.name: _role(cs, r) for r in cs.roles},
     }
 
@@ -77,3 +78,8 @@ def _feature_doc(cs: CheckedSpec, r: CRole, f: CFeature) -> str:
 def _term_doc(cs: CheckedSpec, r: CRole, name: str) -> str:
     terms = cs.spec.rewards.get(r.name) or []
     return next((t.doc for t in terms if t.name == name), "")
+
+
+def _plain(value: Any) -> Any:
+    """A param's value as a plain bool, int or float (a numpy scalar's Python value)."""
+    return value.item() if hasattr(value, "item") else value

@@ -25,6 +25,7 @@ class Step:
     rewards: dict[str, float]
     terms: dict[str, dict[str, float]]  # agent -> term -> weighted value
     text: str
+    notes: dict[str, str] = field(default_factory=dict)  # agent -> a language model's reply that chose its action
 
 
 @dataclass
@@ -84,14 +85,18 @@ def _episode(env: Any, module: Any, policy: Actor, seed: int, deterministic: boo
     traj = Trajectory(seed, returns={a: 0.0 for a in env.possible_agents})
     if drawn:
         traj.frames.append(np.asarray(env.render()))
+    said = getattr(policy, "last", None)  # a language model's decisions (`textgame.policy.LLMPolicy`)
     while env.agents and len(traj.steps) < max_steps:
+        if isinstance(said, dict):
+            said.clear()
         actions = act_parallel(env, policy, obs, infos, deterministic)
         obs, rewards, _, _, infos = env.step(actions)
         check_agent_step(env.metadata["name"], len(traj.steps) + 1, obs, rewards)
         terms = {a: {k: float(v) * weights[role_of[a]].get(k, 1.0) for k, v in i.get("reward_terms", {}).items()}
                  for a, i in infos.items()}
         traj.steps.append(Step(len(traj.steps), {a: action_name(module, a, x) for a, x in actions.items()},
-                               {a: float(r) for a, r in rewards.items()}, terms, env.render_text()))
+                               {a: float(r) for a, r in rewards.items()}, terms, env.render_text(),
+                               {d.agent: d.reply for d in said.values()} if isinstance(said, dict) else {}))
         for a, r in rewards.items():
             traj.returns[a] += float(r)
         traj.metrics = next((dict(i["metrics"]) for i in infos.values() if "metrics" in i), traj.metrics)
@@ -101,7 +106,7 @@ def _episode(env: Any, module: Any, policy: Actor, seed: int, deterministic: boo
 
 
 def write_jsonl(trajectories: list[Trajectory], path: Path) -> Path:
-    """One line per step: {"episode", "seed", "t", "actions", "rewards", "terms", "text"}; the
+    """One line per step: {"episode", "seed", "t", "actions", "rewards", "terms", "text", "notes"}; the
     episode's returns and metrics on a final line with "t": "end". Written atomically."""
     lines = []
     for e, tr in enumerate(trajectories):

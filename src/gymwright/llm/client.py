@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -138,6 +139,41 @@ class LLM:
         if self.cache is not None:
             self.cache.put(key, completion)
         return completion
+
+    def complete_many(self, requests: list[Request], workers: int = 8) -> list[Completion]:
+        """The replies to `requests`, in order: cache hits at once; the rest in one batch where the
+        provider batches (`complete_many`: a model in this process), else `workers` calls at a time
+        (a server). The budget is checked before the batch and charged per reply."""
+        keys = [r.cache_key(self.provider.name, self.provider.model) for r in requests]
+        out: list[Completion | None] = [self._hit(k) for k in keys]
+        todo = [i for i, c in enumerate(out) if c is None]
+        if todo and self.budget is not None:
+            self.budget.check()
+        batch = getattr(self.provider, "complete_many", None)
+        if callable(batch) and todo:
+            self.calls += len(todo)
+            done = [self._stamped(c) for c in batch([requests[i] for i in todo])]
+        else:
+            with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+                done = list(pool.map(self._call_with_retries, [requests[i] for i in todo]))
+        for i, completion in zip(todo, done, strict=True):
+            self._keep(keys[i], completion)
+            out[i] = completion
+        return [c for c in out if c is not None]
+
+    def _hit(self, key: str) -> Completion | None:
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is None:
+            return None
+        self.cache_hits += 1
+        return dataclasses.replace(hit, cached=True)
+
+    def _keep(self, key: str, completion: Completion) -> None:
+        self.usage = self.usage + completion.usage
+        if self.budget is not None:
+            self.budget.charge(completion.usage)
+        if self.cache is not None:
+            self.cache.put(key, completion)
 
     def backoff_delay(self, retry: int, error: TransientLLMError) -> float:
         """Seconds to wait before retry number `retry` (0-based): the server's `retry_after`

@@ -270,7 +270,7 @@ def trajectories(rows: list[dict[str, Any]]) -> list[Trajectory]:
             tr.returns, tr.metrics = dict(line.returns), dict(line.metrics)
         else:
             tr.steps.append(Step(line.t, dict(line.actions), dict(line.rewards), {a: dict(t) for a, t in line.terms.items()},
-                                 line.text))
+                                 line.text, dict(line.notes)))
     return list(by_episode.values())
 
 

@@ -265,6 +265,7 @@ class TrajectoryLine(_Record):
     rewards: dict[str, Finite] = Field(default_factory=dict)
     terms: dict[str, dict[str, Finite]] = Field(default_factory=dict)
     text: str = ""
+    notes: dict[str, str] = Field(default_factory=dict)  # a language model's reply per agent
     returns: dict[str, Finite] = Field(default_factory=dict)
     metrics: dict[str, Finite] = Field(default_factory=dict)
 

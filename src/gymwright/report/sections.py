@@ -392,9 +392,19 @@ def colour_legend(m: Material) -> Html:
     return tag("p", tag("small", "Colours: "), *items, class_="legend") if items else Html("")
 
 
+MAX_NOTE = 300
+
+
+def said(step: Any) -> str:
+    """What a language model replied for each agent it played this step (the reasoning behind the
+    action on the line above), cut to MAX_NOTE characters."""
+    return "".join(f"\n  {a} replied: {' '.join(n.split())[:MAX_NOTE]}" for a, n in step.notes.items())
+
+
 def episode_text(tr: Trajectory) -> str:
     shown = tr.steps[:MAX_STEPS_SHOWN]
-    lines = [s.text.rstrip() or f"t={s.t}: " + ", ".join(f"{a}={x}" for a, x in s.actions.items()) for s in shown]
+    lines = [(s.text.rstrip() or f"t={s.t}: " + ", ".join(f"{a}={x}" for a, x in s.actions.items())) + said(s)
+             for s in shown]
     if len(tr.steps) > len(shown):
         lines.append(f"... {len(tr.steps) - len(shown)} more steps (all of them are in trajectories.jsonl)")
     return "\n\n".join(lines)

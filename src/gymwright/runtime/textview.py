@@ -6,7 +6,7 @@ Standalone (numpy and the standard library only): a generated module inlines wha
 exported env is played as text with no gymwright installed, the same way gymwright plays it.
 
 A layout is a dict: `name`, `description`, `doc`, `agents`, `role_of` (per agent index), `invalid`
-(the rule for a reply that names no legal action) and `roles`, per role: `doc`, `count`,
+(the rule for a reply that names no legal action), `params` (name, value, doc) and `roles`, per role: `doc`, `count`,
 `features` (name, shape, kind, doc), `actions` (the name of each flat action index),
 `choices` (name, doc, the argument values per argument) and `rewards` (name, expression, weight,
 doc).
@@ -143,6 +143,9 @@ def tv_rules(layout, agent_index):
     lines += [layout["doc"].strip()] if layout["doc"].strip() else []
     lines.append(f"\nYou are {agent}, of role `{role_name}`" + (f" ({role['doc']})" if role["doc"] else "")
                  + (f". The other agents: {', '.join(others)}." if others else ". You are the only agent."))
+    if layout.get("params"):
+        lines.append("\nSettings of this game:")
+        lines += [f"- {k} = {v}" + (f": {doc}" if doc else "") for k, v, doc in layout["params"]]
     lines.append("\nYour reward each step is the sum of:")
     lines += [f"- {r[0]} = {r[2]:g} * ({r[1]})" + (f": {r[3]}" if r[3] else "") for r in role["rewards"]] or ["- nothing (reward 0)"]
     lines.append("\nEach turn you observe:")

@@ -6,7 +6,9 @@ NPC's actions come from one of
 - a scripted baseline of the spec (`baselines:`), by name (or `scripted:NAME`),
 - `random`: a uniformly random legal action,
 - a frozen earlier policy: a run folder or its `checkpoint.pt` (`gymwright train --out DIR`),
-  whose network for the role must read the role's observation and choose among its actions.
+  whose network for the role must read the role's observation and choose among its actions,
+- `llm:MODEL`: a language model playing from the text view (`gymwright.textgame.policy`; MODEL is
+  any `--model` name, e.g. `llm:openai:gpt-4o`, `llm:hf:smollm2-135m`, `llm:hf:RUN/model`).
 
 Keys: `ROLE` (every agent of the role), `ROLE[I]` (agent I of the role, `ROLE_I`), `ROLE[I,J]`,
 or a slice `ROLE[I:J]` (`ROLE[:2]`: the first two; `ROLE[-1:]`: the last), indices within the
@@ -33,7 +35,7 @@ from gymwright.train.baselines import RandomLegalPolicy, ScriptedPolicy
 from gymwright.train.policy import Policy, Role, sample
 
 SYNTAX = ("ROLE=PLAYER, ROLE[I]=PLAYER (agent I of the role; also I,J or a slice I:J); PLAYER: a scripted "
-          "baseline of the spec, `random`, or a run folder (or checkpoint.pt) of a frozen policy")
+          "baseline of the spec, `random`, a run folder (or checkpoint.pt) of a frozen policy, or llm:MODEL")
 KEY = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[([^\]]*)\])?\s*$")
 INDEX = re.compile(r"^-?\d+$")
 
@@ -187,7 +189,7 @@ class Team:
 
 # --------------------------------------------------------------------------- resolving `npc`
 def resolve(npc: dict[str, str], roles: list[Role], agent_names: list[str], baselines: list[str],
-            where: str = "npc", seed: int = 0) -> FixedPlayers:
+            where: str = "npc", seed: int = 0, spec: Any = None) -> FixedPlayers:
     """The players `npc` asks for in an env of `roles` (errors name `where`: the option, the file)."""
     if not isinstance(npc, dict):
         raise GymwrightError(f"expected a mapping of ROLE to PLAYER, got {shown(repr(npc))}", path=where, hint=SYNTAX)
@@ -201,7 +203,7 @@ def resolve(npc: dict[str, str], roles: list[Role], agent_names: list[str], base
                                      f"{shown(taken[i])}",
                                      path=where, hint="give each agent one fixed policy")
             taken[i] = f"{key}={player}"
-        npcs.append(player_of(str(key), str(player), role, agents, baselines, where))
+        npcs.append(player_of(str(key), str(player), role, agents, baselines, where, spec))
     if npcs and len(taken) == len(agent_names):
         raise GymwrightError(f"every agent ({', '.join(agent_names)}) would be played by a fixed policy: "
                              "nothing is left to train", path=where,
@@ -254,7 +256,10 @@ def _within(i: int, r: Role, label: str, where: str) -> int:
     return i
 
 
-def player_of(key: str, player: str, role: Role, agents: tuple[int, ...], baselines: list[str], where: str) -> Npc:
+def player_of(key: str, player: str, role: Role, agents: tuple[int, ...], baselines: list[str], where: str,
+              spec: Any = None) -> Npc:
+    if player.startswith("llm:"):
+        return Npc(key, player, "llm", role.name, agents, llm_player(player, agents, spec, where), player.removeprefix("llm:"))
     name = player.removeprefix("scripted:")
     if name in baselines:
         return Npc(key, player, "scripted", role.name, agents, ScriptedPolicy(name), name)
@@ -267,6 +272,18 @@ def player_of(key: str, player: str, role: Role, agents: tuple[int, ...], baseli
         return Npc(key, player, "frozen", role.name, agents, frozen(path, role, key, where), str(path))
     raise _unknown(key, player, baselines, where,
                    f"`{shown(player)}` is no scripted baseline of the spec, not `random`, and no run folder or checkpoint")
+
+
+def llm_player(player: str, agents: tuple[int, ...], spec: Any, where: str) -> Any:
+    """`llm:MODEL` as the player of `agents` (the spec's text view; the provider of MODEL)."""
+    from gymwright.textgame.policy import make_llm_policy
+
+    model = player.removeprefix("llm:").strip()
+    if spec is None or not model:
+        raise GymwrightError(f"{shown(player)}: " + ("names no model" if not model else "a language model plays from the "
+                             "spec's text view, and no spec was given"), path=where,
+                             hint="write llm:MODEL with MODEL a --model name, e.g. llm:openai:gpt-4o or llm:hf:smollm2-135m")
+    return make_llm_policy(model, spec, agents=set(agents))
 
 
 def _is_run(path: Path) -> bool:
@@ -329,7 +346,7 @@ def baselines_of(benv: Any, spec: Any = None) -> list[str]:
 def players_for(npc: dict[str, str], benv: Any, roles: list[Role], spec: Any = None, where: str = "npc",
                 seed: int = 0) -> FixedPlayers:
     """`resolve` against a batch env (its roles, agents and baselines), bound to it."""
-    players = resolve(npc, roles, list(benv.possible_agents), baselines_of(benv, spec), where, seed)
+    players = resolve(npc, roles, list(benv.possible_agents), baselines_of(benv, spec), where, seed, spec)
     players.bind(benv)
     return players
 
@@ -347,7 +364,7 @@ def check_npc(spec: Any, params: dict[str, Any] | list[dict[str, Any]], npc: dic
 
 # --------------------------------------------------------------------------- from a checkpoint
 def players_from(described: list[dict[str, Any]], roles: list[Role], agent_names: list[str],
-                 seed: int = 0) -> FixedPlayers:
+                 seed: int = 0, spec: Any = None) -> FixedPlayers:
     """The players a checkpoint recorded (`FixedPlayers.describe`), rebuilt."""
     by_name = {r.name: r for r in roles}
     npcs = []
@@ -357,21 +374,24 @@ def players_from(described: list[dict[str, Any]], roles: list[Role], agent_names
             actor: Any = ScriptedPolicy(d["source"])
         elif d["kind"] == "random":
             actor = RandomLegalPolicy()
+        elif d["kind"] == "llm":
+            actor = llm_player(d["player"], agents, spec, "npc")
         else:
             actor = frozen(Path(d["source"]), by_name[d["role"]], d["key"], "npc")
         npcs.append(Npc(d["key"], d["player"], d["kind"], d["role"], agents, actor, d["source"]))
     return FixedPlayers(npcs, len(agent_names), agent_names, seed)
 
 
-def team_from(saved: dict[str, Any], seed: int = 0) -> Policy | Team:
-    """A loaded checkpoint's policy, with the NPCs it was trained with (a plain `Policy` if none)."""
+def team_from(saved: dict[str, Any], seed: int = 0, spec: Any = None) -> Policy | Team:
+    """A loaded checkpoint's policy, with the NPCs it was trained with (a plain `Policy` if none;
+    an `llm:` NPC needs the spec it plays from)."""
     policy = ck.policy_from(saved)
     described = saved.get("npc") or []
     if not described:
         return policy
     roles = [Role(*r) for r in saved["roles"]]
     names = [f"{r.name}_{i}" for r in roles for i in range(r.count)]
-    return Team(policy, players_from(described, roles, names, seed))
+    return Team(policy, players_from(described, roles, names, seed, spec))
 
 
 def load_policy(path: str | Path, spec: Any = None) -> Policy | Team:
@@ -382,4 +402,4 @@ def load_policy(path: str | Path, spec: Any = None) -> Policy | Team:
     saved = ck.load(path)
     if spec is not None:
         ck.check_fits(saved, ck.spec_identity(spec)[0], None)
-    return team_from(saved)
+    return team_from(saved, spec=spec)
