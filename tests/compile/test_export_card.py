@@ -120,13 +120,26 @@ def test_hostile_text_in_the_card_stays_text_and_the_audit_accepts_the_module() 
     source = compiled.source
     tree = ast.parse(source)
     assert isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[1], ast.Import | ast.ImportFrom)
-    assert "pwned" not in source.split('"""', 2)[2]  # nothing after the docstring's end
+    literals = [n.value for n in ast.walk(ast.Module(tree.body[1:], [])) if isinstance(n, ast.Constant)
+                and isinstance(n.value, str) and "pwned" in n.value]
+    assert set(literals) == {HOSTILE, HOSTILE + " (the task)"}  # the text view's TEXT_LAYOUT: the spec's text, as literals
+    assert compiled.parallel_env().TEXT_LAYOUT["description"] == HOSTILE + " (the task)"
     assert "\x00" not in source and "\x1b" not in source and "\u2028" not in source
     doc = compiled.module.__doc__
     assert 'ends here """' in doc and 'os.system("echo pwned")' in doc  # the text, read back as text
     assert "\\N{BULLET}" in doc and "\\x41" in doc and "\\x00" in doc and "\\x1b[31m" in doc
     assert doc.count("ends here") == 5
-    assert not [n for n in tree.body[1:] if "pwned" in ast.unparse(n)]
+    code = [n for n in tree.body[1:] if "pwned" in ast.unparse(_without_strings(n))]
+    assert not code  # after the docstring, the text is never code: only string literals hold it
+
+
+def _without_strings(node: ast.AST) -> ast.AST:
+    """`node` with every string literal emptied."""
+    node = copy.deepcopy(node)
+    for n in ast.walk(node):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            n.value = ""
+    return node
 
 
 # ----------------------------------------------------------------------------- constructor params

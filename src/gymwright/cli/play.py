@@ -112,8 +112,9 @@ def play_llm(spec: str, policy: str, *, episodes: int, seed: int, param: list[st
             actions = act_parallel(env, llm, obs, infos, deterministic=True)
             if render:
                 for d in llm.last.values():
-                    out.print(Text(f"{d.agent} -> {d.action_name}{'' if d.valid else ' (invalid reply: ' + d.error + ')'}: ",
-                                   style="bold"), inert(d.reply.strip()[:400]))
+                    verdict = "" if d.valid else f" (invalid reply: {d.error})"
+                    out.print(Text(f"{d.agent} -> {d.action_name}{verdict}: ", style="bold")
+                              + Text(inert(" ".join(d.reply.split())[:400])))
             return actions
         results = play(spec, params, episodes=episodes, seed=seed, frames=-1 if render else 0,
                        max_steps=max_steps, quiet=as_json, choose=choose)
