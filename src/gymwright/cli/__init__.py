@@ -7,7 +7,18 @@ on one spec (library, validate, verify, run, export, schema); `design`, `train`,
 imports it.
 """
 
-from gymwright.cli import demo, design, evaluate, evolve, play, report, spec, train
+from gymwright.cli import (
+    demo,
+    design,
+    evaluate,
+    evolve,
+    lmtrain,  # noqa: F401  (registers train-lm and eval-lm)
+    play,
+    report,
+    serve,
+    spec,
+    train,
+)
 from gymwright.cli.common import app
 
 app.command("design")(design.design_command)
@@ -19,5 +30,6 @@ app.command("evaluate")(evaluate.evaluate_command)
 app.command("evolve")(evolve.evolve_command)
 app.command("report")(report.report_command)
 app.command("demo")(demo.demo_command)
+app.command("serve")(serve.serve_command)
 
 __all__ = ["app", "spec"]

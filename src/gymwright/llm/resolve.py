@@ -70,12 +70,19 @@ def _local(model: str, *, base_url: str | None, api_key: str | None, timeout: fl
     return LocalProvider(model, timeout=max(timeout, 600.0))
 
 
+def _hf(model: str, *, base_url: str | None, api_key: str | None, timeout: float) -> Provider:
+    from gymwright.llm.transformers_provider import TransformersProvider
+
+    return TransformersProvider(model)
+
+
 PROVIDERS: dict[str, ProviderFactory] = {
     "openai": _openai,  # api.openai.com, or any OpenAI-compatible server via --base-url
     "ollama": _ollama,
     "anthropic": _anthropic,
     "scripted": _scripted,  # replies replayed from a file: tests and demos
     "local": _local,  # a GGUF model served by llama.cpp on this machine (gymwright[local])
+    "hf": _hf,  # a chat model run in this process by transformers (gymwright[lm])
 }
 
 
