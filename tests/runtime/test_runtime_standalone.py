@@ -33,6 +33,7 @@ ALLOWED = {
     "runtime/batch.py": {"numpy"},
     "runtime/aec.py": {"numpy", "gymnasium", "pettingzoo"} | STDLIB,
     "runtime/conventions.py": {"numpy", "gymnasium", "sys", "collections", "typing"},
+    "runtime/textview.py": {"numpy", "json", "re"},
     "mechanics/grid/runtime.py": {"numpy", "collections", "typing"},
     "mechanics/grid/runtime_batch.py": {"numpy"},
     "mechanics/grid/runtime_solved.py": {"numpy", "base64", "io", "gymwright"},  # gymwright's solver, only at params an export does not carry

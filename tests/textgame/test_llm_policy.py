@@ -18,7 +18,12 @@ from gymwright.textgame.policy import LLMPolicy
 from gymwright.train.baselines import random_legal_policy
 from gymwright.train.episodes import play_episodes
 from tests.support.fake_openai_server import LLM_ENV_VARS
-from tests.support.text_player_server import PlayerServer, first_legal, last_legal_with_reasoning, legal_of
+from tests.support.text_player_server import (
+    PlayerServer,
+    first_legal,
+    last_legal_with_reasoning,
+    legal_of,
+)
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,16 @@ from gymwright.compile.audit import audit_module
 from gymwright.compile.card import card_text
 from gymwright.compile.common import inits_after_start, render_modes, versioned_name
 from gymwright.compile.inline import GENERATED_IMPORTS, assemble
-from gymwright.compile.pygen import actions, baselines, constants, metrics, render, rewards, step, text
+from gymwright.compile.pygen import (
+    actions,
+    baselines,
+    constants,
+    metrics,
+    render,
+    rewards,
+    step,
+    text,
+)
 from gymwright.compile.pygen.base import NP_DTYPE, uses_me_or_random
 from gymwright.compile.pygen.context import GenContext
 from gymwright.compile.pygen.observe import Observations

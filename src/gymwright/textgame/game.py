@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from gymwright.compile import compile_spec
-from gymwright.compile.textlayout import INVALID_DEFAULT, text_layout
+from gymwright.compile.textlayout import INVALID_DEFAULT
 from gymwright.errors import GymwrightError
 from gymwright.textgame.view import Parsed, TextView
 
@@ -32,7 +32,7 @@ class TextGame:
                 raise GymwrightError("a TextGame needs a spec or an env", path="spec")
             compiled = compile_spec(spec, params)
             env = compiled.parallel_env()
-            self.view = TextView(text_layout(compiled.checked, invalid))
+            self.view = TextView.of_checked(compiled.checked, invalid)
         else:
             self.view = TextView.of_env(env, invalid)
         self.env = env

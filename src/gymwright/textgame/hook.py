@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from gymwright.errors import GymwrightError
+from gymwright.runtime.textview import TV_INVALID_RULES
 
 MAX_TEXT = 4000  # characters of one string of a hook
 MAX_ITEMS = 512  # features or actions of one agent
@@ -32,6 +33,8 @@ MAX_ITEMS = 512  # features or actions of one agent
 
 def layout_of_env(env: Any, invalid: str) -> dict[str, Any]:
     """The layout of a PettingZoo ParallelEnv (see the module docstring)."""
+    if invalid not in TV_INVALID_RULES:
+        raise GymwrightError(f"invalid-reply rule {invalid!r}: use one of {', '.join(TV_INVALID_RULES)}", path="invalid")
     own = getattr(env, "TEXT_LAYOUT", None)  # a module gymwright generated from a spec
     if isinstance(own, dict):
         return {**copy.deepcopy(own), "invalid": invalid}

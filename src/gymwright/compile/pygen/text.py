@@ -3,6 +3,8 @@ render it with the inlined `runtime/textview.py`, so an exported env plays as te
 
 from __future__ import annotations
 
+import pprint
+
 from gymwright.compile.pygen.context import GenContext
 from gymwright.compile.textlayout import text_layout
 
@@ -10,7 +12,10 @@ from gymwright.compile.textlayout import text_layout
 def text_game(g: GenContext) -> None:
     """`TEXT_LAYOUT`, `text_rules`, `text_prompt`, `parse_reply` and `text_fallback`."""
     w = g.w
-    w(f"TEXT_LAYOUT = {text_layout(g.cs)!r}", comment="the text view (docs/text-games.md)")
+    lines = pprint.pformat(text_layout(g.cs), width=96, sort_dicts=False).splitlines()  # long strings split in pieces
+    w(f"TEXT_LAYOUT = {lines[0]}", comment="the text view (docs/text-games.md)")
+    for line in lines[1:]:
+        w(f"    {line}")
     w("")
     methods = (
         ("text_rules", "agent", "The rules card of `agent`: a text game's system message.", "tv_rules(self.TEXT_LAYOUT, AGENT_INDEX[agent])"),
