@@ -62,7 +62,8 @@ class Tally:
         return 1.0 - self.invalid / self.decisions if self.decisions else float("nan")
 
     def to_dict(self) -> dict[str, Any]:
-        rate = self.decisions / self.seconds if self.seconds > 0 else float("nan")
+        asked = self.decisions - self.cached  # replies the model wrote (a cache hit costs nothing)
+        rate = asked / self.seconds if self.seconds > 0 and asked else float("nan")
         return {"decisions": self.decisions, "invalid": self.invalid, "valid_rate": self.valid_rate,
                 "tokens": self.tokens, "seconds": round(self.seconds, 3), "decisions_per_s": rate,
                 "cached": self.cached}
