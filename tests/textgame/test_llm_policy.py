@@ -131,3 +131,20 @@ def test_play_shows_each_reply_escaped_beside_its_action(monkeypatch: pytest.Mon
 def test_a_model_name_that_names_no_model_is_refused_where_it_is_written() -> None:
     done = CliRunner().invoke(app, ["play", "cake_negotiation", "--policy", "llm:nowhere:x", "-n", "1"])
     assert done.exit_code != 0 and "unknown provider 'nowhere'" in done.output
+
+
+def test_a_language_model_is_a_fixed_opponent_during_training_and_comes_back_with_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gymwright.train import TrainConfig, load_policy, train
+
+    with PlayerServer(first_legal) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        train(TrainConfig(spec="stag_hunt", params={"rounds": 3}, total_steps=128, num_envs=8, rollout_len=16,
+                          npc={"hunter[1]": "llm:openai:fake-model"}, out=str(tmp_path / "run")))
+        trained_calls = len(server.requests)
+        team = load_policy(tmp_path / "run", spec="stag_hunt")
+        result = play_episodes("stag_hunt", {"rounds": 3}, team, episodes=2, seed=0)
+    assert trained_calls > 0 and all("You are hunter_1" in r["messages"][0]["content"] for r in server.requests)
+    assert result.npc == {"hunter_1": "llm:openai:fake-model"}
+    assert min(result.episode_metrics["stag_share"]) >= 0.5  # the model's hunter always hunts stag (listed first)
