@@ -148,3 +148,19 @@ def test_a_language_model_is_a_fixed_opponent_during_training_and_comes_back_wit
     assert trained_calls > 0 and all("You are hunter_1" in r["messages"][0]["content"] for r in server.requests)
     assert result.npc == {"hunter_1": "llm:openai:fake-model"}
     assert min(result.episode_metrics["stag_share"]) >= 0.5  # the model's hunter always hunts stag (listed first)
+
+
+def test_evaluate_puts_a_language_model_against_a_scripted_baseline_in_one_role(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with PlayerServer(first_legal) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        done = CliRunner().invoke(app, ["evaluate", "cake_negotiation", "--policy", "llm:openai:fake-model",
+                                        "--npc", "bargainer[1]=scripted:greedy_agreeable", "-n", "3",
+                                        "-p", "max_rounds=2", "--out", str(tmp_path / "eval"), "--json"])
+    assert done.exit_code == 0, done.output
+    card = json.loads(done.stdout)
+    assert card["trained"]["npc"] == {"bargainer_1": "scripted:greedy_agreeable"}
+    assert all("You are bargainer_0" in r["messages"][0]["content"] for r in server.requests)
+    # bargainer_0 offers share 0 (its first legal action) and the agreeable baseline accepts at once
+    assert card["trained"]["metrics"]["agreed"] == 1.0 and card["trained"]["metrics"]["first_share"] == 0.0

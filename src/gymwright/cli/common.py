@@ -433,3 +433,35 @@ def llm_progress(every: float = 2.0) -> Callable[[Any], None]:
         sys.stderr.write(("\r" + line + "\033[K") if live else line + "\n")
         sys.stderr.flush()
     return show
+
+
+def npc_option() -> Any:
+    """`--npc ROLE=PLAYER` for the commands that play a policy (evaluate, play)."""
+    return typer.Option("--npc", metavar="ROLE=PLAYER",
+                        help="Have a fixed player play a role or some of its agents (repeatable): ROLE, ROLE[I], "
+                             "ROLE[I:J]; PLAYER: a scripted baseline, random, a run folder, or llm:MODEL.")
+
+
+def with_npc(policy: Any, spec: str, params: dict[str, Any], npc: list[str] | None) -> Any:
+    """`policy` with the `--npc` players beside it (a `Team`), or `policy` alone without any; a
+    language model asks only for the agents left to it."""
+    if not npc:
+        return policy
+    from gymwright.train.npc import Team, players_for
+    from gymwright.train.policy import roles_of
+    from gymwright.train.rollout import make_env
+
+    pairs = {}
+    for item in npc:
+        key, eq, player = item.partition("=")
+        if not eq or not key.strip() or not player.strip():
+            fail([f"--npc {shown(item)}: expected ROLE=PLAYER"], "e.g. --npc bargainer[1]=scripted:even_split")
+        pairs[key.strip()] = player.strip()
+    if hasattr(policy, "players"):
+        fail(["--npc: this run was trained with fixed players of its own, which play them here too"],
+             "drop --npc, or evaluate a run trained without fixed players")
+    benv = make_env(spec, [params], 1)
+    players = players_for(pairs, benv, roles_of(benv), spec, where="--npc")
+    if hasattr(policy, "agents") and getattr(policy, "kind", "") == "llm":
+        policy.agents = {i for i in range(len(benv.possible_agents)) if not players.fixed[i]}
+    return Team(policy, players)

@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from gymwright.cli.common import out  # an inert console (gymwright.cli.inert)
+from gymwright.cli.common import npc_option, out  # an inert console (gymwright.cli.inert)
 
 STYLE = {"ok": "green", "warning": "yellow", "fail": "red", "n/a": "dim"}
 
@@ -29,9 +29,10 @@ def evaluate_command(
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for scorecard.json, trajectories and GIFs (default: RUN/eval).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
     llm_tokens: Annotated[int, typer.Option("--llm-tokens", min=1, help="With --policy llm:MODEL: the most new tokens of one reply.")] = 48,
+    npc: Annotated[list[str] | None, npc_option()] = None,
 ) -> None:
     """Judge the environment by a trained policy (or a language model): learnability, difficulty, reward hacking, degeneracy."""
-    from gymwright.cli.common import domain_errors, parse_params
+    from gymwright.cli.common import domain_errors, parse_params, with_npc
     from gymwright.evaluate import assess
     from gymwright.evaluate.difficulty import check_band
     from gymwright.train import checkpoint as ck
@@ -41,7 +42,7 @@ def evaluate_command(
         with domain_errors(spec):
             check_band(band, "--band", metric)
             policy = llm_policy(str(policy_path), spec, parse_params(param), llm_tokens, quiet=as_json)
-            card = assess(spec, parse_params(param), policy, history=[], task_metric=metric, band=band,
+            card = assess(spec, parse_params(param), with_npc(policy, spec, parse_params(param), npc), history=[], task_metric=metric, band=band,
                           episodes=episodes, out=output or Path("runs") / "llm-eval")
         show_card(card, as_json, policy.tally.to_dict())
         return
@@ -51,7 +52,7 @@ def evaluate_command(
         ck.check_fits(saved, ck.spec_identity(spec)[0], None)
         params = {**saved["params"][0], **parse_params(param)}
         folder = output or Path(saved["path"]).parent / "eval"
-        card = assess(spec, params, team_from(saved, spec=spec), history=whole_history(saved),
+        card = assess(spec, params, with_npc(team_from(saved, spec=spec), spec, params, npc), history=whole_history(saved),
                       task_metric=metric, band=band, episodes=episodes, out=folder)
     show_card(card, as_json)
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.text import Text
 
-from gymwright.cli.common import out, seed_option  # an inert console (gymwright.cli.inert)
+from gymwright.cli.common import npc_option, out, seed_option  # an inert console (gymwright.cli.inert)
 from gymwright.cli.inert import inert
 
 if TYPE_CHECKING:
@@ -53,10 +53,11 @@ def play_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
     gif: Annotated[Path | None, typer.Option("--gif", metavar="PATH", help="Also write the episodes (all of them, one after the "
                                              "other) as an animated GIF with a colour legend: which colour is which agent (grid specs).")] = None,
+    npc: Annotated[list[str] | None, npc_option()] = None,
 ) -> None:
     """Watch a trained policy play (the spec must be the one it was trained on), or a scripted
     baseline; --gif PATH also writes the episodes as an animated GIF with a colour legend (grid specs)."""
-    from gymwright.cli.common import check_seeds, domain_errors, fail, parse_params, play
+    from gymwright.cli.common import check_seeds, domain_errors, fail, parse_params, play, with_npc
     from gymwright.codemode.source import is_code_source
     from gymwright.train import checkpoint as ck
     from gymwright.train.npc import team_from
@@ -72,7 +73,7 @@ def play_command(
         fail(["--render and --json both write to stdout; choose one"], f"e.g. `gymwright play {spec} --policy {policy_path} --render`")
     if str(policy_path).startswith("llm:"):
         play_llm(spec, str(policy_path), episodes=episodes, seed=seed, param=param, render=render,
-                 max_steps=max_steps, as_json=as_json)
+                 max_steps=max_steps, as_json=as_json, npc=npc)
         return
     if str(policy_path).startswith("scripted:"):
         play_scripted(spec, str(policy_path).removeprefix("scripted:"), episodes=episodes, seed=seed, param=param,
@@ -84,7 +85,7 @@ def play_command(
         ck.check_fits(saved, sha, None)
         params = {**saved["params"][0], **parse_params(param)}
         ck.check_fits(saved, sha, roles_of(make_env(spec, [params], 1)))
-        policy = team_from(saved, seed, spec=spec)
+        policy = with_npc(team_from(saved, seed, spec=spec), spec, params, npc)
         player = play_code if is_code_source(spec) else play
         results = player(spec, params, episodes=episodes, seed=seed, frames=-1 if render else 0,
                          max_steps=max_steps, quiet=as_json, choose=policy_chooser(policy, deterministic))
@@ -95,10 +96,10 @@ def play_command(
 
 
 def play_llm(spec: str, policy: str, *, episodes: int, seed: int, param: list[str] | None, render: bool,
-             max_steps: int, as_json: bool) -> None:
+             max_steps: int, as_json: bool, npc: list[str] | None = None) -> None:
     """`--policy llm:MODEL`: a language model plays every agent from the text view; with --render each
     reply is printed (escaped) before the frame it led to."""
-    from gymwright.cli.common import domain_errors, llm_progress, parse_params, play
+    from gymwright.cli.common import domain_errors, llm_progress, parse_params, play, with_npc
     from gymwright.evaluate.play import act_parallel
     from gymwright.textgame.policy import make_llm_policy
 
@@ -106,10 +107,11 @@ def play_llm(spec: str, policy: str, *, episodes: int, seed: int, param: list[st
         params = parse_params(param)
         llm = make_llm_policy(policy.removeprefix("llm:"), spec, params, seed=seed,
                               progress=None if (as_json or render) else llm_progress())
+        team = with_npc(llm, spec, params, npc)
 
         def choose(env: Any, obs: Any, infos: Any, rng: Any) -> dict[str, int]:
             llm.last.clear()
-            actions = act_parallel(env, llm, obs, infos, deterministic=True)
+            actions = act_parallel(env, team, obs, infos, deterministic=True)
             if render:
                 for d in llm.last.values():
                     verdict = "" if d.valid else f" (invalid reply: {d.error})"

@@ -191,8 +191,8 @@ class TrainConfig:
     solved layouts), a scripted baseline of the spec, `random`, or a run folder"""
     npc: dict[str, str] = field(default_factory=dict)
     """fixed-policy agents, not trained (`--npc ROLE=PLAYER`, repeatable): ROLE, or ROLE[I] / ROLE[I,J] /
-    ROLE[I:J] for agents of the role by index; PLAYER: a scripted baseline of the spec, `random`, or a
-    run folder whose frozen policy plays them"""
+    ROLE[I:J] for agents of the role by index; PLAYER: a scripted baseline of the spec, `random`, a
+    run folder whose frozen policy plays them, or `llm:MODEL` (a language model playing from the text view)"""
 
     @property
     def batch_steps(self) -> int:
