@@ -9,7 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.text import Text
 
-from gymwright.cli.common import npc_option, out, seed_option  # an inert console (gymwright.cli.inert)
+from gymwright.cli.common import (  # an inert console (gymwright.cli.inert)
+    npc_option,
+    out,
+    seed_option,
+)
 from gymwright.cli.inert import inert
 
 if TYPE_CHECKING:
