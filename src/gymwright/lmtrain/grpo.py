@@ -117,7 +117,7 @@ def trl_args(config: LMTrainConfig, lm: LoadedModel, out: Path) -> Any:
 def make_callback(run: RunFolder, rollouts: Rollouts) -> Any:
     transformers = importlib.import_module("transformers")
 
-    class LogRows(transformers.TrainerCallback):  # type: ignore[name-defined]
+    class LogRows(transformers.TrainerCallback):  # type: ignore[name-defined]  # transformers is imported at run time (an extra)
         """One log.jsonl row per update: TRL's figures and the rollouts' own."""
 
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any) -> None:

@@ -103,7 +103,8 @@ class ProviderOpponent:
 
         out = []
         for game, agent in asks:
-            chat = tuple(Message(m["role"], m["content"]) for m in shown(game.messages(agent), self.rules))  # type: ignore[arg-type]
+            chat = tuple(Message(m["role"], m["content"])  # type: ignore[arg-type]  # a chat's roles are system/user/assistant, as Role says
+                         for m in shown(game.messages(agent), self.rules))
             out.append(self.provider.complete(Request(chat, max_tokens=self.max_new_tokens)).text)
         return out
 
