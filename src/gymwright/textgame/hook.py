@@ -66,7 +66,8 @@ def with_hook(layout: dict[str, Any], hook: dict[str, Any], env: Any) -> dict[st
     out = copy.deepcopy(layout)
     out["description"] = _text(hook.get("description", ""), "TEXT['description']")
     out["doc"] = _text(hook.get("doc", ""), "TEXT['doc']")
-    docs = hook.get("action_docs") if isinstance(hook.get("action_docs"), dict) else {}
+    given = hook.get("action_docs")
+    docs: dict[str, Any] = given if isinstance(given, dict) else {}
     for agent, role in out["roles"].items():
         features = _for_agent(hook.get("features"), agent)
         if features is not None:
