@@ -11,6 +11,9 @@ legal one and counts as invalid. Rows per game:
 - `MODEL` (self-play): the model plays every agent;
 - `MODEL vs ppo`: the model plays the first agent, PPO the rest (without PPO: the first scripted baseline).
 
+`first listed` is the share of the model's valid replies that named the first legal action of the
+list: near 1, the model answers by position rather than by the game.
+
 Return is the mean episode return of the agents the row's first policy plays (all agents, or the
 model's one); each figure has a 95% interval over episodes (1.96 standard errors; episode seeds
 are shared by every row: common random numbers; a figure every episode gave alike has no interval
@@ -77,7 +80,7 @@ def row(label: str, result: Any, metric: str | None, agents: list[int], llm: Any
         out["metric"] = ci(result.episode_metrics[metric])
     if llm is not None:
         t = llm.tally.to_dict()
-        out.update(valid_rate=t["valid_rate"], decisions=t["decisions"], tokens=t["tokens"],
+        out.update(valid_rate=t["valid_rate"], first_listed=t["first_listed"], decisions=t["decisions"], tokens=t["tokens"],
                    decisions_per_s=t["decisions_per_s"], tokens_per_decision=t["tokens"] / max(1, t["decisions"]))
     return out
 
@@ -146,20 +149,21 @@ def fmt(pair: Any) -> str:
     mean, half = pair
     if not np.isfinite(half):
         return f"{mean:.3g}"
-    return f"{mean:.3g} ± {half:.2g}" if half > 0 else f"{mean:.3g} (every episode)"
+    return f"{mean:.3g} ± {half:.2g}" if half > 1e-9 * max(1.0, abs(mean)) else f"{mean:.3g} (every episode)"
 
 
 def markdown(results: list[dict[str, Any]], command: str) -> str:
     lines = [f"Command: `{command}`", ""]
     for g in results:
         lines += [f"### {g['game']} ({', '.join(f'{k}={v}' for k, v in g['params'].items())}; task metric `{g['metric']}`)", "",
-                  "| policy | valid actions | task metric | return | decisions/s | tokens/decision |",
-                  "| --- | --- | --- | --- | --- | --- |"]
+                  "| policy | valid actions | first listed | task metric | return | decisions/s | tokens/decision |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in g["rows"]:
             valid = f"{r['valid_rate']:.3f} ({r['decisions']})" if "valid_rate" in r else "-"
+            first = f"{r['first_listed']:.2f}" if np.isfinite(r.get("first_listed", np.nan)) else "-"
             speed = f"{r['decisions_per_s']:.3g}" if "decisions_per_s" in r else "-"
             tokens = f"{r['tokens_per_decision']:.0f}" if "tokens_per_decision" in r else "-"
-            lines.append(f"| {r['policy']} | {valid} | {fmt(r.get('metric'))} | {fmt(r['return'])} | {speed} | {tokens} |")
+            lines.append(f"| {r['policy']} | {valid} | {first} | {fmt(r.get('metric'))} | {fmt(r['return'])} | {speed} | {tokens} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -36,4 +36,5 @@ def test_the_benchmark_writes_every_row_with_its_figures(tmp_path: Path, monkeyp
     assert model["metric"][0] == rows["scripted always_stag"]["metric"][0] == 1.0  # stag is listed first
     assert rows["openai:fake vs ppo"]["decisions"] == 3 * 5  # only the first hunter asked
     table = (tmp_path / "llm_agents.md").read_text()
-    assert "| openai:fake | 1.000 (30) | 1 (every episode) | 20 (every episode) |" in table
+    assert model["first_listed"] == 1.0  # the stand-in always names the first legal action
+    assert "| openai:fake | 1.000 (30) | 1.00 | 1 (every episode) | 20 (every episode) |" in table

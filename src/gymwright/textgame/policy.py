@@ -55,6 +55,7 @@ class Tally:
     tokens: int = 0
     seconds: float = 0.0
     cached: int = 0
+    first: int = 0  # valid replies that named the first legal action listed (a position bias shows here)
     kept: list[Decision] = field(default_factory=list)
 
     @property
@@ -66,7 +67,7 @@ class Tally:
         rate = asked / self.seconds if self.seconds > 0 and asked else float("nan")
         return {"decisions": self.decisions, "invalid": self.invalid, "valid_rate": self.valid_rate,
                 "tokens": self.tokens, "seconds": round(self.seconds, 3), "decisions_per_s": rate,
-                "cached": self.cached}
+                "cached": self.cached, "first_listed": self.first / valid if (valid := self.decisions - self.invalid) else float("nan")}
 
 
 class LLMPolicy:
@@ -163,6 +164,7 @@ class LLMPolicy:
         self.tally.invalid += 0 if parsed.valid else 1
         self.tally.tokens += tokens
         self.tally.cached += int(reply.cached)
+        self.tally.first += int(parsed.valid and action == view.legal(agent, mask)[0][0])
         d = Decision(b, agent, reply.text, int(action), view.action_name(agent, int(action)), parsed.valid, parsed.error, tokens)
         self.last[(b, i)] = d
         if len(self.tally.kept) < MAX_DECISIONS_KEPT:
