@@ -22,6 +22,8 @@ def test_a_short_grpo_run_beats_the_base_model(tmp_path: Path) -> None:
         seed=0, out=str(tmp_path / "run"), eval_episodes=16)
     result = train_lm(config)
     base, trained = result["base"], result["trained"]
+    print(f"\nheld-out: base valid {base['valid_rate']:.3f} return {base['mean_return']:.3f}; "
+          f"trained valid {trained['valid_rate']:.3f} return {trained['mean_return']:.3f}")  # docs/llm-training.md quotes these
     assert base["decisions"] == trained["decisions"] == 32
     assert trained["valid_rate"] > base["valid_rate"]
     assert trained["mean_return"] > base["mean_return"]

@@ -4,6 +4,7 @@ stages (registered in `gymwright.cli`). A task text is designed first (the defau
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,6 +30,18 @@ from gymwright.train.trainers import DEFAULT, TRAINERS
 
 BackendOpt = Annotated[str, typer.Option("--backend", help="builtin (PPO on the batch backend) or rllib (each stage an "
                                                            "RLlib run on Ray, warm-started from the stage before).")]
+TraineeOpt = Annotated[str | None, typer.Option("--trainee", metavar="hf:MODEL", help=(
+    "Train a language model instead of a PPO policy: each stage runs GRPO (train-lm) on the stage's configurations "
+    "played as text (the model plays the first agent, a scripted baseline or the model itself the others), from "
+    "the checkpoint the stage before saved; the final checkpoint is judged on the spec's held-out cells (MAPF: "
+    "the harder lakes) by the task metric. With it, --engineer llm --model trainee is answered by the trainee's "
+    "current checkpoint (hf: of the folder the last stage saved), --model trainee-base by the model it started "
+    "from. No guardrails, trials, edits or levers; --steps is unused (see --trainee-steps)."))]
+TraineeStepsOpt = Annotated[int | None, typer.Option("--trainee-steps", min=1, help="GRPO updates per stage of the "
+                                                                                  "--trainee (default: the scale's).")]
+TraineeScaleOpt = Annotated[str, typer.Option("--trainee-scale", help="The --trainee's settings: toy (a CPU: 2 turns "
+                                              "an episode, 3 new tokens, the top 2 blocks trained, no rules card) or "
+                                              "paper (a GPU: the paper's, docs/engineer.md).")]
 RayAddressOpt = Annotated[str | None, typer.Option("--ray-address", help="Ray cluster address for --backend rllib "
                                                                            "(default: a local Ray, started once for all stages).")]
 
@@ -55,7 +68,7 @@ def evolve_command(
     spec_or_task: Annotated[str, typer.Argument(metavar="SPEC|TASK", help="A spec file, a library name, or a task text.")],
     stages: Annotated[int, typer.Option("--stages", "-k", min=1, help="Training stages.")] = 3,
     engineer: Annotated[str, typer.Option("--engineer", "-e", help=f"{' | '.join(ENGINEERS)}.")] = "heuristic",
-    model: Annotated[str | None, typer.Option("--model", "-m", help="The LLM engineer's model.")] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="The LLM engineer's model: a provider (openai:MODEL, hf:PATH, ...), or with --trainee `trainee` (the trainee's current checkpoint answers) or `trainee-base` (the model it started from).")] = None,
     steps: Annotated[int, typer.Option("--steps", min=1000, help="Env steps per stage.")] = 200_000,
     param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help="First stage's params.")] = None,
     metric: Annotated[str | None, typer.Option("--metric", help="The task metric (default: the spec's first).")] = None,
@@ -71,6 +84,9 @@ def evolve_command(
     backend: BackendOpt = DEFAULT,
     ray_address: RayAddressOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
+    trainee: TraineeOpt = None,
+    trainee_steps: TraineeStepsOpt = None,
+    trainee_scale: TraineeScaleOpt = "toy",
     config: ConfigChoice | None = None,
 ) -> None:
     """Train in stages; after each, the engineer reads the evidence and proposes the next environment.
@@ -88,6 +104,15 @@ def evolve_command(
         if not as_json:
             err.print(Text(line, style="dim"))
 
+    if trainee is not None:
+        with domain_errors(spec_or_task):
+            arm = evolve_trainee(spec_or_task, TraineeRun(trainee, trainee_steps, trainee_scale, engineer, model, stages,
+                                                          edits, band, metric, output), parse_params(param), say)
+        if as_json:
+            typer.echo(to_json(arm))
+            return
+        print_trainee_stages(arm)
+        return
     trainer = chosen_trainer(backend)
     with domain_errors(spec_or_task):
         refuse_code_mode(spec_or_task)
@@ -119,6 +144,61 @@ def evolve_command(
                             "stages": [asdict(r) for r in records]}))
         return
     print_stages(records, f"curriculum: {spec}, {engineer} engineer ({folder})")
+
+
+@dataclass(frozen=True)
+class TraineeRun:
+    """The evolve options of an LLM-trainee curriculum (`--trainee`)."""
+
+    model: str
+    steps: int | None
+    scale: str
+    engineer: str
+    engineer_model: str | None
+    stages: int
+    edits: bool
+    band: tuple[float, float]
+    metric: str | None
+    out: Path | None
+
+
+def evolve_trainee(spec_or_task: str, run: TraineeRun, params: dict[str, Any], say: Any) -> dict[str, Any]:
+    """`evolve --trainee`: the curriculum of `gymwright.curriculum.lmcurriculum`; the arm's record."""
+    from gymwright.compile import compile_spec
+    from gymwright.curriculum import goal_for
+    from gymwright.curriculum.lmcurriculum import LMCurriculum, evolve_lm, start_for
+    from gymwright.curriculum.lmstage import Loader, preset
+    from gymwright.engineer.trainee import TraineeModels
+    from gymwright.errors import GymwrightError
+    from gymwright.evaluate.scorecard import default_task_metric
+
+    if run.edits:
+        raise GymwrightError("--edits is not available with --trainee", path="--edits", hint="drop --edits")
+    opts = preset(run.scale, model=run.model, steps_per_stage=run.steps)
+    models = TraineeModels(opts.model, device=opts.device)
+    eng = make_engineer(run.engineer, run.engineer_model, False, trainee=models)
+    refuse_code_mode(spec_or_task)
+    spec = resolve_spec(spec_or_task, say)
+    metric = run.metric or default_task_metric(compile_spec(spec, params)) or "valid"
+    goal = goal_for(spec, params)
+    folder = run.out or Path("runs") / f"evolve-{Path(spec).stem}-trainee-{run.engineer}"
+    c = LMCurriculum(spec, goal, opts, run.stages, folder, band=run.band, metric=metric, loader=Loader(opts.device),
+                     say=say)
+    return evolve_lm(c, eng, start_for(eng, goal), models, eng.name)
+
+
+def print_trainee_stages(arm: dict[str, Any]) -> None:
+    table = Table(title=f"LLM-trainee curriculum, {arm['engineer']} engineer: held-out {arm['held_out']['mean']:.3f}")
+    for col in ("stage", "trained", "validation", "next", "engineer answered by", "rationale"):
+        table.add_column(col, overflow="fold")
+    for s in arm["stages"]:
+        val = s["validation"]["mean"] if s["validation"] else None
+        cells = (str(s["index"] + 1), "; ".join(f"{b['label']} {b['share']:.0%}" for b in s["trained"]),
+                 "-" if val is None else f"{val:.3f}", "; ".join(f"{b['label']} {b['share']:.0%}" for b in s["next"]),
+                 ", ".join(a["model"] for a in s["answered_by"]) or "-", s["rationale"])
+        table.add_row(*(Text(c) for c in cells))
+    out.print(table)
+    out.print(Text(f"final checkpoint: {arm['checkpoint']}"))
 
 
 def print_stages(records: list[Any], title: str) -> None:

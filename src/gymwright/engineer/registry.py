@@ -2,6 +2,10 @@
 takes). A new engineer is a class with `propose` (the `engineers.Engineer` protocol) and one entry
 here: its name and a factory from the command line's model and `--edits`.
 
+The LLM engineer's model may be the trainee itself (`--model trainee` or `trainee-base`,
+`gymwright.engineer.trainee`): then `make_engineer` is given the trainee's models, and refuses the
+name without them.
+
 This module imports no engineer until one is made, so the CLI reads the names cheaply.
 """
 
@@ -14,6 +18,7 @@ from gymwright.errors import GymwrightError
 
 if TYPE_CHECKING:
     from gymwright.engineer.engineers import Engineer
+    from gymwright.engineer.trainee import TraineeModels
 
 
 def _heuristic(model: str | None, edits: bool) -> Engineer:
@@ -46,9 +51,16 @@ ENGINEERS: dict[str, Callable[[str | None, bool], Engineer]] = {
 }
 
 
-def make_engineer(name: str, model: str | None = None, edits: bool = False) -> Engineer:
-    """The engineer `name` (GymwrightError naming the choices for an unknown one)."""
+def make_engineer(name: str, model: str | None = None, edits: bool = False,
+                  trainee: TraineeModels | None = None) -> Engineer:
+    """The engineer `name` (GymwrightError naming the choices for an unknown one); a `model` that
+    names the trainee (`trainee`, `trainee-base`) is answered by `trainee`'s models."""
+    from gymwright.engineer.trainee import is_trainee_model, trainee_engineer
+
     factory = ENGINEERS.get(name)
     if factory is None:
         raise GymwrightError(f"unknown engineer {name!r}", path="--engineer", hint=f"one of {', '.join(ENGINEERS)}")
+    if is_trainee_model(model):
+        engineer: Engineer = trainee_engineer(name, str(model), trainee, edits)
+        return engineer
     return factory(model, edits)
