@@ -24,7 +24,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_schemes() -> None:
-    assert list(PROVIDERS) == ["openai", "ollama", "anthropic", "scripted", "local"]
+    assert list(PROVIDERS) == ["openai", "ollama", "anthropic", "scripted", "local", "hf"]
     openai = provider_from_name("openai:gpt-4o", base_url="http://localhost:8000/v1")
     assert (openai.name, openai.model, openai.base_url) == (
         "openai",
