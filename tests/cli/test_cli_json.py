@@ -61,6 +61,8 @@ def cases(tmp_path: Path, existing: Path) -> dict[str, tuple[list[object], int, 
         "evolve": (["evolve", "mapf_frozenlake", "-e", "llm", "-o", tmp_path / "x", "--json"], 1, "needs a model"),
         "report": (["report", tmp_path / "no_run", "--json"], 1, "does not exist"),
         "demo": (["demo", "--config", bad_config, "--out", tmp_path / "demo", "--json"], 1, "unknown key 'learning_rate'"),
+        "train-lm": (["train-lm", "cake_negotiation", "--role", "nobody", "--json"], 1, "no role or agent 'nobody'"),
+        "eval-lm": (["eval-lm", "no_such_spec", "--json"], 1, "no spec file or library spec named `no_such_spec`"),
     }
 
 
