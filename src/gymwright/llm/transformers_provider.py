@@ -19,7 +19,9 @@ the sampling log-probabilities). Structured output is not enforced (`supports_sc
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -98,8 +100,9 @@ def load_model(ref: str, device: str = "auto") -> LoadedModel:
     source, kwargs = model_source(ref)
     dtype = torch.bfloat16 if where.startswith("cuda") else torch.float32
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
-        model = transformers.AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs)
+        with contextlib.redirect_stderr(io.StringIO()):  # loading's progress bars: stderr stays clean (--json)
+            tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
+            model = transformers.AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs)
     except OSError as e:
         hint = ("download it once (huggingface-cli download NAME) or pass a local folder"
                 if kwargs.get("local_files_only") else "check that the files are a complete saved model")

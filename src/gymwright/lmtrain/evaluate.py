@@ -14,7 +14,7 @@ from typing import Any
 
 from gymwright.llm.transformers_provider import LoadedModel, load_model
 from gymwright.lmtrain.opponents import make_opponent
-from gymwright.lmtrain.rollout import Episode, Table, play
+from gymwright.lmtrain.rollout import Episode, Table, learner_agent, play
 
 
 def new_games(spec: Any, params: dict[str, Any] | None, count: int) -> list[Any]:
@@ -30,10 +30,11 @@ def evaluate_lm(
 ) -> dict[str, Any]:
     """Play `episodes` episodes of `spec` with `model` (a loaded model or an `hf:` name) as `role`'s
     first agent against `opponent`; greedy replies unless `temperature` > 0 (then seeded)."""
+    games = new_games(spec, params, min(batch, episodes))  # the spec and params, before a model loads
+    learner_agent(games[0], role)
     lm = model if isinstance(model, LoadedModel) else load_model(model.removeprefix("hf:"), device)
     table = Table(lm, make_opponent(opponent, lm, max_new_tokens=max_new_tokens, seed=seed, rules=rules,
                                     device=device), max_new_tokens, max(temperature, 0.0), max_turns, rules)
-    games = new_games(spec, params, min(batch, episodes))
     check_opponent(table, games[0])
     played: list[Episode] = []
     start = time.perf_counter()

@@ -34,8 +34,9 @@ from gymwright.lmtrain import groups
 from gymwright.lmtrain.config import LMTrainConfig
 from gymwright.lmtrain.evaluate import check_opponent, evaluate_lm, new_games
 from gymwright.lmtrain.opponents import make_opponent
-from gymwright.lmtrain.rollout import Table, play
+from gymwright.lmtrain.rollout import Table, learner_agent, play
 from gymwright.lmtrain.run import RunFolder
+from gymwright.textgame import TextGame
 
 
 def require_trl() -> Any:
@@ -134,6 +135,7 @@ def train_lm(config: LMTrainConfig, lm: LoadedModel | None = None) -> dict[str, 
     """Train `config.model` as `config.role` (see LMTrainConfig) and write the run folder; with
     `eval_episodes`, the base and the trained model are measured on held-out seeds."""
     config.check()
+    learner_agent(TextGame(config.spec, config.params), config.role)  # the game and the role, before a model loads
     trl = require_trl()
     datasets = importlib.import_module("datasets")
     run = RunFolder(config.out or "runs/lm")
