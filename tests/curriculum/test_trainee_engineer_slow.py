@@ -7,25 +7,19 @@ base's), and that the results name every arm. It shows the pipeline runs, not wh
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "trainee_engineer.py"
+from tests.support.benchmark_module import benchmark_module
+
 STAGES, UPDATES = 2, 2
 
 
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("trainee_engineer_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("trainee_engineer")
 
 
 def saved(checkpoint: str) -> bool:

@@ -5,9 +5,6 @@ runs the whole comparison."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -21,17 +18,11 @@ from gymwright.engineer.mixture import Bucket, Mixture
 from gymwright.engineer.registry import make_engineer
 from gymwright.engineer.trainee import TraineeModels, TraineeProvider
 from gymwright.errors import GymwrightError
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "trainee_engineer.py"
+from tests.support.benchmark_module import benchmark_module
 
 
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("trainee_engineer_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("trainee_engineer")
 
 
 def provider(engineer: object) -> TraineeProvider:

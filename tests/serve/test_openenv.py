@@ -13,20 +13,10 @@ pytest.importorskip("openenv")
 from gymwright.serve.openenv_client import GymwrightEnvClient  # noqa: E402
 from gymwright.serve.openenv_env import GameAction  # noqa: E402
 from gymwright.serve.openenv_server import ServerThread, make_app  # noqa: E402
-from gymwright.textgame import TextGame  # noqa: E402
+from tests.support.playing import text_game_played  # noqa: E402
 
 REPLIES = ["stag", "nonsense", "hare", "[0]", "stag"]  # valid by name, invalid, valid, by index, valid
 ROUNDS = {"rounds": 6}
-
-
-def direct(spec: str, params: dict, seed: int, reply_of) -> TextGame:
-    """`spec` played through TextGame alone, each asked agent replying `reply_of(agent, turn)`."""
-    game = TextGame(spec, params)
-    prompts, turn = game.reset(seed=seed), 0
-    while not game.done:
-        prompts = game.step({a: reply_of(a, turn) for a in prompts})[0]
-        turn += 1
-    return game
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +50,7 @@ def test_a_role_played_over_the_wire_is_the_game_played_directly(role_server):
             rewards += result.reward
             turns += 1
         state = env.state()
-    game = direct("stag_hunt", ROUNDS, 7, lambda a, t: REPLIES[t % 5] if a == "hunter_0" else "stag")
+    game = text_game_played("stag_hunt", ROUNDS, 7, lambda a, t: REPLIES[t % 5] if a == "hunter_0" else "stag")
     obs = result.observation
     assert turns == 6 and obs.returns == game.returns and rewards == pytest.approx(game.returns["hunter_0"])
     assert obs.invalid == game.stats["invalid"] == 1 and obs.valid_rate == pytest.approx(5 / 6)
@@ -81,7 +71,7 @@ def test_the_client_plays_every_agent_one_reply_or_all_at_once(all_server):
             else:
                 result = env.step(GameAction(replies={a: reply_of(a, turns) for a in result.observation.prompts}))
             turns += 1
-    game = direct("stag_hunt", ROUNDS, 3, reply_of)
+    game = text_game_played("stag_hunt", ROUNDS, 3, reply_of)
     assert result.observation.returns == game.returns and result.observation.invalid == game.stats["invalid"] == 3
 
 

@@ -7,19 +7,9 @@ import pytest
 
 from gymwright.errors import GymwrightError
 from gymwright.serve.session import Session
-from gymwright.textgame import TextGame
+from tests.support.playing import text_game_played
 
 REPLIES = ["stag", "nonsense", "hare", "[0]", "stag"]  # valid by name, invalid, valid, by index, valid
-
-
-def direct(spec: str, params: dict, seed: int, reply_of) -> TextGame:
-    """`spec` played through TextGame alone, each asked agent replying `reply_of(agent, turn)`."""
-    game = TextGame(spec, params)
-    prompts, turn = game.reset(seed=seed), 0
-    while not game.done:
-        prompts = game.step({a: reply_of(a, turn) for a in prompts})[0]
-        turn += 1
-    return game
 
 
 def test_every_agent_played_by_the_client_is_the_text_game_itself():
@@ -30,7 +20,7 @@ def test_every_agent_played_by_the_client_is_the_text_game_itself():
     while not turn.done:
         turn = session.act({a: REPLIES[(n + i) % 5] for i, a in enumerate(sorted(turn.prompts))})
         n += 1
-    game = direct("stag_hunt", params, 4, lambda a, t: REPLIES[(t + sorted(["hunter_0", "hunter_1"]).index(a)) % 5])
+    game = text_game_played("stag_hunt", params, 4, lambda a, t: REPLIES[(t + sorted(["hunter_0", "hunter_1"]).index(a)) % 5])
     assert session.returns == game.returns and n == 6
     assert session.decisions["invalid"] == game.stats["invalid"] > 0
     assert session.valid_rate == pytest.approx(game.stats["valid_rate"])
@@ -54,7 +44,7 @@ def test_a_role_against_a_scripted_opponent_is_the_game_with_that_opponents_move
         assert list(turn.prompts) == ["hunter_0"]
         turn = session.act({"hunter_0": REPLIES[n % 5]})
         n += 1
-    game = direct("stag_hunt", params, 2, lambda a, t: REPLIES[t % 5] if a == "hunter_0" else "stag")
+    game = text_game_played("stag_hunt", params, 2, lambda a, t: REPLIES[t % 5] if a == "hunter_0" else "stag")
     assert session.returns == game.returns and n == 8
     assert session.decisions == {"valid": 6, "invalid": 2}  # the opponent's replies are not counted
 
