@@ -164,3 +164,15 @@ def test_evaluate_puts_a_language_model_against_a_scripted_baseline_in_one_role(
     assert all("You are bargainer_0" in r["messages"][0]["content"] for r in server.requests)
     # bargainer_0 offers share 0 (its first legal action) and the agreeable baseline accepts at once
     assert card["trained"]["metrics"]["agreed"] == 1.0 and card["trained"]["metrics"]["first_share"] == 0.0
+
+
+def test_an_invalid_reply_is_recorded_in_the_trajectory_with_what_the_rule_played(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gymwright.evaluate.trajectories import record
+
+    with PlayerServer(lambda r: "hmm, hard to say") as server:
+        pol = policy(server, "cake_negotiation")
+        trajs = record("cake_negotiation", {"max_rounds": 1}, pol, episodes=1, seed=0)
+    notes = [n for s in trajs[0].steps for n in s.notes.values()]
+    assert notes and all(n.startswith("hmm, hard to say\n[invalid reply: ") for n in notes)
+    assert all("names no legal action" in n and "the rule played " in n for n in notes)

@@ -46,6 +46,14 @@ class Trajectory:
                 "steps": [vars(s) for s in self.steps]}
 
 
+def noted(decision: Any) -> str:
+    """A language model's reply as a trajectory keeps it; an invalid one says so and what the
+    declared rule played instead."""
+    if decision.valid:
+        return str(decision.reply)
+    return f"{decision.reply}\n[invalid reply: {decision.error}; the rule played {decision.action_name}]"
+
+
 def action_name(module: Any, agent: str, a: int) -> str:
     role = module.ROLE_OF[module.AGENTS.index(agent)]
     choice, args = module.DECODE[role][a]
@@ -96,7 +104,7 @@ def _episode(env: Any, module: Any, policy: Actor, seed: int, deterministic: boo
                  for a, i in infos.items()}
         traj.steps.append(Step(len(traj.steps), {a: action_name(module, a, x) for a, x in actions.items()},
                                {a: float(r) for a, r in rewards.items()}, terms, env.render_text(),
-                               {d.agent: d.reply for d in said.values()} if isinstance(said, dict) else {}))
+                               {d.agent: noted(d) for d in said.values()} if isinstance(said, dict) else {}))
         for a, r in rewards.items():
             traj.returns[a] += float(r)
         traj.metrics = next((dict(i["metrics"]) for i in infos.values() if "metrics" in i), traj.metrics)
