@@ -1,5 +1,5 @@
-"""The text view of every library spec (issue 43, item 1): generated from the checked spec, every
-legal action named and parsed back, invalid replies handled by the declared rule and counted,
+"""The text view of every library spec (issue 43, item 1; two representatives by default, every
+spec under `-m slow`): generated from the checked spec, every legal action named and parsed back, invalid replies handled by the declared rule and counted,
 the same text in gymwright's process and in an exported module, and a code-mode env's hook."""
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import pytest
 
 from gymwright.compile import compile_spec
 from gymwright.errors import GymwrightError
-from gymwright.spec.loader import library_names
 from gymwright.textgame import TextGame, TextView
 from tests.support import paths
+from tests.support.library_sample import every_spec
 from tests.support.no_gymwright import BLOCK_GYMWRIGHT
 
 
-@pytest.mark.parametrize("name", library_names())
+@pytest.mark.parametrize("name", every_spec())
 def test_every_action_of_every_library_spec_is_named_and_parsed_back(name: str) -> None:
     view = TextView.of(name)
     for agent in view.agents:
@@ -35,7 +35,7 @@ def test_every_action_of_every_library_spec_is_named_and_parsed_back(name: str) 
             assert view.parse(agent, f"  `{written.upper()}`.  ", every).action == i
 
 
-@pytest.mark.parametrize("name", library_names())
+@pytest.mark.parametrize("name", every_spec())
 def test_random_play_as_text_lists_exactly_the_legal_actions_and_counts_invalid_replies(name: str) -> None:
     game = TextGame(name, seed=3)
     rng = np.random.default_rng(0)
