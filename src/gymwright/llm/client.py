@@ -126,18 +126,13 @@ class LLM:
     def complete(self, request: Request) -> Completion:
         """The reply to `request`: from the cache, else from the provider (see module doc)."""
         key = request.cache_key(self.provider.name, self.provider.model)
-        hit = self.cache.get(key) if self.cache is not None else None
+        hit = self._hit(key)
         if hit is not None:
-            self.cache_hits += 1
-            return dataclasses.replace(hit, cached=True)
+            return hit
         if self.budget is not None:
             self.budget.check()
         completion = self._call_with_retries(request)
-        self.usage = self.usage + completion.usage
-        if self.budget is not None:
-            self.budget.charge(completion.usage)
-        if self.cache is not None:
-            self.cache.put(key, completion)
+        self._keep(key, completion)
         return completion
 
     def complete_many(self, requests: list[Request], workers: int = 8) -> list[Completion]:

@@ -180,7 +180,8 @@ def tv_parse(layout, agent_index, reply, mask):
         if found is not None:
             return (found, how, "") if found >= 0 else (None, "", tv_illegal(text, legal, -2 - found))
     names = layout["roles"][layout["role_of"][agent_index]]["actions"]
-    known = [name for name in names if tv_call(text) is not None and tv_call(name) == tv_call(text)]
+    call = tv_call(text)
+    known = [name for name in names if call is not None and tv_call(name) == call]
     if known:
         return None, "", f"{known[0]} is not legal now (legal: {', '.join(n for _, n in legal)})"
     return None, "", f"{text[:60]!r} names no legal action (legal: {', '.join(n for _, n in legal)})"
@@ -251,8 +252,8 @@ def tv_read_mention(text, legal):
     """The one legal action named in the reply's last line that names any (`I will accept.`);
     None when no line names exactly one."""
     for line in reversed([x for x in text.splitlines() if x.strip()]):
-        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?:\([^)]*\))?", line))
-        found = {i for i, name in legal for w in words if tv_call(w) is not None and tv_call(w) == tv_call(name)}
+        calls = {tv_call(w) for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?:\([^)]*\))?", line)} - {None}
+        found = {i for i, name in legal if tv_call(name) in calls}
         if len(found) == 1:
             return found.pop()
         if found:

@@ -121,7 +121,7 @@ class LLMPolicy:
     def act(self, obs: Any, masks: Any, deterministic: bool = False) -> np.ndarray:
         obs, masks = np.asarray(obs), np.asarray(masks)
         acts = np.full(masks.shape[:2], -1, dtype=np.int64)
-        asks: list[tuple[int, int, TextView, str]] = []
+        asks: list[tuple[int, int, TextView, str, int]] = []  # copy, agent index, view, agent, its first legal action
         for b in range(masks.shape[0]):
             view = self.view_of_copy(b)
             for i, agent in enumerate(view.agents):
@@ -131,21 +131,21 @@ class LLMPolicy:
                 if len(legal) == 1:
                     acts[b, i] = legal[0][0]
                 elif legal:
-                    asks.append((b, i, view, agent))
+                    asks.append((b, i, view, agent, legal[0][0]))
         if asks:
             self._ask(asks, obs, masks, acts, deterministic)
         self.turn += 1
         return acts
 
-    def _ask(self, asks: list[tuple[int, int, TextView, str]], obs: np.ndarray, masks: np.ndarray,
+    def _ask(self, asks: list[tuple[int, int, TextView, str, int]], obs: np.ndarray, masks: np.ndarray,
              acts: np.ndarray, deterministic: bool) -> None:
         self._check_time()
-        requests = [self._request(view, agent, obs[b, i], masks[b, i], b, deterministic) for b, i, view, agent in asks]
+        requests = [self._request(view, agent, obs[b, i], masks[b, i], b, deterministic) for b, i, view, agent, _ in asks]
         start = time.perf_counter()
         replies = self.llm.complete_many(requests)
         self.tally.seconds += time.perf_counter() - start
-        for (b, i, view, agent), reply in zip(asks, replies, strict=True):
-            acts[b, i] = self._decide(b, i, view, agent, reply, masks[b, i])
+        for (b, i, view, agent, first), reply in zip(asks, replies, strict=True):
+            acts[b, i] = self._decide(b, i, view, agent, reply, masks[b, i], first)
         if self.progress is not None:
             self.progress(self.tally)
 
@@ -156,7 +156,7 @@ class LLMPolicy:
         return Request(messages=messages, temperature=self.temperature if sampled else 0.0,
                        max_tokens=self.max_tokens, seed=hash((self.seed, self.turn, b, agent)) % 2**31 if sampled else 0)
 
-    def _decide(self, b: int, i: int, view: TextView, agent: str, reply: Any, mask: np.ndarray) -> int:
+    def _decide(self, b: int, i: int, view: TextView, agent: str, reply: Any, mask: np.ndarray, first: int) -> int:
         parsed = view.parse(agent, reply.text, mask)
         action = parsed.action if parsed.action is not None else view.fallback(agent, mask, self.rng)
         tokens = reply.usage.total
@@ -164,7 +164,7 @@ class LLMPolicy:
         self.tally.invalid += 0 if parsed.valid else 1
         self.tally.tokens += tokens
         self.tally.cached += int(reply.cached)
-        self.tally.first += int(parsed.valid and action == view.legal(agent, mask)[0][0])
+        self.tally.first += int(parsed.valid and action == first)
         d = Decision(b, agent, reply.text, int(action), view.action_name(agent, int(action)), parsed.valid, parsed.error, tokens)
         self.last[(b, i)] = d
         if len(self.tally.kept) < MAX_DECISIONS_KEPT:
